@@ -1,0 +1,3 @@
+//! `jfgui-agent`: the command line for people and scripts.
+
+fn main() {}

@@ -1,0 +1,1 @@
+//! The jfgui-agentd daemon and its session engine.

@@ -1,0 +1,3 @@
+//! `jfgui-agentd`: the per-user daemon.
+
+fn main() {}

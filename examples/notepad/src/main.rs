@@ -1,0 +1,3 @@
+//! `jfgui-notepad`: a GUI-less model of a text editor that registers with jfgui-agentd.
+
+fn main() {}
