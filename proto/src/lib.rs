@@ -6,6 +6,7 @@
 //! | typed messages over strict JSON | [`from_value`], [`to_value`], [`DecodeError`] |
 //! | actions and schemas (SPEC S1) | [`ActionSpec`], [`ActionKind`], [`ActionName`], [`Schema`], [`Property`], [`schema`] |
 //! | application errors (SPEC S6 error model) | [`ActionError`], [`Reason`], [`ErrorClass`] |
+//! | where the sockets live (std) | [`locations`] |
 //! | host channel (SPEC S8) | [`channel`]: messages, [`channel::FrameDecoder`], [`channel::encode_frame`] |
 //!
 //! # Why a hand-written JSON parser
@@ -34,6 +35,8 @@ mod action;
 mod action_error;
 pub mod channel;
 mod json;
+#[cfg(feature = "std")]
+pub mod locations;
 pub mod schema;
 
 pub use action::{ActionKind, ActionName, ActionSpec, NameError};
