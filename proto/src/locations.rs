@@ -8,6 +8,7 @@
 
 use std::ffi::OsString;
 use std::fmt;
+use std::format;
 use std::path::PathBuf;
 
 /// Overrides the runtime dir (tests use it).
