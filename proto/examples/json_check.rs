@@ -1,6 +1,5 @@
-//! `json_check FILE`: parses FILE with the default strict bounds (SPEC S5); exits 0 when it is
-//! accepted, 1 when it is rejected (the error, with its stable kind and byte offset, on
-//! stderr), 2 on a usage or I/O problem.
+//! `json_check FILE`: parses one file with the default bounds of SPEC S5; exit 0 when accepted,
+//! 1 when rejected (the error on stderr), 2 on usage or I/O errors.
 
 use std::process::ExitCode;
 
@@ -13,16 +12,16 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let bytes = match std::fs::read(&path) {
-        Ok(bytes) => bytes,
+        Ok(b) => b,
         Err(e) => {
-            eprintln!("{}: {e}", path.to_string_lossy());
+            eprintln!("json_check: {}: {e}", path.to_string_lossy());
             return ExitCode::from(2);
         }
     };
     match parse(&bytes, &Limits::DEFAULT) {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{}: rejected ({}): {e}", path.to_string_lossy(), e.kind().as_str());
+            eprintln!("rejected: {e} ({})", e.kind().as_str());
             ExitCode::from(1)
         }
     }
