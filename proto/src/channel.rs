@@ -63,3 +63,123 @@ pub const fn frame_limits(client: &Limits, max_frame: usize) -> Limits {
         max_string_bytes: client.max_string_bytes,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use alloc::string::String;
+    use alloc::vec::Vec;
+
+    use super::*;
+    use crate::Value;
+
+    /// The wire reference, whose examples must be exactly what this crate reads and writes.
+    const PROTOCOL_MD: &str = include_str!("../../docs/PROTOCOL.md");
+
+    /// `(direction, body)` of every ```` ```json app ```` / ```` ```json daemon ```` block.
+    fn examples() -> Vec<(&'static str, &'static str)> {
+        let mut out = Vec::new();
+        let mut lines = PROTOCOL_MD.lines();
+        while let Some(line) = lines.next() {
+            if let Some(direction) = line.strip_prefix("```json ") {
+                let body = lines.next().unwrap();
+                assert_eq!(lines.next(), Some("```"), "one line per example: {body}");
+                out.push((direction, body));
+            }
+        }
+        out
+    }
+
+    fn tag(v: &Value) -> String {
+        let m = v.as_object().unwrap();
+        assert_eq!(m.len(), 1);
+        String::from(m.keys().next().unwrap())
+    }
+
+    #[test]
+    fn protocol_md_examples_decode_and_encode_to_the_same_bytes() {
+        let limits = frame_limits(&Limits::DEFAULT, DEFAULT_MAX_FRAME);
+        let mut app_tags = Vec::new();
+        let mut daemon_tags = Vec::new();
+        let mut call_tags = Vec::new();
+        let mut result_tags = Vec::new();
+        for (direction, body) in examples() {
+            let reencoded = match direction {
+                "app" => {
+                    let m: AppMessage = decode_message(body.as_bytes(), &limits).unwrap();
+                    encode_frame(&m, &limits, DEFAULT_MAX_FRAME).unwrap()
+                }
+                "daemon" => {
+                    let m: DaemonMessage = decode_message(body.as_bytes(), &limits).unwrap();
+                    encode_frame(&m, &limits, DEFAULT_MAX_FRAME).unwrap()
+                }
+                other => panic!("unknown direction {other}"),
+            };
+            assert_eq!(&reencoded[HEADER_LEN..], body.as_bytes());
+            let v = crate::parse(body.as_bytes(), &limits).unwrap();
+            let t = tag(&v);
+            if let Some(call) = v.get("request").and_then(|r| r.get("call")) {
+                call_tags.push(tag(call));
+            }
+            if let Some(ok) =
+                v.get("reply").and_then(|r| r.get("outcome")).and_then(|o| o.get("ok"))
+            {
+                result_tags.push(tag(ok));
+            }
+            if direction == "app" { app_tags.push(t) } else { daemon_tags.push(t) }
+        }
+        for t in ["hello", "actions", "ready", "enabled", "reply", "task", "bye"] {
+            assert!(app_tags.iter().any(|x| x == t), "no example of app message {t}");
+        }
+        for t in ["welcome", "refused", "request", "bye"] {
+            assert!(daemon_tags.iter().any(|x| x == t), "no example of daemon message {t}");
+        }
+        for t in [
+            "execute",
+            "batch",
+            "revision",
+            "inspect",
+            "listResources",
+            "readResource",
+            "render",
+            "cancelTask",
+        ] {
+            assert!(call_tags.iter().any(|x| x == t), "no example of call {t}");
+        }
+        for t in [
+            "executed",
+            "deferred",
+            "batch",
+            "revision",
+            "inspected",
+            "resources",
+            "chunk",
+            "rendered",
+            "task",
+        ] {
+            assert!(result_tags.iter().any(|x| x == t), "no example of result {t}");
+        }
+    }
+
+    #[test]
+    fn protocol_md_frame_example() {
+        let frame = encode_frame(
+            &AppMessage::Ready(Ready { action_count: 2 }),
+            &Limits::DEFAULT,
+            DEFAULT_MAX_FRAME,
+        )
+        .unwrap();
+        let hex: Vec<String> = frame.iter().map(|b| alloc::format!("{b:02x}")).collect();
+        let line = alloc::format!("{}  {}", hex[..4].join(" "), hex[4..].join(" "));
+        assert!(PROTOCOL_MD.contains(&line), "{line}");
+    }
+
+    #[test]
+    fn frame_limits_widen_by_the_envelope() {
+        let l = frame_limits(&Limits::DEFAULT, DEFAULT_MAX_FRAME);
+        assert_eq!(l.max_bytes, 1_114_112);
+        assert_eq!(l.max_depth, 40);
+        assert_eq!(l.max_values, 16384 + 1088);
+        assert_eq!(l.max_members, Limits::DEFAULT.max_members);
+        assert_eq!(l.max_string_bytes, Limits::DEFAULT.max_string_bytes);
+    }
+}
