@@ -53,9 +53,8 @@ fn document() -> String {
     let chunk = "Lorem ipsum dolor sit amet, consectetur adipiscing elit \u{e9}\u{20ac}. ";
     let big = chunk.repeat(240 * 1024 / chunk.len());
     let numbers: Vec<String> = (0..4000).map(|i| format!("{}", i * 7919 % 100_003)).collect();
-    let rows: Vec<String> = (0..1000)
-        .map(|i| format!(r#"{{"id":{i},"name":"row {i}","ratio":0.{i:03}}}"#))
-        .collect();
+    let rows: Vec<String> =
+        (0..1000).map(|i| format!(r#"{{"id":{i},"name":"row {i}","ratio":0.{i:03}}}"#)).collect();
     format!(
         r#"{{"texts":["{big}","{big}","{big}","{big}"],"numbers":[{}],"rows":[{}],"tail":"a\tb\u0001"}}"#,
         numbers.join(","),
