@@ -85,19 +85,27 @@ impl Number {
         }
     }
 
+    /// The token's bytes (ASCII), without the UTF-8 check of [`Number::as_str`].
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        match &self.repr {
+            Repr::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            Repr::Heap(token) => token.as_bytes(),
+        }
+    }
+
     /// The exact value as `u64` when the number is integral and in range.
     ///
     /// Integral spellings with a fraction or exponent count: `1.0` → 1, `1e3` → 1000,
     /// `100E-2` → 1; `1.5`, `12E-1`, `-1` and `18446744073709551616` give `None`, never a
     /// rounded or wrapped value. `-0` is 0.
     pub fn to_u64(&self) -> Option<u64> {
-        let (negative, magnitude) = exact_integer(self.as_str().as_bytes())?;
+        let (negative, magnitude) = exact_integer(self.as_bytes())?;
         if negative && magnitude != 0 { None } else { u64::try_from(magnitude).ok() }
     }
 
     /// The exact value as `i64` when the number is integral and in range (see [`Number::to_u64`]).
     pub fn to_i64(&self) -> Option<i64> {
-        let (negative, magnitude) = exact_integer(self.as_str().as_bytes())?;
+        let (negative, magnitude) = exact_integer(self.as_bytes())?;
         let signed = if negative {
             -i128::try_from(magnitude).ok()?
         } else {
@@ -121,13 +129,13 @@ impl Number {
 
     /// The exact value as `u128` (see [`Number::to_u64`]).
     pub(crate) fn to_u128(&self) -> Option<u128> {
-        let (negative, magnitude) = exact_integer(self.as_str().as_bytes())?;
+        let (negative, magnitude) = exact_integer(self.as_bytes())?;
         if negative && magnitude != 0 { None } else { Some(magnitude) }
     }
 
     /// The exact value as `i128` (see [`Number::to_u64`]).
     pub(crate) fn to_i128(&self) -> Option<i128> {
-        let (negative, magnitude) = exact_integer(self.as_str().as_bytes())?;
+        let (negative, magnitude) = exact_integer(self.as_bytes())?;
         if negative {
             // -2^127 is the one magnitude that fits only when negative.
             0i128.checked_sub_unsigned(magnitude)
