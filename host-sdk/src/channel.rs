@@ -17,10 +17,10 @@ use core::fmt;
 use core::time::Duration;
 
 use jfgui_proto::channel::{
-    ActionInfo, ActionsPage, AppMessage, Bye, CHANNEL_VERSION, Call, ChannelLimits,
-    DEFAULT_MAX_FRAME, DaemonMessage, EnabledState, FrameDecoder, FrameError, Hello,
-    MAX_ACTIONS_PER_PAGE, Outcome, Ready, Refused, Reply, Request, TaskSnapshot, TaskState,
-    decode_message, encode_frame,
+    ActionsPage, AppMessage, Bye, CHANNEL_VERSION, Call, ChannelLimits, DEFAULT_MAX_FRAME,
+    DaemonMessage, EnabledState, FrameDecoder, FrameError, Hello, MAX_ACTIONS_PER_PAGE, Outcome,
+    Ready, Refused, Reply, Request, TaskSnapshot, TaskState, decode_message, encode_frame,
+    frame_limits,
 };
 use jfgui_proto::{ActionError, ActionSpec, Limits, Reason};
 
@@ -375,7 +375,9 @@ impl Endpoint {
     }
 
     fn push_page(&mut self, page: &[ActionSpec]) -> Result<(), ProtocolError> {
-        let msg = AppMessage::Actions(ActionsPage { actions: page.iter().map(info).collect() });
+        // Names were validated when the dispatcher was built, so `info` cannot fail here.
+        let actions = page.iter().filter_map(|s| s.info().ok()).collect();
+        let msg = AppMessage::Actions(ActionsPage { actions });
         match self.push_frame(&msg) {
             Ok(()) => Ok(()),
             // Large schemas: split the page until each half fits.
@@ -408,20 +410,6 @@ fn action_of(call: &Call) -> Option<&str> {
     }
 }
 
-fn info(spec: &ActionSpec) -> ActionInfo {
-    ActionInfo {
-        name: String::from(spec.name),
-        description: String::from(spec.description),
-        kind: spec.kind,
-        input_schema: spec.input.to_json_schema(),
-        output_schema: spec.output.to_json_schema(),
-        capabilities: spec.capabilities,
-        undo: spec.undo,
-        transaction: spec.transaction.map(String::from),
-        command_id: spec.command_id,
-    }
-}
-
 fn default_limits() -> ChannelLimits {
     ChannelLimits {
         max_frame_bytes: DEFAULT_MAX_FRAME as u32,
@@ -429,16 +417,10 @@ fn default_limits() -> ChannelLimits {
     }
 }
 
-/// JSON bounds for a frame body of at most `max_bytes`: the client message bounds of SPEC S5
-/// plus headroom for the channel envelope (`{"request":{"id":..,"call":{"execute":{..}}}}`
-/// adds a few levels and values around a client's maximal input).
+/// JSON bounds for a frame body of at most `max_bytes` (the client bounds of SPEC S5 widened
+/// by the channel envelope, exactly as the daemon computes them).
 fn frame_json_limits(max_bytes: usize) -> Limits {
-    Limits {
-        max_bytes,
-        max_depth: Limits::DEFAULT.max_depth + 8,
-        max_values: Limits::DEFAULT.max_values + 256,
-        ..Limits::DEFAULT
-    }
+    frame_limits(&Limits::DEFAULT, max_bytes)
 }
 
 #[cfg(test)]

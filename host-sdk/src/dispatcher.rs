@@ -17,11 +17,7 @@ use jfgui_proto::{ActionError, ActionKind, ActionSpec, Reason, Value};
 use crate::registration::{RENDER_ACTION, Registry};
 use crate::{Availability, Context, Execution, Host, Origin, RegistrationError, TaskTable};
 
-/// Largest resource chunk a `resources/read` may ask for (SPEC S4).
-pub const MAX_RESOURCE_CHUNK: u32 = 65_536;
-
-/// Fewest and most calls in one `actions/batch` (SPEC S3).
-pub const MAX_BATCH_CALLS: usize = 128;
+pub use jfgui_proto::channel::{MAX_BATCH_CALLS, MAX_RESOURCE_CHUNK};
 
 /// Runs calls against a [`Host`] with every contract of SPEC S2/S3 enforced.
 ///

@@ -4,7 +4,7 @@ use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::fmt;
 
-use jfgui_proto::{ActionKind, ActionName, ActionSpec, NameError};
+use jfgui_proto::{ActionKind, ActionSpec, RegistrationError as SpecError, validate_registration};
 
 /// The name of the action `view/render` runs.
 pub const RENDER_ACTION: &str = "ui.render";
@@ -17,27 +17,9 @@ pub const MAX_ACTIONS: usize = 65_536;
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RegistrationError {
-    /// A name breaks the SPEC S1 rule.
-    InvalidName {
-        /// The name as given.
-        name: &'static str,
-        /// What is wrong with it.
-        error: NameError,
-    },
-    /// Two actions share a name.
-    DuplicateName {
-        /// The duplicated name.
-        name: &'static str,
-    },
-    /// Two actions share a GUI command id.
-    DuplicateCommandId {
-        /// The id.
-        command_id: u32,
-        /// The action that registered it first.
-        first: &'static str,
-        /// The action that registered it again.
-        second: &'static str,
-    },
+    /// An invalid name, a duplicate name or a duplicate command id (SPEC S1), as
+    /// [`jfgui_proto::validate_registration`] reports it (the daemon checks the same way).
+    Spec(SpecError),
     /// `ui.render` must be a read action (`view/render` is not a mutation).
     RenderNotRead,
     /// More than [`MAX_ACTIONS`] actions.
@@ -50,15 +32,7 @@ pub enum RegistrationError {
 impl fmt::Display for RegistrationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RegistrationError::InvalidName { name, error } => {
-                write!(f, "invalid action name {name:?}: {error}")
-            }
-            RegistrationError::DuplicateName { name } => {
-                write!(f, "action {name:?} is registered twice")
-            }
-            RegistrationError::DuplicateCommandId { command_id, first, second } => {
-                write!(f, "command id {command_id} is registered by both {first:?} and {second:?}")
-            }
+            RegistrationError::Spec(e) => e.fmt(f),
             RegistrationError::RenderNotRead => {
                 write!(f, "action {RENDER_ACTION:?} must be a read action")
             }
@@ -85,26 +59,15 @@ impl Registry {
         if specs.len() > MAX_ACTIONS {
             return Err(RegistrationError::TooMany { count: specs.len() });
         }
+        validate_registration(specs).map_err(RegistrationError::Spec)?;
         let mut by_name = BTreeMap::new();
         let mut by_command = BTreeMap::new();
         for (i, spec) in specs.iter().enumerate() {
-            ActionName::try_from(spec.name)
-                .map_err(|error| RegistrationError::InvalidName { name: spec.name, error })?;
-            if by_name.insert(spec.name, i).is_some() {
-                return Err(RegistrationError::DuplicateName { name: spec.name });
-            }
             if spec.name == RENDER_ACTION && spec.kind != ActionKind::Read {
                 return Err(RegistrationError::RenderNotRead);
             }
+            by_name.insert(spec.name, i);
             if let Some(id) = spec.command_id {
-                if let Some(&first) = by_command.get(&id) {
-                    let first: &ActionSpec = &specs[first];
-                    return Err(RegistrationError::DuplicateCommandId {
-                        command_id: id,
-                        first: first.name,
-                        second: spec.name,
-                    });
-                }
                 by_command.insert(id, i);
             }
         }
@@ -131,12 +94,16 @@ mod tests {
         let c = ActionSpec { command_id: Some(7), ..ActionSpec::write("c", "C") };
         assert_eq!(
             Registry::new(&[a, b, a]).unwrap_err(),
-            RegistrationError::DuplicateName { name: "a" }
+            RegistrationError::Spec(SpecError::DuplicateName("a".into()))
         );
         let e = Registry::new(&[a, b, c]).unwrap_err();
         assert_eq!(
             e,
-            RegistrationError::DuplicateCommandId { command_id: 7, first: "b", second: "c" }
+            RegistrationError::Spec(SpecError::DuplicateCommandId {
+                command_id: 7,
+                first: "b".into(),
+                second: "c".into()
+            })
         );
         assert!(alloc::format!("{e}").contains("\"c\""));
         let r = Registry::new(&[a, b]).unwrap();
@@ -149,7 +116,7 @@ mod tests {
         let bad = ActionSpec::write("has space", "x");
         assert!(matches!(
             Registry::new(&[bad]),
-            Err(RegistrationError::InvalidName { name: "has space", .. })
+            Err(RegistrationError::Spec(SpecError::InvalidName { ref name, .. })) if name == "has space"
         ));
         let empty = ActionSpec::write("", "x");
         assert!(Registry::new(&[empty]).is_err());
