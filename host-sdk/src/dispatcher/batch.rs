@@ -116,7 +116,11 @@ impl Dispatcher {
             }
         }
 
-        host.begin_transaction(&domains)?;
+        // A batch of reads only changes nothing and needs no transaction.
+        let transaction = !domains.is_empty();
+        if transaction {
+            host.begin_transaction(&domains)?;
+        }
         let mut results = Vec::with_capacity(calls.len());
         for (i, (call, spec)) in calls.iter().zip(&specs).enumerate() {
             let index = i as u32;
@@ -126,7 +130,7 @@ impl Dispatcher {
                 &call.input,
                 Origin::External { request },
                 Some(index),
-                true,
+                transaction,
             ) {
                 Ok(Produced::Output(output)) => {
                     results.push(BatchEntry { index, outcome: BatchOutcome::Output(output) });
@@ -144,13 +148,17 @@ impl Dispatcher {
                 }
                 Err(e) => e,
             };
-            host.rollback_transaction();
+            if transaction {
+                host.rollback_transaction();
+            }
             return Err(ActionError::new(
                 Reason::RolledBack { index, cause: Box::new(cause) },
                 format!("the atomic batch failed at call {i} and was rolled back; nothing changed"),
             ));
         }
-        host.commit_transaction();
+        if transaction {
+            host.commit_transaction();
+        }
         Ok(CallResult::Batch { results, revision: host.revision() })
     }
 }
