@@ -41,7 +41,7 @@
 #![no_std]
 
 extern crate alloc;
-#[cfg(feature = "std")]
+#[cfg(any(feature = "std", test))]
 extern crate std;
 
 pub mod channel;
@@ -51,6 +51,8 @@ mod dispatcher;
 mod host;
 mod registration;
 mod tasks;
+#[cfg(test)]
+mod test_support;
 
 pub use dispatcher::{Dispatcher, MAX_BATCH_CALLS, MAX_RESOURCE_CHUNK};
 pub use host::{
