@@ -6,7 +6,7 @@
 //! | typed messages over strict JSON | [`from_value`], [`to_value`], [`DecodeError`] |
 //! | actions and schemas (SPEC S1) | [`ActionSpec`], [`ActionKind`], [`ActionName`], [`validate_registration`], [`Schema`], [`Property`], [`schema`] |
 //! | application errors (SPEC S6 error model) | [`ActionError`], [`Reason`], [`ErrorClass`] |
-//! | where the sockets live (std) | [`locations`] |
+//! | where the sockets live (feature `std`) | `locations` |
 //! | host channel (SPEC S8) | [`channel`]: messages, [`channel::FrameDecoder`], [`channel::encode_frame`] |
 //!
 //! # Why a hand-written JSON parser
