@@ -1,1 +1,3 @@
 //! The jfgui-agentd daemon and its session engine.
+
+mod session;

@@ -1,0 +1,3 @@
+//! Client sessions: the protocols spoken on an app's endpoint.
+
+pub(crate) mod mcp;
