@@ -95,17 +95,10 @@ impl Default for EngineConfig {
 }
 
 impl EngineConfig {
-    /// The JSON bounds of a host-channel frame: the client bounds plus room for the envelope
-    /// (`{"reply":{"id":..,"outcome":{"ok":{"executed":{..}}}}}` adds a few levels and values),
-    /// so any client-sized payload fits in a frame.
+    /// The JSON bounds of a host-channel frame: the client bounds widened by the envelope
+    /// (`jfgui_proto::channel::frame_limits`), so any client-sized payload fits in a frame.
     pub fn frame_limits(&self) -> jfgui_proto::Limits {
-        jfgui_proto::Limits {
-            max_bytes: self.max_frame,
-            max_depth: self.json.max_depth + 8,
-            max_values: self.json.max_values + 256,
-            max_members: self.json.max_members,
-            max_string_bytes: self.json.max_string_bytes,
-        }
+        jfgui_proto::channel::frame_limits(&self.json, self.max_frame)
     }
 
     /// The endpoint path of `slug`, when the runtime dir is known.

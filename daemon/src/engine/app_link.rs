@@ -10,18 +10,18 @@
 //! for their real outcome; on disconnect every outstanding call fails
 //! `outcome_unknown/app_disconnected` at once, not at its deadline.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use jfgui_proto::channel::{
-    ActionInfo, AppMessage, CHANNEL_VERSION, Call, CallResult, ChannelLimits, DaemonMessage,
-    FrameDecoder, FrameError, MAX_ACTIONS_PER_PAGE, Outcome, Refused, Reply, Request, Welcome,
-    decode_message, encode_frame,
+    ActionInfo, AppMessage, Bye, Call, CallResult, ChannelLimits, DaemonMessage, FrameDecoder,
+    FrameError, MAX_ACTIONS_PER_PAGE, Outcome, Refused, Reply, Request, Welcome, decode_message,
+    encode_frame,
 };
-use jfgui_proto::{ActionError, ActionName, Limits, Reason};
+use jfgui_proto::{ActionError, Limits, Reason, validate_action_infos};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -374,82 +374,52 @@ struct Registration {
     actions: Vec<ActionInfo>,
 }
 
-/// Why a registration was refused (sent to the app as `refused`).
-struct Refusal {
-    reason: &'static str,
-    message: String,
-}
+/// Builds `refused{invalid_registration}`.
+struct Refusal;
 
 impl Refusal {
-    fn invalid(message: impl Into<String>) -> Self {
-        Refusal { reason: "invalid_registration", message: message.into() }
+    fn invalid(message: impl Into<String>) -> Refused {
+        Refused { reason: Refused::INVALID_REGISTRATION.to_string(), message: message.into() }
     }
 }
 
 async fn handshake<R: AsyncRead + Unpin>(
     reader: &mut FrameReader<R>,
-) -> Result<Result<Registration, Refusal>, LinkEnd> {
+) -> Result<Result<Registration, Refused>, LinkEnd> {
     let hello = match reader.next().await? {
         AppMessage::Hello(h) => h,
         AppMessage::Bye(b) => return Err(LinkEnd::Bye(b.reason)),
-        _ => return Ok(Err(Refusal::invalid("The first message must be hello."))),
+        _ => return Ok(Err(Refusal::invalid("the first message must be hello"))),
     };
-    if hello.channel_version != CHANNEL_VERSION {
-        return Ok(Err(Refusal {
-            reason: "channel_version",
-            message: format!(
-                "Channel version {} is not supported; this daemon speaks {CHANNEL_VERSION}.",
-                hello.channel_version
-            ),
-        }));
+    if let Err(refused) = hello.check_version() {
+        return Ok(Err(refused));
     }
     let mut actions: Vec<ActionInfo> = Vec::new();
-    let mut names = HashSet::new();
-    let mut command_ids = HashSet::new();
     loop {
         match reader.next().await? {
             AppMessage::Actions(page) => {
                 if page.actions.len() > MAX_ACTIONS_PER_PAGE {
                     return Ok(Err(Refusal::invalid(format!(
-                        "An actions page holds at most {MAX_ACTIONS_PER_PAGE} actions."
+                        "an actions page holds at most {MAX_ACTIONS_PER_PAGE} actions"
                     ))));
                 }
                 if actions.len() + page.actions.len() > MAX_ACTIONS {
                     return Ok(Err(Refusal::invalid(format!(
-                        "An app registers at most {MAX_ACTIONS} actions."
+                        "an app registers at most {MAX_ACTIONS} actions"
                     ))));
                 }
-                for action in page.actions {
-                    if let Err(e) = ActionName::try_from(action.name.as_str()) {
-                        return Ok(Err(Refusal::invalid(format!(
-                            "Invalid action name {:?}: {e}.",
-                            action.name
-                        ))));
-                    }
-                    if !names.insert(action.name.clone()) {
-                        return Ok(Err(Refusal::invalid(format!(
-                            "Duplicate action name {:?}.",
-                            action.name
-                        ))));
-                    }
-                    if let Some(cid) = action.command_id
-                        && !command_ids.insert(cid)
-                    {
-                        return Ok(Err(Refusal::invalid(format!(
-                            "Duplicate command id {cid} (action {:?}).",
-                            action.name
-                        ))));
-                    }
-                    actions.push(action);
-                }
+                actions.extend(page.actions);
             }
             AppMessage::Ready(ready) => {
                 if usize::try_from(ready.action_count).ok() != Some(actions.len()) {
                     return Ok(Err(Refusal::invalid(format!(
-                        "ready announced {} actions but {} were sent.",
+                        "ready announced {} actions but {} were sent",
                         ready.action_count,
                         actions.len()
                     ))));
+                }
+                if let Err(e) = validate_action_infos(&actions) {
+                    return Ok(Err(Refused::from(e)));
                 }
                 return Ok(Ok(Registration {
                     display_name: hello.display_name,
@@ -459,9 +429,7 @@ async fn handshake<R: AsyncRead + Unpin>(
                 }));
             }
             AppMessage::Bye(b) => return Err(LinkEnd::Bye(b.reason)),
-            _ => {
-                return Ok(Err(Refusal::invalid("Only actions pages and ready may follow hello.")));
-            }
+            _ => return Ok(Err(Refusal::invalid("only actions pages and ready may follow hello"))),
         }
     }
 }
@@ -491,7 +459,7 @@ where
     let outcome = tokio::select! {
         r = tokio::time::timeout(config.handshake_deadline, handshake(&mut reader)) => r,
         _ = cx.shutdown.wait_for(|s| *s) => {
-            refuse(&mut wr, &config, "shutdown", "The daemon is shutting down.").await;
+            refuse(&mut wr, &config, Refused::SHUTDOWN, "the daemon is shutting down").await;
             return;
         }
     };
@@ -505,8 +473,8 @@ where
             return;
         }
         Ok(Ok(Err(refusal))) => {
-            tracing::warn!(?peer, reason = refusal.reason, "app refused: {}", refusal.message);
-            refuse(&mut wr, &config, refusal.reason, &refusal.message).await;
+            tracing::warn!(?peer, reason = %refusal.reason, "app refused: {}", refusal.message);
+            refuse(&mut wr, &config, &refusal.reason, &refusal.message).await;
             return;
         }
         Ok(Ok(Ok(registration))) => registration,
@@ -534,8 +502,8 @@ where
         Ok(app) => app,
         Err(RegistryFull) => {
             tracing::warn!(?peer, max = config.max_apps, "app refused: too many apps");
-            let msg = format!("The daemon already serves its maximum of {} apps.", config.max_apps);
-            refuse(&mut wr, &config, "too_many_apps", &msg).await;
+            let msg = format!("the daemon already serves its maximum of {} apps", config.max_apps);
+            refuse(&mut wr, &config, Refused::TOO_MANY_APPS, &msg).await;
             return;
         }
     };
@@ -586,7 +554,7 @@ where
     }
     if matches!(end, LinkEnd::Shutdown) {
         let bye = encode_frame(
-            &DaemonMessage::Bye(jfgui_proto::channel::Bye { reason: "shutdown".into() }),
+            &DaemonMessage::Bye(Bye { reason: Bye::SHUTDOWN.into() }),
             &config.frame_limits(),
             config.max_frame,
         );

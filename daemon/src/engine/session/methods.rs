@@ -16,10 +16,9 @@ use jfgui_proto::{ActionError, Map, Reason, Value};
 
 use crate::engine::app_link::AppHandle;
 
-/// Most calls in one `actions/batch` (SPEC S3).
-pub const MAX_BATCH_CALLS: usize = 128;
+pub use jfgui_proto::channel::MAX_BATCH_CALLS;
 /// Largest `resources/read` chunk (SPEC S4).
-pub const MAX_RESOURCE_CHUNK: u64 = 65536;
+pub const MAX_RESOURCE_CHUNK: u64 = jfgui_proto::channel::MAX_RESOURCE_CHUNK as u64;
 /// Largest `actions/list` page, and its default (SPEC S6).
 pub const MAX_LIST_LIMIT: u64 = 100;
 const DEFAULT_LIST_LIMIT: u64 = 50;
