@@ -13,9 +13,9 @@ use super::rpc::object;
 use super::*;
 
 const SCHEMA_MODERN: &str =
-    include_str!("../../../../tests/mcp-clients/schema/schema-2026-07-28.json");
+    include_str!("../../../../../tests/mcp-clients/schema/schema-2026-07-28.json");
 const SCHEMA_LEGACY: &str =
-    include_str!("../../../../tests/mcp-clients/schema/schema-2025-11-25.json");
+    include_str!("../../../../../tests/mcp-clients/schema/schema-2025-11-25.json");
 
 /// An app with a document revision, a few resources and a gate to hold calls in flight.
 struct FakeApp {

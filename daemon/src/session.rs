@@ -1,3 +1,0 @@
-//! Client sessions: the protocols spoken on an app's endpoint.
-
-pub(crate) mod mcp;
