@@ -32,9 +32,8 @@ mod rpc;
 mod select;
 mod tools;
 
-pub(crate) use app::{AppPort, CallError};
-pub(crate) use rpc::{Incoming, Reply, RpcError};
-pub(crate) use select::{Pending, Protocol, Route};
+pub(crate) use rpc::{Incoming, response_line};
+pub(crate) use select::{Protocol, Route};
 
 #[cfg(test)]
 mod tests;

@@ -7,10 +7,11 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use jfgui_proto::{Map, Reason, Value};
 
-use super::app::{AppPort, CallError};
+use super::app::{AppPort, MethodError};
 use super::rpc::{
     INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError, object,
 };
+use crate::engine::session::methods::Method;
 
 /// Largest resource served whole by standard `resources/read`.
 pub(crate) const MAX_WHOLE_RESOURCE: u64 = 192 * 1024;
@@ -100,8 +101,8 @@ pub(crate) async fn read<A: AppPort>(
             ("offset", offset.into()),
             ("limit", CHUNK.into()),
         ]);
-        let chunk = app.call("resources/read", params).await.map_err(|e| match e {
-            CallError::Action(a) if matches!(a.reason, Reason::Resource { .. }) => {
+        let chunk = app.call(Method::ResourcesRead, params).await.map_err(|e| match e {
+            MethodError::Action(a) if matches!(a.reason, Reason::Resource { .. }) => {
                 resource_not_found(&uri, not_found)
             }
             other => internal(other),
@@ -191,13 +192,13 @@ fn resource_not_found(uri: &str, code: NotFoundCode) -> RpcError {
 
 /// A failed host call outside a tool: the protocol has no `isError`, so it is a JSON-RPC error
 /// that still carries the application error for programs that look.
-fn internal(error: CallError) -> RpcError {
+fn internal(error: MethodError) -> RpcError {
     match error {
-        CallError::InvalidParams { message, data } => {
+        MethodError::InvalidParams { message, data } => {
             RpcError::with_data(INVALID_PARAMS, message, data)
         }
-        CallError::Internal { message } => RpcError::new(INTERNAL_ERROR, message),
-        CallError::Action(a) => RpcError::with_data(
+        MethodError::Internal { message } => RpcError::new(INTERNAL_ERROR, message),
+        MethodError::Action(a) => RpcError::with_data(
             INTERNAL_ERROR,
             a.message.clone(),
             object([("reason", "app_error".into()), ("error", a.to_wire())]),

@@ -19,6 +19,7 @@ pub(crate) struct Incoming<'a> {
 
 impl<'a> Incoming<'a> {
     /// Reads the members of a JSON-RPC message object.
+    #[cfg(test)]
     pub fn from_message(message: &'a Map) -> Incoming<'a> {
         Incoming {
             id: message.get("id"),
@@ -89,6 +90,42 @@ impl RpcError {
 impl fmt::Display for RpcError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+/// Encodes the response line (without its newline) for `reply` to request `id`. A result over
+/// the message bounds becomes a -32603 error saying so (never a truncated or multi-line reply);
+/// the client can page or chunk instead.
+pub(crate) fn response_line(id: &Value, reply: Reply, limits: &Limits) -> Vec<u8> {
+    let envelope = |member: &str, body: Value| {
+        Value::Object(object([("jsonrpc", "2.0".into()), ("id", id.clone()), (member, body)]))
+    };
+    let error = match reply {
+        Ok(result) => match jfgui_proto::encode(&envelope("result", Value::Object(result)), limits)
+        {
+            Ok(line) => return line,
+            Err(e) => {
+                tracing::warn!("MCP result over the message bounds: {e}");
+                RpcError::with_data(
+                    INTERNAL_ERROR,
+                    "The result exceeds the message size bound; page the request (cursor, limit) or read resources in chunks with jfgui_resources_read.",
+                    object([
+                        ("reason", "response_too_large".into()),
+                        ("limit", (limits.max_bytes as u64).into()),
+                    ]),
+                )
+            }
+        },
+        Err(e) => e,
+    };
+    match jfgui_proto::encode(&envelope("error", error.to_value()), limits) {
+        Ok(line) => line,
+        Err(e) => {
+            tracing::warn!("MCP error over the message bounds: {e}");
+            let small = RpcError::new(error.code, "The error details exceed the message bounds.");
+            // Small by construction; the id came in a line within the same bounds.
+            jfgui_proto::encode(&envelope("error", small.to_value()), limits).unwrap_or_default()
+        }
     }
 }
 

@@ -19,20 +19,7 @@ use super::modern::{self, Cache};
 use super::resources::{self, NotFoundCode};
 use super::rpc::{INVALID_REQUEST, IdKey, Incoming, METHOD_NOT_FOUND, Reply, RpcError, object};
 use super::tools;
-
-/// The ten JSON-1 methods (SPEC S6).
-const JSON1_METHODS: [&str; 10] = [
-    "agent/info",
-    "actions/list",
-    "actions/describe",
-    "actions/execute",
-    "actions/batch",
-    "state/inspect",
-    "tasks/get",
-    "tasks/cancel",
-    "resources/read",
-    "view/render",
-];
+use crate::engine::session::methods::Method;
 
 /// Client→server request names of either MCP revision (both schemas' `ClientRequest`).
 const MCP_METHODS: [&str; 19] = [
@@ -149,7 +136,7 @@ impl Protocol {
                     }
                     return Route::Silent;
                 }
-                if JSON1_METHODS.contains(&method) {
+                if Method::from_name(method).is_some() {
                     tracing::debug!(method, "connection selects JSON-1");
                     *self = Protocol::Json1;
                     return Route::Json1;

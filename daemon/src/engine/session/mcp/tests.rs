@@ -9,8 +9,10 @@ use jfgui_proto::channel::ResourceInfo;
 use jfgui_proto::{ActionError, Limits, Map, Reason, Value};
 use tokio::sync::Notify;
 
-use super::rpc::object;
+use super::app::{AppPort, MethodError};
+use super::rpc::{Reply, RpcError, object};
 use super::*;
+use crate::engine::session::methods::Method;
 
 const SCHEMA_MODERN: &str =
     include_str!("../../../../../tests/mcp-clients/schema/schema-2026-07-28.json");
@@ -88,7 +90,8 @@ impl AppPort for FakeApp {
         "Notepad".into()
     }
 
-    async fn call(&self, method: &'static str, params: Map) -> Result<Map, CallError> {
+    async fn call(&self, method: Method, params: Map) -> Result<Map, MethodError> {
+        let method = method.name();
         self.calls.lock().unwrap().push((method.to_owned(), params.clone()));
         if let Some(gate) = &self.gate {
             gate.notified().await;
@@ -104,7 +107,7 @@ impl AppPort for FakeApp {
             )])),
             "actions/execute" => {
                 if params.get("action").is_none() {
-                    return Err(CallError::InvalidParams {
+                    return Err(MethodError::InvalidParams {
                         message: "actions/execute needs action.".into(),
                         data: object([
                             ("reason", "schema_violation".into()),
@@ -121,11 +124,11 @@ impl AppPort for FakeApp {
                             ("revision", (*revision).into()),
                         ]))
                     }
-                    Some(_) => Err(CallError::Action(ActionError::new(
+                    Some(_) => Err(MethodError::Action(ActionError::new(
                         Reason::StaleRevision { current_revision: *revision },
                         "The document changed since that revision.",
                     ))),
-                    None => Err(CallError::Action(ActionError::new(
+                    None => Err(MethodError::Action(ActionError::new(
                         Reason::RevisionRequired,
                         "Write actions need expectedRevision.",
                     ))),
@@ -138,7 +141,7 @@ impl AppPort for FakeApp {
             "resources/read" => {
                 let uri = params.get("uri").and_then(Value::as_str).unwrap_or_default();
                 let Some((info, bytes)) = self.resources.iter().find(|(i, _)| i.uri == uri) else {
-                    return Err(CallError::Action(ActionError::new(
+                    return Err(MethodError::Action(ActionError::new(
                         Reason::Resource { resource: uri.into() },
                         "No such resource.",
                     )));
@@ -155,11 +158,11 @@ impl AppPort for FakeApp {
                     ("eof", (end == bytes.len()).into()),
                 ]))
             }
-            _ => Err(CallError::Internal { message: format!("fake app has no {method}") }),
+            _ => Err(MethodError::Internal { message: format!("fake app has no {method}") }),
         }
     }
 
-    async fn list_resources(&self) -> Result<Vec<ResourceInfo>, CallError> {
+    async fn list_resources(&self) -> Result<Vec<ResourceInfo>, MethodError> {
         Ok(self.resources.iter().map(|(i, _)| i.clone()).collect())
     }
 }

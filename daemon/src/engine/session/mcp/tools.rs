@@ -17,13 +17,14 @@ use std::sync::OnceLock;
 
 use jfgui_proto::{ActionError, ErrorClass, Limits, Map, Value};
 
-use super::app::{AppPort, CallError};
+use super::app::{AppPort, MethodError};
 use super::rpc::{INTERNAL_ERROR, INVALID_PARAMS, RpcError, object, to_text};
+use crate::engine::session::methods::Method;
 
 /// One tool: its MCP face and the JSON-1 method behind it.
 struct ToolDef {
     name: &'static str,
-    method: &'static str,
+    method: Method,
     title: &'static str,
     description: &'static str,
     /// JSON Schema of the arguments (= the JSON-1 params).
@@ -50,7 +51,7 @@ const REVISION: &str = r#"{"type":"integer","minimum":0,"maximum":90071992547409
 static TOOLS: &[ToolDef] = &[
     ToolDef {
         name: "jfgui_actions_search",
-        method: "actions/list",
+        method: Method::ActionsList,
         title: "Search actions",
         description: "Find the actions this application offers (its semantic commands, such as inserting text or exporting a document). Call this first to learn what you can do. Filter with `query` (a case-insensitive substring of the action name or description); results come in registration order, at most `limit` per page; when `nextCursor` is present, pass it back as `cursor` for the next page. Then call jfgui_actions_describe to get an action's input schema before running it with jfgui_actions_execute.",
         input: r#"{"type":"object","properties":{"query":{"type":"string","description":"Case-insensitive substring of the action name or description, e.g. \"text\"."},"cursor":{"type":"string","description":"The nextCursor of the previous page."},"limit":{"type":"integer","minimum":1,"maximum":100,"default":50,"description":"Most actions per page."}},"additionalProperties":false}"#,
@@ -61,7 +62,7 @@ static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "jfgui_actions_describe",
-        method: "actions/describe",
+        method: Method::ActionsDescribe,
         title: "Describe an action",
         description: "Get the full definition of one action: its inputSchema (what `input` must look like), its outputSchema, whether it reads or writes, whether it is undoable and its transaction domain. Call this before jfgui_actions_execute or jfgui_actions_batch so the input you send is valid.",
         input: r#"{"type":"object","properties":{"action":{"type":"string","minLength":1,"maxLength":128,"description":"The action name, as listed by jfgui_actions_search."}},"required":["action"],"additionalProperties":false}"#,
@@ -72,7 +73,7 @@ static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "jfgui_actions_execute",
-        method: "actions/execute",
+        method: Method::ActionsExecute,
         title: "Execute an action",
         description: "Run one action in the application. `input` must match the action's inputSchema (see jfgui_actions_describe). Actions of kind \"write\" require `expectedRevision`: the latest revision you observed (from jfgui_state_inspect or the `revision` of an earlier result). If the application changed since, nothing happens and the error has reason stale_revision with data.currentRevision: re-read the state with jfgui_state_inspect, decide again, and retry with that revision. On success the result has the action's `output` and the new `revision`; long-running actions return a `task` instead, to follow with jfgui_tasks_get and stop with jfgui_tasks_cancel.",
         input: r#"{"type":"object","properties":{"action":{"type":"string","minLength":1,"maxLength":128,"description":"The action name."},"input":{"type":"object","description":"The action's arguments, matching its inputSchema. Defaults to {}."},"expectedRevision":{"type":"integer","minimum":0,"maximum":9007199254740991,"description":"Required for write actions: the revision your decision is based on."}},"required":["action"],"additionalProperties":false}"#,
@@ -83,7 +84,7 @@ static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "jfgui_actions_batch",
-        method: "actions/batch",
+        method: Method::ActionsBatch,
         title: "Execute several actions",
         description: "Run 1 to 128 action calls in order in one request. With `atomic: true` either every call takes effect or none does (on failure the app rolls back state and revision; the error names the failing call in data.index and its own error in data.cause), and every expectedRevision refers to the state before the batch. Without `atomic`, each call's expectedRevision refers to the moment that call runs, execution stops at the first error unless `stopOnError` is false, and `results` lists each attempted call's `output` or `error` by `index`. Write calls need expectedRevision as in jfgui_actions_execute.",
         input: r#"{"type":"object","properties":{"calls":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","properties":{"action":{"type":"string","minLength":1,"maxLength":128},"input":{"type":"object"},"expectedRevision":{"type":"integer","minimum":0,"maximum":9007199254740991}},"required":["action"],"additionalProperties":false}},"atomic":{"type":"boolean","default":false,"description":"All or nothing."},"stopOnError":{"type":"boolean","default":true,"description":"Non-atomic batches: stop at the first error."}},"required":["calls"],"additionalProperties":false}"#,
@@ -94,7 +95,7 @@ static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "jfgui_state_inspect",
-        method: "state/inspect",
+        method: Method::StateInspect,
         title: "Inspect the application state",
         description: "Read the application's current state and its revision. Call it to ground your decisions, to get the expectedRevision for a write, and after a stale_revision error. `input` is defined by the application (e.g. {\"sinceRevision\": N} answers {\"unchanged\": true} when nothing changed since revision N).",
         input: r#"{"type":"object","properties":{"input":{"type":"object","description":"Application-defined query, filter, paging or sinceRevision. Defaults to {}."}},"additionalProperties":false}"#,
@@ -105,7 +106,7 @@ static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "jfgui_tasks_get",
-        method: "tasks/get",
+        method: Method::TasksGet,
         title: "Get a task",
         description: "Poll a long-running task that an action started (its `task.id`): state running (with progress), cancelling, cancelled, completed (with result) or failed (with error).",
         input: r#"{"type":"object","properties":{"id":{"type":"string","description":"The task id from the action's result."}},"required":["id"],"additionalProperties":false}"#,
@@ -116,7 +117,7 @@ static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "jfgui_tasks_cancel",
-        method: "tasks/cancel",
+        method: Method::TasksCancel,
         title: "Cancel a task",
         description: "Ask the application to stop a running task. The task becomes cancelling and then cancelled at the application's next safe point (poll jfgui_tasks_get); a task that already finished keeps its final state.",
         input: r#"{"type":"object","properties":{"id":{"type":"string","description":"The task id."}},"required":["id"],"additionalProperties":false}"#,
@@ -127,7 +128,7 @@ static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "jfgui_resources_read",
-        method: "resources/read",
+        method: Method::ResourcesRead,
         title: "Read a resource in chunks",
         description: "Read an application resource (for example an exported document or a rendered PNG, named by the `uri` an action or jfgui_view_render returned) in chunks of up to 65536 bytes. Each result has base64 `data`, `mimeType`, `offset`, `totalSize` and `eof`; continue with `offset` advanced by the decoded length of `data` until `eof` is true. Use this for resources of any size.",
         input: r#"{"type":"object","properties":{"uri":{"type":"string","description":"The resource URI (app-owned; never a file path)."},"offset":{"type":"integer","minimum":0,"default":0,"description":"Byte offset to start at."},"limit":{"type":"integer","minimum":1,"maximum":65536,"default":65536,"description":"Most bytes to return."}},"required":["uri"],"additionalProperties":false}"#,
@@ -138,7 +139,7 @@ static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "jfgui_view_render",
-        method: "view/render",
+        method: Method::ViewRender,
         title: "Render the view",
         description: "Render what the application currently shows, typically as a PNG resource: `output` names its `uri`, MIME type and size. Fetch the image with jfgui_resources_read. Use it to check the visual result of your changes.",
         input: r#"{"type":"object","properties":{"input":{"type":"object","description":"Arguments of the application's ui.render action. Defaults to {}."}},"additionalProperties":false}"#,
@@ -247,8 +248,8 @@ pub(crate) async fn call<A: AppPort>(app: &A, params: &Map) -> Result<Map, RpcEr
     };
     match app.call(tool.method, arguments).await {
         Ok(result) => success(result),
-        Err(CallError::Action(error)) => failure(error.to_wire(), hint(&error)),
-        Err(CallError::InvalidParams { message, mut data }) => {
+        Err(MethodError::Action(error)) => failure(error.to_wire(), hint(&error)),
+        Err(MethodError::InvalidParams { message, mut data }) => {
             let reason = match data.remove("reason") {
                 Some(Value::String(reason)) => reason,
                 _ => "invalid_params".to_owned(),
@@ -266,7 +267,7 @@ pub(crate) async fn call<A: AppPort>(app: &A, params: &Map) -> Result<Map, RpcEr
             );
             failure(Value::Object(error), hint)
         }
-        Err(CallError::Internal { message }) => Err(RpcError::new(INTERNAL_ERROR, message)),
+        Err(MethodError::Internal { message }) => Err(RpcError::new(INTERNAL_ERROR, message)),
     }
 }
 
