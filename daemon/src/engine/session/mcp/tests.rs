@@ -779,3 +779,25 @@ async fn an_id_in_flight_cannot_be_reused() {
         Route::Mcp(_)
     ));
 }
+
+#[test]
+fn the_schema_checker_rejects_what_the_schema_forbids() {
+    let schema = modern_schema();
+    let no_content = object([("resultType", "complete".into())]);
+    assert!(schema.validate(schema.def("CallToolResult"), &result_value(no_content), "").is_err());
+    let bad_scope = object([
+        ("resultType", "complete".into()),
+        ("tools", Value::Array(Vec::new())),
+        ("ttlMs", 5u64.into()),
+        ("cacheScope", "everyone".into()),
+    ]);
+    assert!(schema.validate(schema.def("ListToolsResult"), &result_value(bad_scope), "").is_err());
+    let no_server_info = object([
+        ("protocolVersion", "2025-11-25".into()),
+        ("capabilities", Value::Object(Map::new())),
+    ]);
+    let legacy = legacy_schema();
+    assert!(
+        legacy.validate(legacy.def("InitializeResult"), &result_value(no_server_info), "").is_err()
+    );
+}
