@@ -458,7 +458,8 @@ where
     };
     let outcome = tokio::select! {
         r = tokio::time::timeout(config.handshake_deadline, handshake(&mut reader)) => r,
-        _ = cx.shutdown.wait_for(|s| *s) => {
+        // The watch guard must not live across the `refuse` await (the future must be Send).
+        () = async { let _ = cx.shutdown.wait_for(|s| *s).await; } => {
             refuse(&mut wr, &config, Refused::SHUTDOWN, "the daemon is shutting down").await;
             return;
         }
