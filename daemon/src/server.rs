@@ -17,8 +17,11 @@
 
 pub(crate) mod accept;
 mod demo;
+mod engine_sessions;
 pub(crate) mod gate;
 pub mod sessions;
+
+pub use engine_sessions::engine;
 
 use std::path::PathBuf;
 use std::sync::Arc;
