@@ -31,7 +31,7 @@ created 0700; an existing one must be ours, not a symlink and not group/world-wr
 from other users are closed before anything is read; root (uid 0) is admitted, as by \
 ssh-agent and dbus-daemon.
 
-Durations take a unit: 250ms, 5s, 2m.
+Durations take a unit: 250ms, 5s, 2m (0 needs none).
 
 Logging goes to stderr only; the filter comes from $JFGUI_LOG, else $RUST_LOG, else \"info\".
 
@@ -160,7 +160,7 @@ pub fn to_usize(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
-/// Parses `250ms`, `5s` or `2m`; a unit is required so `5` is never misread.
+/// Parses `250ms`, `5s`, `2m` or `0`; a unit is required otherwise, so `5` is never misread.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
@@ -175,6 +175,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             .checked_mul(60)
             .map(Duration::from_secs)
             .ok_or_else(|| format!("{text:?} is too large")),
+        "" if n == 0 => Ok(Duration::ZERO),
         "" => Err(format!("{text:?} needs a unit: ms, s or m (e.g. {n}s)")),
         other => Err(format!("{text:?} has an unknown unit {other:?}: use ms, s or m")),
     }
@@ -191,6 +192,7 @@ mod tests {
         assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert!(parse_duration("5").unwrap_err().contains("needs a unit"));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
         assert!(parse_duration("5h").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("ms").is_err());
         assert!(parse_duration("-1s").is_err());

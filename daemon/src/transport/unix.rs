@@ -32,12 +32,21 @@ const EXHAUSTED_LOG_EVERY: Duration = Duration::from_secs(10);
 
 /// Sets the process umask to 077, before the runtime dir, lock or any socket is created, so
 /// every node we create starts private whatever umask we were started with (FAULTS A8).
-#[allow(unsafe_code)]
 pub fn restrict_umask() {
+    set_umask(0o077);
+}
+
+/// A socket node gets `0777 & !umask`; binding under 0177 makes it 0600 from its first instant.
+/// The daemon creates files from one thread, so flipping the process umask around `bind` is
+/// race-free; a child spawned meanwhile would only inherit a stricter mask.
+const SOCKET_UMASK: u32 = 0o177;
+
+#[allow(unsafe_code)]
+fn set_umask(mask: u32) -> u32 {
     // SAFETY: umask has no preconditions and cannot fail.
-    unsafe {
-        libc::umask(0o077);
-    }
+    let old = unsafe { libc::umask(mask as libc::mode_t) };
+    #[allow(clippy::useless_conversion)] // mode_t is u16 on macOS, u32 on Linux.
+    u32::from(old)
 }
 
 /// A listening socket inside the runtime dir.
@@ -59,8 +68,10 @@ impl Listener {
     pub fn bind(rt: &RuntimeDir, name: &str) -> Result<Listener, DirError> {
         let path = rt.socket_path(name)?;
         remove_stale_socket(rt, name)?;
-        let inner = UnixListener::bind(name)
-            .map_err(|source| DirError::Io { path: path.clone(), source })?;
+        let old = set_umask(SOCKET_UMASK);
+        let bound = UnixListener::bind(name);
+        set_umask(old);
+        let inner = bound.map_err(|source| DirError::Io { path: path.clone(), source })?;
         Ok(Listener {
             inner,
             name: name.into(),
