@@ -9,3 +9,12 @@ pub use engine::{
     AppHandle, AppSummary, EndpointEvent, Engine, EngineConfig, LinkStatus, Method, MethodError,
     PeerInfo, methods,
 };
+
+// OS layer (daemon-os): runtime dir, lock, listeners, endpoints, process life.
+pub mod config;
+pub mod endpoints;
+pub mod lock;
+pub mod logging;
+pub mod runtime_dir;
+pub mod server;
+pub mod transport;
