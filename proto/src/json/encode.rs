@@ -1,8 +1,11 @@
 //! The encoder: compact output, no literal line breaks, the same bounds as the parser.
+//!
+//! Like the parser it walks containers with an explicit stack, so encoding never recurses.
 
+use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::{JsonError, Limits, Value};
+use super::{JsonError, JsonErrorKind, Limits, Value};
 
 /// Encodes `value` compactly. Fails (with [`JsonErrorKind`](super::JsonErrorKind) naming the
 /// bound) if the output would break any of `limits`, so whatever we send, the peer's parser
@@ -17,6 +20,272 @@ pub fn encode(value: &Value, limits: &Limits) -> Result<Vec<u8>, JsonError> {
 /// Appends the encoding of `value` to `out` (see [`encode`]). On error `out` is restored to its
 /// length before the call.
 pub fn encode_into(value: &Value, limits: &Limits, out: &mut Vec<u8>) -> Result<(), JsonError> {
-    let _ = (value, limits, out);
-    todo!("strict encoder")
+    let start = out.len();
+    let result = Encoder { out: &mut *out, start, limits, values: 0 }.run(value);
+    if result.is_err() {
+        out.truncate(start);
+    }
+    result
+}
+
+/// An open container and whether a member has been written yet (for the commas).
+enum Frame<'v> {
+    Array(core::slice::Iter<'v, Value>, bool),
+    Object(core::slice::Iter<'v, (String, Value)>, bool),
+}
+
+struct Encoder<'o, 'l> {
+    out: &'o mut Vec<u8>,
+    start: usize,
+    limits: &'l Limits,
+    values: usize,
+}
+
+/// Bytes a string cannot carry literally: the quote, the backslash, the control characters,
+/// and 0xE2, the lead byte of U+2028/U+2029 (checked further when seen).
+static ESCAPE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = true;
+        b += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t[0xE2] = true;
+    t
+};
+
+impl Encoder<'_, '_> {
+    fn run(&mut self, root: &Value) -> Result<(), JsonError> {
+        let mut stack: Vec<Frame<'_>> = Vec::new();
+        let mut next = Some(root);
+        loop {
+            if let Some(value) = next.take() {
+                self.values += 1;
+                if self.values > self.limits.max_values {
+                    return Err(self.err(JsonErrorKind::TooManyValues));
+                }
+                match value {
+                    Value::Null => self.out.extend_from_slice(b"null"),
+                    Value::Bool(true) => self.out.extend_from_slice(b"true"),
+                    Value::Bool(false) => self.out.extend_from_slice(b"false"),
+                    Value::Number(n) => self.out.extend_from_slice(n.as_str().as_bytes()),
+                    Value::String(s) => self.string(s)?,
+                    Value::Array(items) => {
+                        self.open(stack.len(), items.len())?;
+                        self.out.push(b'[');
+                        stack.push(Frame::Array(items.iter(), false));
+                    }
+                    Value::Object(map) => {
+                        self.open(stack.len(), map.len())?;
+                        self.out.push(b'{');
+                        stack.push(Frame::Object(map.entries().iter(), false));
+                    }
+                }
+                self.check_size()?;
+            }
+            match stack.last_mut() {
+                // Closing brackets are not checked one by one; the final size is.
+                None => return self.check_size(),
+                Some(Frame::Array(items, started)) => match items.next() {
+                    Some(item) => {
+                        if core::mem::replace(started, true) {
+                            self.out.push(b',');
+                        }
+                        next = Some(item);
+                    }
+                    None => {
+                        self.out.push(b']');
+                        stack.pop();
+                    }
+                },
+                Some(Frame::Object(members, started)) => match members.next() {
+                    Some((key, item)) => {
+                        if core::mem::replace(started, true) {
+                            self.out.push(b',');
+                        }
+                        self.string(key)?;
+                        self.out.push(b':');
+                        next = Some(item);
+                    }
+                    None => {
+                        self.out.push(b'}');
+                        stack.pop();
+                    }
+                },
+            }
+        }
+    }
+
+    /// The error offset is the length of the output produced so far.
+    fn err(&self, kind: JsonErrorKind) -> JsonError {
+        JsonError::new(kind, self.out.len() - self.start)
+    }
+
+    fn check_size(&self) -> Result<(), JsonError> {
+        if self.out.len() - self.start > self.limits.max_bytes {
+            return Err(JsonError::new(JsonErrorKind::TooLarge, self.limits.max_bytes));
+        }
+        Ok(())
+    }
+
+    /// Enters a container of `members` when `open` are already open.
+    fn open(&self, open: usize, members: usize) -> Result<(), JsonError> {
+        if open >= self.limits.max_depth {
+            return Err(self.err(JsonErrorKind::TooDeep));
+        }
+        if members > self.limits.max_members {
+            return Err(self.err(JsonErrorKind::TooManyMembers));
+        }
+        Ok(())
+    }
+
+    /// Writes `s` quoted; runs that need no escaping are copied whole.
+    fn string(&mut self, s: &str) -> Result<(), JsonError> {
+        if s.len() > self.limits.max_string_bytes {
+            return Err(self.err(JsonErrorKind::StringTooLong));
+        }
+        let bytes = s.as_bytes();
+        self.out.reserve(bytes.len() + 2);
+        self.out.push(b'"');
+        let mut run_start = 0;
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if !ESCAPE[usize::from(b)] {
+                i += 1;
+                continue;
+            }
+            let (escaped, width): (&[u8], usize) = match b {
+                b'"' => (b"\\\"", 1),
+                b'\\' => (b"\\\\", 1),
+                b'\n' => (b"\\n", 1),
+                b'\r' => (b"\\r", 1),
+                b'\t' => (b"\\t", 1),
+                0x08 => (b"\\b", 1),
+                0x0C => (b"\\f", 1),
+                0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA8) => {
+                    (b"\\u2028", 3)
+                }
+                0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA9) => {
+                    (b"\\u2029", 3)
+                }
+                0xE2 => {
+                    i += 1;
+                    continue;
+                }
+                control => {
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    self.out.extend_from_slice(&bytes[run_start..i]);
+                    self.out.extend_from_slice(b"\\u00");
+                    self.out.push(HEX[usize::from(control >> 4)]);
+                    self.out.push(HEX[usize::from(control & 0xF)]);
+                    i += 1;
+                    run_start = i;
+                    continue;
+                }
+            };
+            self.out.extend_from_slice(&bytes[run_start..i]);
+            self.out.extend_from_slice(escaped);
+            i += width;
+            run_start = i;
+        }
+        self.out.extend_from_slice(&bytes[run_start..]);
+        self.out.push(b'"');
+        self.check_size()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::string::String;
+    use alloc::vec;
+    use alloc::vec::Vec;
+
+    use super::*;
+    use crate::{Map, Number, parse};
+
+    fn enc(v: &Value) -> String {
+        String::from_utf8(encode(v, &Limits::DEFAULT).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn compact_output_with_exact_numbers() {
+        let mut m = Map::new();
+        m.insert("b", Value::Number(Number::from_token("1.0e+3").unwrap()));
+        m.insert("a", vec![Value::Null, true.into(), false.into(), "x".into()]);
+        m.insert("c", Map::new());
+        assert_eq!(enc(&m.into()), r#"{"b":1.0e+3,"a":[null,true,false,"x"],"c":{}}"#);
+        assert_eq!(enc(&Value::Array(Vec::new())), "[]");
+    }
+
+    #[test]
+    fn escapes_quotes_backslashes_controls_and_line_separators() {
+        let s: String = (0u8..0x20).map(char::from).collect::<String>()
+            + "\"\\/\u{7f}é\u{2028}\u{2029}\u{2027}😀";
+        let out = enc(&Value::String(s.clone()));
+        assert_eq!(
+            out,
+            "\"\\u0000\\u0001\\u0002\\u0003\\u0004\\u0005\\u0006\\u0007\\b\\t\\n\\u000b\\f\\r\\u000e\\u000f\\u0010\\u0011\\u0012\\u0013\\u0014\\u0015\\u0016\\u0017\\u0018\\u0019\\u001a\\u001b\\u001c\\u001d\\u001e\\u001f\\\"\\\\/\u{7f}é\\u2028\\u2029\u{2027}😀\""
+        );
+        assert!(!out.bytes().any(|b| b == b'\n' || b == b'\r'));
+        assert_eq!(parse(out.as_bytes(), &Limits::DEFAULT).unwrap(), Value::String(s));
+        let mut m = Map::new();
+        m.insert("k\n\"", 1u64);
+        assert_eq!(enc(&m.into()), r#"{"k\n\"":1}"#);
+    }
+
+    fn over(v: &Value, limits: Limits) -> JsonErrorKind {
+        let mut out = b"prefix".to_vec();
+        let e = encode_into(v, &limits, &mut out).unwrap_err();
+        assert_eq!(out, b"prefix", "restored on error");
+        e.kind()
+    }
+
+    fn nested(depth: usize) -> Value {
+        (0..depth).fold(Value::Null, |inner, _| Value::Array(vec![inner]))
+    }
+
+    #[test]
+    fn enforces_the_parser_bounds_and_restores_out() {
+        let d = Limits::DEFAULT;
+        encode(&nested(32), &d).unwrap();
+        assert_eq!(over(&nested(33), d), JsonErrorKind::TooDeep);
+        let items = |n: usize| Value::Array(vec![Value::Null; n]);
+        encode(&items(4096), &d).unwrap();
+        assert_eq!(over(&items(4097), d), JsonErrorKind::TooManyMembers);
+        let object = |n: usize| {
+            Value::Object((0..n).map(|i| (alloc::format!("{i}"), Value::Null)).collect())
+        };
+        encode(&object(4096), &d).unwrap();
+        assert_eq!(over(&object(4097), d), JsonErrorKind::TooManyMembers);
+        let wide = Limits { max_members: usize::MAX, ..d };
+        encode(&items(16383), &wide).unwrap();
+        assert_eq!(over(&items(16384), wide), JsonErrorKind::TooManyValues);
+        let s = |n: usize| Value::String("é".repeat(n / 2));
+        encode(&s(256 * 1024), &d).unwrap();
+        assert_eq!(
+            over(&Value::String("a".repeat(256 * 1024 + 1)), d),
+            JsonErrorKind::StringTooLong
+        );
+        let mut key = Map::new();
+        key.insert("a".repeat(256 * 1024 + 1), 1u64);
+        assert_eq!(over(&key.into(), d), JsonErrorKind::StringTooLong);
+        let size = Limits { max_bytes: 5, ..d };
+        assert_eq!(encode(&Value::from("abc"), &size).unwrap(), b"\"abc\"");
+        assert_eq!(over(&Value::from("abcd"), size), JsonErrorKind::TooLarge);
+        // Escaping can push a string over the size bound even when its length is fine.
+        assert_eq!(over(&Value::from("\n\n"), size), JsonErrorKind::TooLarge);
+        // `[[null` fits in 6 bytes; only the closing brackets break the bound.
+        assert_eq!(over(&nested(2), Limits { max_bytes: 6, ..d }), JsonErrorKind::TooLarge);
+        encode(&nested(1), &Limits { max_bytes: 6, ..d }).unwrap();
+    }
+
+    #[test]
+    fn appends_to_existing_output() {
+        let mut out = b"x".to_vec();
+        encode_into(&Value::from(7u64), &Limits::DEFAULT, &mut out).unwrap();
+        assert_eq!(out, b"x7");
+    }
 }

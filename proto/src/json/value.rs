@@ -154,6 +154,11 @@ impl Map {
     pub(crate) fn from_unique_entries(entries: Vec<(String, Value)>) -> Self {
         Map { entries }
     }
+    /// The members in order, for the encoder's explicit stack (which needs a nameable
+    /// iterator type).
+    pub(super) fn entries(&self) -> &[(String, Value)] {
+        &self.entries
+    }
     /// Number of members.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -218,4 +223,21 @@ impl FromIterator<(String, Value)> for Map {
         }
         m
     }
+}
+
+/// Objects up to this many members are checked for duplicate keys pairwise: for the handful of
+/// members a protocol object has, that beats any index.
+pub(super) const PAIRWISE_KEYS: usize = 16;
+
+/// The index of the first member whose key already occurred earlier, if any. Pairwise for
+/// small objects, sort-based (O(n log n), no hashing, so no collision attacks) for large ones.
+pub(super) fn first_duplicate(entries: &[(String, Value)]) -> Option<usize> {
+    if entries.len() <= PAIRWISE_KEYS {
+        return (1..entries.len()).find(|&i| entries[..i].iter().any(|(k, _)| *k == entries[i].0));
+    }
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    order.sort_unstable_by(|&a, &b| entries[a].0.cmp(&entries[b].0).then(a.cmp(&b)));
+    // After sorting by (key, position), the later member of each equal pair is a repeat; the
+    // earliest repeat is where a streaming check would have stopped.
+    order.windows(2).filter(|w| entries[w[0]].0 == entries[w[1]].0).map(|w| w[1]).min()
 }
