@@ -159,7 +159,6 @@ mod tests {
             ],
             &["x", "inspect", "notepad", "--input-json", "{\"sinceRevision\":1}"],
             &["x", "stdio", "notepad", "--protocol", "mcp"],
-            &["x", "headless", "/bin/app", "--protocol", "json", "--", "--name", "A B"],
             &["x", "status"],
             &["x", "completions", "zsh"],
             &["x", "man"],
@@ -186,14 +185,5 @@ mod tests {
         for args in bad {
             assert!(Cli::try_parse_from(*args).is_err(), "{args:?}");
         }
-    }
-
-    #[test]
-    fn headless_passes_app_args_unchanged() {
-        let cli = Cli::try_parse_from(["x", "headless", "app", "--", "--protocol", "mcp", "a b"])
-            .unwrap();
-        let Command::Headless(h) = cli.command else { panic!("not headless") };
-        assert_eq!(h.app_args, ["--protocol", "mcp", "a b"]);
-        assert_eq!(h.protocol, crate::gateway::Protocol::Json);
     }
 }

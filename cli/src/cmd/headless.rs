@@ -156,3 +156,22 @@ fn spawn_failure(app: &str, e: &std::io::Error) -> Failure {
         _ => Failure::new(Exit::Usage, "spawn_failed", format!("cannot start {app}: {e}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::super::{Cli, Command};
+    use crate::gateway::Protocol;
+
+    #[test]
+    fn app_args_pass_unchanged_and_json_is_the_default() {
+        let cli = Cli::try_parse_from(["x", "headless", "app", "--", "--protocol", "mcp", "a b"]).unwrap();
+        let Command::Headless(h) = cli.command else { panic!("not headless") };
+        assert_eq!(h.app_args, ["--protocol", "mcp", "a b"]);
+        assert_eq!(h.protocol, Protocol::Json);
+        let cli = Cli::try_parse_from(["x", "headless", "/bin/app", "--protocol", "mcp"]).unwrap();
+        let Command::Headless(h) = cli.command else { panic!("not headless") };
+        assert_eq!((h.app.to_str(), h.protocol), (Some("/bin/app"), Protocol::Mcp));
+    }
+}
