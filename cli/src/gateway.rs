@@ -18,7 +18,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 pub use inflight::Protocol;
-use inflight::{InFlight, too_large_error};
+use inflight::{InFlight, Unanswered, too_large_error};
 
 use crate::exit::{Exit, Failure};
 use crate::line::{Line, LineReader};
@@ -154,6 +154,7 @@ where
         End::PeerClosed(detail) => {
             let lost = lock(&inflight).fail_all(
                 protocol,
+                Unanswered::ConnectionLost,
                 &format!("the connection to {peer} was lost before this request was answered; it may or may not have been executed: inspect before retrying"),
             );
             let missing = lost.len();
@@ -177,6 +178,7 @@ where
         End::DrainTimeout => {
             let lost = lock(&inflight).fail_all(
                 protocol,
+                Unanswered::Timeout,
                 &format!(
                     "no answer from {peer} within {} s after stdin closed; the outcome is unknown",
                     drain.as_secs()

@@ -21,6 +21,14 @@ use crate::cmd::{Cli, Context};
 use crate::exit::{Exit, Failure};
 
 fn main() {
+    // A bug must still end in one stderr line and a documented code, never a backtrace (and a
+    // panic inside a gateway task must not be mistaken for a clean EOF).
+    std::panic::set_hook(Box::new(|info| {
+        let failure =
+            Failure::new(Exit::Protocol, "internal_bug", format!("internal error: {info}"));
+        output::report(&failure, output::Format::Human);
+        std::process::exit(Exit::Protocol as i32);
+    }));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => usage_error(&e),

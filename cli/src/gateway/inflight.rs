@@ -91,14 +91,14 @@ impl InFlight {
 
     /// One local error line per unanswered request, in the shape `protocol` expects; empties
     /// the set.
-    pub fn fail_all(&mut self, protocol: Protocol, message: &str) -> Vec<Vec<u8>> {
+    pub fn fail_all(&mut self, protocol: Protocol, why: Unanswered, message: &str) -> Vec<Vec<u8>> {
         self.null_answers = 0;
         let mut ids: Vec<Vec<u8>> = self.ids.drain().collect();
         ids.sort();
         ids.into_iter()
             .filter_map(|raw| {
                 let id = jfgui_proto::parse(&raw, &Limits::DEFAULT).ok()?;
-                Some(lost_error(protocol, id, message))
+                Some(lost_error(protocol, why, id, message))
             })
             .collect()
     }
@@ -125,22 +125,33 @@ fn response(id: Value, error: Map) -> Vec<u8> {
     line
 }
 
-/// The answer to a request whose connection was lost before it was answered.
-fn lost_error(protocol: Protocol, id: Value, message: &str) -> Vec<u8> {
+/// Why a request is answered by the gateway instead of the daemon.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unanswered {
+    /// The endpoint connection closed first.
+    ConnectionLost,
+    /// Stdin ended and the answer did not come within the drain time.
+    Timeout,
+}
+
+/// The answer to a request left unanswered. JSON-1 gets the S6 application error
+/// `1001 outcome_unknown` with a reason from S6's list (`daemon_shutdown` for a lost daemon,
+/// `timeout`); MCP gets a JSON-RPC error, which every MCP request may receive.
+fn lost_error(protocol: Protocol, why: Unanswered, id: Value, message: &str) -> Vec<u8> {
     let mut data = Map::new();
     let mut error = Map::new();
-    match protocol {
-        Protocol::Json => {
-            data.insert("class", ErrorClass::OutcomeUnknown.as_str());
-            data.insert("reason", "daemon_shutdown");
-            error.insert("code", ErrorClass::OutcomeUnknown.code());
-        }
-        Protocol::Mcp => {
-            data.insert("reason", "connection_lost");
-            data.insert("class", ErrorClass::OutcomeUnknown.as_str());
-            error.insert("code", -32603i64);
-        }
-    }
+    let code = match protocol {
+        Protocol::Json => ErrorClass::OutcomeUnknown.code(),
+        Protocol::Mcp => -32603,
+    };
+    error.insert("code", code);
+    data.insert("class", ErrorClass::OutcomeUnknown.as_str());
+    let reason = match (protocol, why) {
+        (Protocol::Json, Unanswered::ConnectionLost) => "daemon_shutdown",
+        (Protocol::Mcp, Unanswered::ConnectionLost) => "connection_lost",
+        (_, Unanswered::Timeout) => "timeout",
+    };
+    data.insert("reason", reason);
     error.insert("message", message);
     error.insert("data", data);
     response(id, error)
@@ -204,7 +215,7 @@ mod tests {
         f.sent(br#"{"jsonrpc":"2.0","id":1.0,"method":"agent/info"}"#);
         f.received(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
         assert_eq!(f.len(), 1, "1 and 1.0 are different ids");
-        let lines = f.fail_all(Protocol::Json, "lost");
+        let lines = f.fail_all(Protocol::Json, Unanswered::ConnectionLost, "lost");
         assert_eq!(lines.len(), 1);
         assert!(lines[0].starts_with(br#"{"jsonrpc":"2.0","id":1.0,"#));
     }
@@ -213,7 +224,7 @@ mod tests {
     fn local_errors_follow_the_protocol() {
         let mut f = InFlight::default();
         f.sent(br#"{"jsonrpc":"2.0","id":7,"method":"actions/execute"}"#);
-        let json = parse(&f.fail_all(Protocol::Json, "lost")[0]);
+        let json = parse(&f.fail_all(Protocol::Json, Unanswered::ConnectionLost, "lost")[0]);
         let e = json.get("error").unwrap();
         assert_eq!(e.get("code").and_then(Value::as_i64), Some(1001));
         assert_eq!(
@@ -221,7 +232,7 @@ mod tests {
             Some("outcome_unknown")
         );
         f.sent(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#);
-        let mcp = parse(&f.fail_all(Protocol::Mcp, "lost")[0]);
+        let mcp = parse(&f.fail_all(Protocol::Mcp, Unanswered::Timeout, "lost")[0]);
         assert_eq!(
             mcp.get("error").and_then(|e| e.get("code")).and_then(Value::as_i64),
             Some(-32603)
