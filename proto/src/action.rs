@@ -1,8 +1,11 @@
 //! Action names and action specs (SPEC S1).
 
+use alloc::collections::BTreeMap;
+use alloc::string::{String, ToString};
 use core::fmt;
 
 use crate::Schema;
+use crate::channel::ActionInfo;
 use crate::schema;
 
 /// Longest action name (SPEC S1).
@@ -81,7 +84,117 @@ impl ActionSpec {
     pub const fn schemas(self, input: &'static Schema, output: &'static Schema) -> Self {
         ActionSpec { input, output, ..self }
     }
+
+    /// The spec as registered on the host channel and shown by `actions/describe`, with both
+    /// schemas rendered to JSON Schema. Fails when the name breaks the S1 rule.
+    pub fn info(&self) -> Result<ActionInfo, RegistrationError> {
+        ActionName::try_from(self.name).map_err(|error| RegistrationError::InvalidName {
+            name: self.name.to_string(),
+            error,
+        })?;
+        Ok(ActionInfo {
+            name: self.name.to_string(),
+            description: self.description.to_string(),
+            kind: self.kind,
+            input_schema: self.input.to_json_schema(),
+            output_schema: self.output.to_json_schema(),
+            capabilities: self.capabilities,
+            undo: self.undo,
+            transaction: self.transaction.map(ToString::to_string),
+            command_id: self.command_id,
+        })
+    }
 }
+
+/// Checks an app's whole action list (SPEC S1): every name valid, names unique, command ids
+/// unique. The first problem in list order is reported, naming the offending name or id.
+///
+/// `host-sdk`'s `Dispatcher` calls this before it accepts a host; the daemon runs the same
+/// rule over the received [`ActionInfo`]s with [`validate_action_infos`].
+///
+/// ```
+/// # use jfgui_proto::{ActionSpec, RegistrationError, validate_registration};
+/// let ok = [ActionSpec::read("a", "A"), ActionSpec::read("b", "B")];
+/// assert_eq!(validate_registration(&ok), Ok(()));
+/// let dup = [ActionSpec::read("a", "A"), ActionSpec::write("a", "again")];
+/// assert_eq!(validate_registration(&dup), Err(RegistrationError::DuplicateName("a".into())));
+/// ```
+pub fn validate_registration(specs: &[ActionSpec]) -> Result<(), RegistrationError> {
+    check_registration(specs.iter().map(|s| (s.name, s.command_id)))
+}
+
+/// [`validate_registration`] for actions as received on the host channel.
+pub fn validate_action_infos(actions: &[ActionInfo]) -> Result<(), RegistrationError> {
+    check_registration(actions.iter().map(|a| (a.name.as_str(), a.command_id)))
+}
+
+/// One pass with ordered sets, so a registration of any size costs `O(n log n)`.
+fn check_registration<'a>(
+    actions: impl Iterator<Item = (&'a str, Option<u32>)>,
+) -> Result<(), RegistrationError> {
+    let mut names = BTreeMap::new();
+    let mut command_ids: BTreeMap<u32, &str> = BTreeMap::new();
+    for (name, command_id) in actions {
+        ActionName::try_from(name)
+            .map_err(|error| RegistrationError::InvalidName { name: name.to_string(), error })?;
+        if names.insert(name, ()).is_some() {
+            return Err(RegistrationError::DuplicateName(name.to_string()));
+        }
+        if let Some(id) = command_id {
+            if let Some(first) = command_ids.insert(id, name) {
+                return Err(RegistrationError::DuplicateCommandId {
+                    command_id: id,
+                    first: first.to_string(),
+                    second: name.to_string(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Why an action list was refused (SPEC S1).
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegistrationError {
+    /// A name breaks the S1 rule.
+    InvalidName {
+        /// The name as given.
+        name: String,
+        /// What is wrong with it.
+        error: NameError,
+    },
+    /// Two actions share this name.
+    DuplicateName(String),
+    /// Two actions share a GUI command id.
+    DuplicateCommandId {
+        /// The shared id.
+        command_id: u32,
+        /// The action that has it first.
+        first: String,
+        /// The later action that repeats it.
+        second: String,
+    },
+}
+
+impl fmt::Display for RegistrationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegistrationError::InvalidName { name, error } => {
+                write!(f, "invalid action name {name:?}: {error}")
+            }
+            RegistrationError::DuplicateName(name) => {
+                write!(f, "duplicate action name {name:?}")
+            }
+            RegistrationError::DuplicateCommandId { command_id, first, second } => {
+                write!(f, "duplicate command id {command_id}: used by {first:?} and {second:?}")
+            }
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for RegistrationError {}
 
 /// Why a name or a registration was refused.
 #[non_exhaustive]
@@ -139,5 +252,114 @@ impl<'a> TryFrom<&'a str> for ActionName<'a> {
             Some(i) => Err(NameError::Character(i)),
             None => Ok(ActionName(name)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::format;
+
+    use super::*;
+    use crate::Property;
+
+    static INPUT: Schema = Schema::Object {
+        properties: &[Property { name: "text", schema: &schema::STRING, required: true }],
+        additional: false,
+    };
+
+    #[test]
+    fn name_rule_bounds() {
+        let max: String = core::iter::repeat_n('a', MAX_ACTION_NAME).collect();
+        assert!(ActionName::try_from(max.as_str()).is_ok());
+        let over = format!("{max}a");
+        assert_eq!(ActionName::try_from(over.as_str()), Err(NameError::Length));
+        assert_eq!(ActionName::try_from(""), Err(NameError::Length));
+        assert!(ActionName::try_from("A-z_0.9").is_ok());
+        assert_eq!(ActionName::try_from("a/b"), Err(NameError::Character(1)));
+        assert_eq!(ActionName::try_from("aé"), Err(NameError::Character(1)));
+    }
+
+    #[test]
+    fn builders() {
+        let r = ActionSpec::read("document.get", "Read it");
+        assert_eq!(r.kind, ActionKind::Read);
+        assert_eq!(r.input, &schema::EMPTY_OBJECT);
+        assert_eq!(r.output, &schema::OBJECT);
+        assert!(!r.undo && r.capabilities == 0 && r.transaction.is_none());
+        let w = ActionSpec::write("x", "X").schemas(&INPUT, &schema::ANY);
+        assert_eq!(w.kind, ActionKind::Write);
+        assert_eq!(w.input, &INPUT);
+        assert_eq!(w.output, &schema::ANY);
+    }
+
+    #[test]
+    fn info_renders_schemas_and_copies_every_field() {
+        let spec = ActionSpec {
+            capabilities: 6,
+            undo: true,
+            transaction: Some("document"),
+            command_id: Some(100),
+            ..ActionSpec::write("document.text.insert", "Insert").schemas(&INPUT, &schema::ANY)
+        };
+        let info = spec.info().unwrap();
+        assert_eq!(info.name, "document.text.insert");
+        assert_eq!(info.description, "Insert");
+        assert_eq!(info.kind, ActionKind::Write);
+        assert_eq!(info.input_schema, INPUT.to_json_schema());
+        assert_eq!(info.output_schema, schema::ANY.to_json_schema());
+        assert_eq!(info.capabilities, 6);
+        assert!(info.undo);
+        assert_eq!(info.transaction.as_deref(), Some("document"));
+        assert_eq!(info.command_id, Some(100));
+        let bad = ActionSpec::read("no spaces", "x");
+        assert_eq!(
+            bad.info(),
+            Err(RegistrationError::InvalidName {
+                name: "no spaces".into(),
+                error: NameError::Character(2)
+            })
+        );
+    }
+
+    #[test]
+    fn registration_rules_name_the_culprit() {
+        let with_id = |name, id| ActionSpec { command_id: Some(id), ..ActionSpec::read(name, "") };
+        assert_eq!(validate_registration(&[]), Ok(()));
+        assert_eq!(validate_registration(&[with_id("a", 1), with_id("b", 2)]), Ok(()));
+        assert_eq!(
+            validate_registration(&[ActionSpec::read("a", ""), ActionSpec::read("", "")]),
+            Err(RegistrationError::InvalidName { name: "".into(), error: NameError::Length })
+        );
+        let dup = [with_id("a", 1), with_id("b", 2), with_id("a", 3)];
+        let err = validate_registration(&dup).unwrap_err();
+        assert_eq!(err, RegistrationError::DuplicateName("a".into()));
+        assert_eq!(format!("{err}"), "duplicate action name \"a\"");
+        let dup = [with_id("a", 1), with_id("b", 2), with_id("c", 1)];
+        let err = validate_registration(&dup).unwrap_err();
+        assert_eq!(
+            err,
+            RegistrationError::DuplicateCommandId {
+                command_id: 1,
+                first: "a".into(),
+                second: "c".into()
+            }
+        );
+        assert_eq!(format!("{err}"), "duplicate command id 1: used by \"a\" and \"c\"");
+    }
+
+    #[test]
+    fn infos_follow_the_same_rules() {
+        let infos =
+            [ActionSpec::read("a", "").info().unwrap(), ActionSpec::read("a", "").info().unwrap()];
+        assert_eq!(
+            validate_action_infos(&infos),
+            Err(RegistrationError::DuplicateName("a".into()))
+        );
+        let mut bad = ActionSpec::read("ok", "").info().unwrap();
+        bad.name = "not ok".into();
+        assert!(matches!(
+            validate_action_infos(&[bad]),
+            Err(RegistrationError::InvalidName { .. })
+        ));
     }
 }

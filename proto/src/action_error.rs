@@ -300,8 +300,12 @@ impl Reason {
             "resource" => Reason::Resource { resource: s("resource")? },
             _ => return None,
         };
-        // Strict: the data must be exactly what the reason carries, nothing else.
-        (reason.data() == *data).then_some(reason)
+        // Strict: the data must hold exactly the members the reason carries, nothing else.
+        // Compared by name, not by value, so member order and integral spellings such as
+        // `5.0` do not matter (every member was type-checked above).
+        let expected = reason.data();
+        let exact = data.len() == expected.len() && data.keys().all(|k| expected.contains_key(k));
+        exact.then_some(reason)
     }
 }
 
@@ -375,5 +379,200 @@ impl<'de> Deserialize<'de> for ActionError {
                 "invalid error object: expected {code, class, reason, message, data} with a known reason",
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec;
+    use alloc::vec::Vec;
+
+    use super::*;
+    use crate::{Limits, Number};
+
+    fn cause() -> Box<ActionError> {
+        Box::new(ActionError::new(Reason::SchemaViolation { pointer: "/text".into() }, "Bad."))
+    }
+
+    /// One error per reason (both forms of the optional data).
+    fn every_reason() -> Vec<ActionError> {
+        let s = |x: &str| String::from(x);
+        let reasons = vec![
+            Reason::UnknownAction { action: s("a.b") },
+            Reason::SchemaViolation { pointer: s("/x/0") },
+            Reason::CapabilityMissing { missing: u64::MAX },
+            Reason::Unavailable { code: s("modal"), explanation: s("A dialog is open.") },
+            Reason::RevisionRequired,
+            Reason::StaleRevision { current_revision: 12 },
+            Reason::Disabled,
+            Reason::Busy,
+            Reason::TransactionUnsupported { domain: Some(s("document")) },
+            Reason::TransactionUnsupported { domain: None },
+            Reason::BatchPreflight { index: 3, cause: cause() },
+            Reason::Timeout,
+            Reason::AppDisconnected,
+            Reason::DaemonShutdown,
+            Reason::HostError { code: Some(s("disk_full")) },
+            Reason::HostError { code: None },
+            Reason::RolledBack { index: 0, cause: cause() },
+            Reason::OutputSchema { action: s("a"), pointer: s("") },
+            Reason::ResponseTooLarge { action: Some(s("a")) },
+            Reason::ResponseTooLarge { action: None },
+            Reason::InvalidReply,
+            Reason::DeferredInAtomic,
+            Reason::Action { action: s("a") },
+            Reason::Task { task: s("t-1") },
+            Reason::Resource { resource: s("render://view.png") },
+        ];
+        reasons.into_iter().map(|r| ActionError::new(r, "Something happened.")).collect()
+    }
+
+    fn members(v: &Value) -> &Map {
+        v.as_object().unwrap()
+    }
+
+    fn with(v: &Value, key: &str, value: Value) -> Value {
+        let mut m = members(v).clone();
+        m.insert(key, value);
+        Value::Object(m)
+    }
+
+    fn with_data(v: &Value, key: &str, value: Value) -> Value {
+        let mut data = members(v).get("data").unwrap().as_object().unwrap().clone();
+        data.insert(key, value);
+        with(v, "data", Value::Object(data))
+    }
+
+    #[test]
+    fn every_reason_round_trips_through_the_wire_object() {
+        for e in every_reason() {
+            let wire = e.to_wire();
+            let m = members(&wire);
+            assert_eq!(
+                m.keys().collect::<Vec<_>>(),
+                ["code", "class", "reason", "message", "data"]
+            );
+            assert_eq!(m.get("code").and_then(Value::as_i64), Some(e.class().code()));
+            assert_eq!(m.get("class").and_then(Value::as_str), Some(e.class().as_str()));
+            assert_eq!(m.get("reason").and_then(Value::as_str), Some(e.reason.as_str()));
+            assert_eq!(ActionError::from_wire(&wire).as_ref(), Some(&e), "{wire:?}");
+        }
+    }
+
+    #[test]
+    fn every_reason_round_trips_through_serde_and_the_encoder() {
+        for e in every_reason() {
+            let value = crate::to_value(&e).unwrap();
+            assert_eq!(value, e.to_wire());
+            let bytes = crate::encode(&value, &Limits::DEFAULT).unwrap();
+            let parsed = crate::parse(&bytes, &Limits::DEFAULT).unwrap();
+            assert_eq!(crate::from_value::<ActionError>(parsed).unwrap(), e);
+        }
+    }
+
+    #[test]
+    fn classes_and_codes_follow_the_spec_table() {
+        let class_of = |name: &str| {
+            every_reason().into_iter().find(|e| e.reason.as_str() == name).unwrap().class()
+        };
+        assert_eq!(class_of("stale_revision"), ErrorClass::NotExecuted);
+        assert_eq!(class_of("batch_preflight").code(), 1000);
+        assert_eq!(class_of("timeout").code(), 1001);
+        assert_eq!(class_of("rolled_back").code(), 1002);
+        assert_eq!(class_of("output_schema").code(), 1003);
+        assert_eq!(class_of("resource").code(), 1004);
+        assert_eq!(ErrorClass::OutcomeUnknown.as_str(), "outcome_unknown");
+    }
+
+    #[test]
+    fn data_uses_camel_case_names() {
+        let e = ActionError::new(Reason::StaleRevision { current_revision: 5 }, "Stale.");
+        let data = e.to_wire().get("data").unwrap().clone();
+        assert_eq!(data.get("currentRevision").and_then(Value::as_u64), Some(5));
+    }
+
+    #[test]
+    fn extra_data_members_are_rejected_for_every_reason() {
+        for e in every_reason() {
+            let bad = with_data(&e.to_wire(), "extra", Value::Null);
+            assert_eq!(ActionError::from_wire(&bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn missing_or_mistyped_data_is_rejected() {
+        for e in every_reason() {
+            let wire = e.to_wire();
+            let data = members(&wire).get("data").unwrap().as_object().unwrap();
+            for key in data.keys() {
+                let mut fewer = data.clone();
+                fewer.remove(key);
+                let optional = matches!(
+                    (e.reason.as_str(), key),
+                    ("transaction_unsupported", "domain")
+                        | ("host_error", "code")
+                        | ("response_too_large", "action")
+                );
+                let missing = with(&wire, "data", Value::Object(fewer));
+                assert_eq!(ActionError::from_wire(&missing).is_some(), optional, "{missing:?}");
+                let mistyped = with_data(&wire, key, Value::Array(vec![]));
+                assert_eq!(ActionError::from_wire(&mistyped), None, "{mistyped:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn envelope_is_checked_strictly() {
+        let e = ActionError::new(Reason::Busy, "Busy.");
+        let wire = e.to_wire();
+        assert_eq!(ActionError::from_wire(&with(&wire, "code", 1001i64.into())), None);
+        assert_eq!(ActionError::from_wire(&with(&wire, "class", "failed".into())), None);
+        assert_eq!(ActionError::from_wire(&with(&wire, "reason", "nope".into())), None);
+        assert_eq!(ActionError::from_wire(&with(&wire, "message", Value::Null)), None);
+        assert_eq!(ActionError::from_wire(&with(&wire, "data", Value::Null)), None);
+        assert_eq!(ActionError::from_wire(&with(&wire, "extra", Value::Null)), None);
+        let mut no_message = members(&wire).clone();
+        no_message.remove("message");
+        assert_eq!(ActionError::from_wire(&Value::Object(no_message)), None);
+        assert_eq!(ActionError::from_wire(&Value::Null), None);
+        let err = crate::from_value::<ActionError>(with(&wire, "code", 1i64.into())).unwrap_err();
+        assert!(err.message().contains("invalid error object"), "{err}");
+    }
+
+    #[test]
+    fn member_order_and_integral_spellings_do_not_matter() {
+        let e = ActionError::new(
+            Reason::Unavailable { code: "modal".into(), explanation: "Open.".into() },
+            "Unavailable.",
+        );
+        let wire = e.to_wire();
+        let reverse = |m: &Map| {
+            let mut entries: Vec<(String, Value)> =
+                m.iter().map(|(k, v)| (String::from(k), v.clone())).collect();
+            entries.reverse();
+            entries.into_iter().collect::<Map>()
+        };
+        let mut reversed = reverse(members(&wire));
+        let data = reverse(reversed.get("data").unwrap().as_object().unwrap());
+        reversed.insert("data", data);
+        assert_eq!(reversed.keys().next(), Some("data"));
+        assert_eq!(ActionError::from_wire(&Value::Object(reversed)), Some(e));
+        let stale = ActionError::new(Reason::StaleRevision { current_revision: 5 }, "Stale.");
+        let spelled = with(
+            &with_data(
+                &stale.to_wire(),
+                "currentRevision",
+                Value::Number(Number::from_token("5.0").unwrap()),
+            ),
+            "code",
+            Value::Number(Number::from_token("1e3").unwrap()),
+        );
+        assert_eq!(ActionError::from_wire(&spelled), Some(stale));
+    }
+
+    #[test]
+    fn display_names_the_reason() {
+        let e = ActionError::new(Reason::Timeout, "No reply within 30 s.");
+        assert_eq!(alloc::format!("{e}"), "No reply within 30 s. (timeout)");
     }
 }

@@ -4,9 +4,9 @@
 //! |---|---|
 //! | strict bounded JSON (SPEC S5) | [`Value`], [`Number`], [`Map`], [`Limits`], [`parse`], [`encode`], [`JsonError`] |
 //! | typed messages over strict JSON | [`from_value`], [`to_value`], [`DecodeError`] |
-//! | actions and schemas (SPEC S1) | [`ActionSpec`], [`ActionKind`], [`ActionName`], [`Schema`], [`Property`], [`schema`] |
+//! | actions and schemas (SPEC S1) | [`ActionSpec`], [`ActionKind`], [`ActionName`], [`validate_registration`], [`Schema`], [`Property`], [`schema`] |
 //! | application errors (SPEC S6 error model) | [`ActionError`], [`Reason`], [`ErrorClass`] |
-//! | where the sockets live (std) | [`locations`] |
+//! | where the sockets live (feature `std`) | `locations` |
 //! | host channel (SPEC S8) | [`channel`]: messages, [`channel::FrameDecoder`], [`channel::encode_frame`] |
 //!
 //! # Why a hand-written JSON parser
@@ -39,7 +39,10 @@ mod json;
 pub mod locations;
 pub mod schema;
 
-pub use action::{ActionKind, ActionName, ActionSpec, NameError};
+pub use action::{
+    ActionKind, ActionName, ActionSpec, MAX_ACTION_NAME, NameError, RegistrationError,
+    validate_action_infos, validate_registration,
+};
 pub use action_error::{ActionError, ErrorClass, Reason};
 pub use json::{
     DecodeError, JsonError, JsonErrorKind, Limits, Map, Number, Value, encode, encode_into,

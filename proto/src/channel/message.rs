@@ -1,12 +1,15 @@
 //! The typed messages of the host channel. Every struct rejects unknown fields; every enum is
 //! externally tagged (`{"hello":{...}}`), so decoding never buffers and numbers stay exact.
+//! Member names are camelCase everywhere, struct variants included (`rename_all_fields`).
 
-use alloc::string::String;
+use alloc::format;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ActionError, ActionKind, Value};
+use super::CHANNEL_VERSION;
+use crate::{ActionError, ActionKind, RegistrationError, Value};
 
 /// App → daemon.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,6 +57,29 @@ pub struct Hello {
     pub pid: u32,
     /// Whether the dispatcher starts enabled.
     pub enabled: bool,
+}
+
+impl Hello {
+    /// The handshake's version check: `Ok` when the app speaks [`CHANNEL_VERSION`], else the
+    /// `refused{reason:"channel_version"}` the daemon sends before closing.
+    ///
+    /// ```
+    /// # use jfgui_proto::channel::{CHANNEL_VERSION, Hello, Refused};
+    /// let hello = Hello { channel_version: CHANNEL_VERSION + 1, display_name: "Notepad".into(), pid: 1, enabled: false };
+    /// assert_eq!(hello.check_version().unwrap_err().reason, Refused::CHANNEL_VERSION);
+    /// ```
+    pub fn check_version(&self) -> Result<(), Refused> {
+        if self.channel_version == CHANNEL_VERSION {
+            return Ok(());
+        }
+        Err(Refused {
+            reason: Refused::CHANNEL_VERSION.to_string(),
+            message: format!(
+                "channel version {} is not supported; this daemon speaks version {CHANNEL_VERSION}",
+                self.channel_version
+            ),
+        })
+    }
 }
 
 /// One page of action specs.
@@ -132,18 +158,45 @@ pub struct ChannelLimits {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Refused {
-    /// Machine-readable: `channel_version`, `invalid_registration`, `too_many_apps`, `shutdown`.
+    /// Machine-readable: one of the `Refused::*` constants ([`Refused::CHANNEL_VERSION`], ...).
     pub reason: String,
     /// One sentence.
     pub message: String,
+}
+
+impl Refused {
+    /// `hello.channelVersion` differs from the daemon's [`CHANNEL_VERSION`].
+    pub const CHANNEL_VERSION: &'static str = "channel_version";
+    /// The action list breaks SPEC S1, or the registration sequence was wrong (a page over
+    /// [`MAX_ACTIONS_PER_PAGE`](super::MAX_ACTIONS_PER_PAGE), `ready.actionCount` not the
+    /// number of actions sent, a message other than `actions`/`ready` before `welcome`).
+    pub const INVALID_REGISTRATION: &'static str = "invalid_registration";
+    /// The daemon already serves its maximum number of apps.
+    pub const TOO_MANY_APPS: &'static str = "too_many_apps";
+    /// The daemon is shutting down.
+    pub const SHUTDOWN: &'static str = "shutdown";
+}
+
+impl From<RegistrationError> for Refused {
+    /// `invalid_registration`, with the error (naming the culprit) as the message.
+    fn from(error: RegistrationError) -> Self {
+        Refused { reason: Refused::INVALID_REGISTRATION.to_string(), message: error.to_string() }
+    }
 }
 
 /// `bye{reason}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Bye {
-    /// Machine-readable, e.g. `shutdown`, `exit`.
+    /// Machine-readable, e.g. [`Bye::SHUTDOWN`], [`Bye::EXIT`].
     pub reason: String,
+}
+
+impl Bye {
+    /// The daemon is shutting down.
+    pub const SHUTDOWN: &'static str = "shutdown";
+    /// The app is exiting.
+    pub const EXIT: &'static str = "exit";
 }
 
 /// `request{id, call}`.
@@ -158,7 +211,7 @@ pub struct Request {
 
 /// The calls the daemon forwards to an app.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase", deny_unknown_fields)]
 pub enum Call {
     /// `actions/execute` → [`CallResult::Executed`] or [`CallResult::Deferred`].
     Execute(ExecuteCall),
@@ -246,7 +299,7 @@ pub enum Outcome {
 
 /// Successful results, one variant per [`Call`] kind.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase", deny_unknown_fields)]
 pub enum CallResult {
     /// The action ran synchronously.
     Executed {
@@ -408,4 +461,408 @@ pub struct Progress {
     /// A short status line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::boxed::Box;
+    use alloc::vec;
+
+    use super::super::{DEFAULT_MAX_FRAME, FrameDecoder, FrameError, decode_message, encode_frame};
+    use super::*;
+    use crate::{ActionSpec, Limits, Map, Number, Reason};
+
+    fn limits() -> Limits {
+        super::super::frame_limits(&Limits::DEFAULT, DEFAULT_MAX_FRAME)
+    }
+
+    fn obj(members: &[(&str, Value)]) -> Value {
+        let mut m = Map::new();
+        for (k, v) in members {
+            m.insert(*k, v.clone());
+        }
+        Value::Object(m)
+    }
+
+    fn task(state: TaskState) -> TaskSnapshot {
+        TaskSnapshot {
+            id: "export-1".into(),
+            state,
+            progress: (state == TaskState::Running).then(|| Progress {
+                done: 3,
+                total: Some(10),
+                message: Some("writing".into()),
+            }),
+            result: (state == TaskState::Completed).then(|| obj(&[("uri", "export://a".into())])),
+            error: (state == TaskState::Failed).then(|| {
+                ActionError::new(Reason::HostError { code: Some("disk_full".into()) }, "Disk full.")
+            }),
+        }
+    }
+
+    fn execute(action: &str, expected_revision: Option<u64>) -> ExecuteCall {
+        ExecuteCall {
+            action: action.into(),
+            input: obj(&[("text", "hi".into())]),
+            expected_revision,
+        }
+    }
+
+    fn reply(id: u64, outcome: Outcome) -> AppMessage {
+        AppMessage::Reply(Reply { id, outcome })
+    }
+
+    /// Every app message, every call result and every outcome shape.
+    fn app_samples() -> Vec<AppMessage> {
+        let insert = ActionSpec {
+            command_id: Some(100),
+            transaction: Some("document"),
+            ..ActionSpec::write("document.text.insert", "Insert text.")
+        };
+        let mut out = vec![
+            AppMessage::Hello(Hello {
+                channel_version: super::super::CHANNEL_VERSION,
+                display_name: "Notepad — ünïcode".into(),
+                pid: 4242,
+                enabled: true,
+            }),
+            AppMessage::Actions(ActionsPage {
+                actions: vec![
+                    insert.info().unwrap(),
+                    ActionSpec::read("document.get", "Read.").info().unwrap(),
+                ],
+            }),
+            AppMessage::Actions(ActionsPage { actions: vec![] }),
+            AppMessage::Ready(Ready { action_count: 2 }),
+            AppMessage::Enabled(EnabledState { enabled: false }),
+            AppMessage::Bye(Bye { reason: Bye::EXIT.into() }),
+            reply(1, Outcome::Ok(CallResult::Executed { output: obj(&[]), revision: 7 })),
+            reply(
+                2,
+                Outcome::Ok(CallResult::Deferred { task: task(TaskState::Running), revision: 8 }),
+            ),
+            reply(
+                3,
+                Outcome::Ok(CallResult::Batch {
+                    results: vec![
+                        BatchEntry { index: 0, outcome: BatchOutcome::Output(Value::Null) },
+                        BatchEntry {
+                            index: 1,
+                            outcome: BatchOutcome::Task(task(TaskState::Running)),
+                        },
+                        BatchEntry {
+                            index: 2,
+                            outcome: BatchOutcome::Error(ActionError::new(
+                                Reason::StaleRevision { current_revision: 9 },
+                                "Stale.",
+                            )),
+                        },
+                    ],
+                    revision: 9,
+                }),
+            ),
+            reply(4, Outcome::Ok(CallResult::Revision { revision: u64::MAX })),
+            reply(
+                5,
+                Outcome::Ok(CallResult::Inspected {
+                    revision: 1,
+                    state: obj(&[("unchanged", true.into())]),
+                }),
+            ),
+            reply(
+                6,
+                Outcome::Ok(CallResult::Resources {
+                    resources: vec![
+                        ResourceInfo {
+                            uri: "render://view.png".into(),
+                            name: "view".into(),
+                            mime_type: "image/png".into(),
+                            size: Some(1234),
+                        },
+                        ResourceInfo {
+                            uri: "export://document.txt".into(),
+                            name: "export".into(),
+                            mime_type: "text/plain".into(),
+                            size: None,
+                        },
+                    ],
+                }),
+            ),
+            reply(
+                7,
+                Outcome::Ok(CallResult::Chunk(ResourceChunk {
+                    uri: "render://view.png".into(),
+                    mime_type: "image/png".into(),
+                    offset: 0,
+                    total_size: 3,
+                    data: "AAEC".into(),
+                    eof: true,
+                })),
+            ),
+            reply(
+                8,
+                Outcome::Ok(CallResult::Rendered {
+                    output: obj(&[("uri", "render://view.png".into())]),
+                    revision: 2,
+                }),
+            ),
+            reply(9, Outcome::Ok(CallResult::Task(task(TaskState::Cancelling)))),
+            reply(
+                10,
+                Outcome::Error(ActionError::new(
+                    Reason::RolledBack {
+                        index: 1,
+                        cause: Box::new(ActionError::new(Reason::HostError { code: None }, "No.")),
+                    },
+                    "Rolled back.",
+                )),
+            ),
+        ];
+        for state in [
+            TaskState::Running,
+            TaskState::Cancelling,
+            TaskState::Cancelled,
+            TaskState::Completed,
+            TaskState::Failed,
+        ] {
+            out.push(AppMessage::Task(task(state)));
+        }
+        out
+    }
+
+    /// Every daemon message and every call.
+    fn daemon_samples() -> Vec<DaemonMessage> {
+        let request = |id, call| DaemonMessage::Request(Request { id, call });
+        vec![
+            DaemonMessage::Welcome(Welcome {
+                slug: "notepad".into(),
+                limits: ChannelLimits { max_frame_bytes: 1_114_112, max_message_bytes: 1_048_576 },
+            }),
+            DaemonMessage::Refused(Refused {
+                reason: Refused::TOO_MANY_APPS.into(),
+                message: "Full.".into(),
+            }),
+            DaemonMessage::Bye(Bye { reason: Bye::SHUTDOWN.into() }),
+            request(1, Call::Execute(execute("document.text.insert", Some(3)))),
+            request(2, Call::Execute(execute("document.get", None))),
+            request(
+                3,
+                Call::Batch(BatchCall {
+                    calls: vec![execute("a", Some(1)), execute("b", None)],
+                    atomic: true,
+                    stop_on_error: false,
+                }),
+            ),
+            request(4, Call::Revision {}),
+            request(5, Call::Inspect { input: obj(&[("sinceRevision", 12u64.into())]) }),
+            request(6, Call::ListResources {}),
+            request(
+                7,
+                Call::ReadResource(ReadResource {
+                    uri: "render://view.png".into(),
+                    offset: 65536,
+                    limit: 65536,
+                }),
+            ),
+            request(8, Call::Render { input: obj(&[]) }),
+            request(u64::MAX, Call::CancelTask { id: "export-1".into() }),
+        ]
+    }
+
+    fn through_the_codec<T: Serialize + serde::de::DeserializeOwned>(message: &T) -> T {
+        let frame = encode_frame(message, &limits(), DEFAULT_MAX_FRAME).unwrap();
+        assert!(!frame.contains(&b'\n'));
+        let mut decoder = FrameDecoder::new(DEFAULT_MAX_FRAME);
+        decoder.feed(&frame);
+        let body = decoder.next_frame().unwrap().unwrap();
+        assert_eq!(decoder.next_frame(), Ok(None));
+        decode_message(&body, &limits()).unwrap()
+    }
+
+    #[test]
+    fn every_message_round_trips_through_the_frame_codec() {
+        for m in app_samples() {
+            assert_eq!(through_the_codec(&m), m);
+        }
+        for m in daemon_samples() {
+            assert_eq!(through_the_codec(&m), m);
+        }
+    }
+
+    #[test]
+    fn wire_names_are_camel_case_and_externally_tagged() {
+        let v = crate::to_value(&daemon_samples()[9]).unwrap();
+        let body = crate::encode(&v, &limits()).unwrap();
+        assert_eq!(
+            body,
+            br#"{"request":{"id":7,"call":{"readResource":{"uri":"render://view.png","offset":65536,"limit":65536}}}}"#
+        );
+        let v = crate::to_value(&app_samples()[6]).unwrap();
+        let body = crate::encode(&v, &limits()).unwrap();
+        assert_eq!(
+            body,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":{},"revision":7}}}}}"#
+        );
+    }
+
+    /// Members whose value is free-form JSON (the app's or client's own data).
+    const PAYLOAD: &[&str] = &["input", "output", "state", "result", "inputSchema", "outputSchema"];
+
+    /// JSON pointers (as member paths) of every object in `v` that belongs to the protocol.
+    fn protocol_objects(v: &Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        match v {
+            Value::Object(m) => {
+                out.push(path.clone());
+                for (k, child) in m.iter() {
+                    if PAYLOAD.contains(&k) {
+                        continue;
+                    }
+                    path.push(k.into());
+                    protocol_objects(child, path, out);
+                    path.pop();
+                }
+            }
+            Value::Array(a) => {
+                for (i, child) in a.iter().enumerate() {
+                    path.push(format!("{i}"));
+                    protocol_objects(child, path, out);
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn at<'v>(v: &'v mut Value, path: &[String]) -> &'v mut Value {
+        path.iter().fold(v, |v, step| match v {
+            Value::Object(m) => m.get_mut(step).unwrap(),
+            Value::Array(a) => &mut a[step.parse::<usize>().unwrap()],
+            _ => unreachable!(),
+        })
+    }
+
+    fn rejects_unknown_members_everywhere<T>(samples: &[T])
+    where
+        T: Serialize + serde::de::DeserializeOwned + core::fmt::Debug,
+    {
+        for m in samples {
+            let value = crate::to_value(m).unwrap();
+            let mut objects = Vec::new();
+            protocol_objects(&value, &mut Vec::new(), &mut objects);
+            for path in objects {
+                let mut bad = value.clone();
+                let Value::Object(o) = at(&mut bad, &path) else { unreachable!() };
+                o.insert("unexpected", Value::Null);
+                let err = crate::from_value::<T>(bad);
+                assert!(err.is_err(), "extra member accepted at /{} in {m:?}", path.join("/"));
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_members_are_rejected_at_every_level() {
+        rejects_unknown_members_everywhere(&app_samples());
+        rejects_unknown_members_everywhere(&daemon_samples());
+    }
+
+    fn decode_err<T: serde::de::DeserializeOwned + core::fmt::Debug>(json: &str) -> FrameError {
+        decode_message::<T>(json.as_bytes(), &limits()).unwrap_err()
+    }
+
+    #[test]
+    fn wrong_types_are_rejected_with_a_pointer() {
+        let FrameError::Message(e) = decode_err::<AppMessage>(
+            r#"{"hello":{"channelVersion":"1","displayName":"N","pid":1,"enabled":true}}"#,
+        ) else {
+            panic!("not a message error")
+        };
+        assert_eq!(e.pointer(), "/hello/channelVersion");
+        let FrameError::Message(e) = decode_err::<DaemonMessage>(
+            r#"{"request":{"id":1,"call":{"execute":{"action":"a","input":{},"expectedRevision":1.5}}}}"#,
+        ) else {
+            panic!("not a message error")
+        };
+        assert_eq!(e.pointer(), "/request/call/execute/expectedRevision");
+        let FrameError::Message(e) =
+            decode_err::<DaemonMessage>(r#"{"request":{"id":-1,"call":{"revision":{}}}}"#)
+        else {
+            panic!("not a message error")
+        };
+        assert_eq!(e.pointer(), "/request/id");
+        assert!(matches!(decode_err::<AppMessage>(r#"{"nope":{}}"#), FrameError::Message(_)));
+        assert!(matches!(
+            decode_err::<AppMessage>(r#"{"ready":{"actionCount":1},"bye":{"reason":"x"}}"#),
+            FrameError::Message(_)
+        ));
+        assert!(matches!(decode_err::<AppMessage>(r#"{"ready":{}}"#), FrameError::Message(_)));
+        assert!(matches!(decode_err::<AppMessage>(r#"["ready"]"#), FrameError::Message(_)));
+        assert!(matches!(
+            decode_err::<AppMessage>(r#"{"ready":{"actionCount":1}} x"#),
+            FrameError::Json(_)
+        ));
+    }
+
+    #[test]
+    fn integers_in_messages_convert_exactly() {
+        let m: DaemonMessage =
+            decode_message(br#"{"request":{"id":1e3,"call":{"revision":{}}}}"#, &limits()).unwrap();
+        assert_eq!(m, DaemonMessage::Request(Request { id: 1000, call: Call::Revision {} }));
+        let m: DaemonMessage = decode_message(
+            br#"{"request":{"id":1,"call":{"inspect":{"input":{"big":123456789012345678901234567890}}}}}"#,
+            &limits(),
+        )
+        .unwrap();
+        let DaemonMessage::Request(Request { call: Call::Inspect { input }, .. }) = m else {
+            panic!()
+        };
+        assert_eq!(
+            input.get("big").and_then(Value::as_number),
+            Some(&Number::from_token("123456789012345678901234567890").unwrap())
+        );
+    }
+
+    #[test]
+    fn handshake_version_check() {
+        let hello =
+            |v| Hello { channel_version: v, display_name: "N".into(), pid: 1, enabled: false };
+        assert_eq!(hello(super::super::CHANNEL_VERSION).check_version(), Ok(()));
+        let refused = hello(99).check_version().unwrap_err();
+        assert_eq!(refused.reason, "channel_version");
+        assert_eq!(
+            refused.message,
+            "channel version 99 is not supported; this daemon speaks version 1"
+        );
+        assert!(hello(0).check_version().is_err());
+    }
+
+    #[test]
+    fn registration_errors_become_refusals() {
+        let err =
+            crate::validate_registration(&[ActionSpec::read("a", ""), ActionSpec::read("a", "")])
+                .unwrap_err();
+        let refused = Refused::from(err);
+        assert_eq!(refused.reason, "invalid_registration");
+        assert_eq!(refused.message, "duplicate action name \"a\"");
+    }
+
+    #[test]
+    fn task_states() {
+        assert!(!TaskState::Running.is_final());
+        assert!(!TaskState::Cancelling.is_final());
+        assert!(TaskState::Cancelled.is_final());
+        assert!(TaskState::Completed.is_final());
+        assert!(TaskState::Failed.is_final());
+    }
+
+    #[test]
+    fn oversize_messages_are_refused_by_the_encoder() {
+        let big = "x".repeat(200);
+        let m = AppMessage::Bye(Bye { reason: big });
+        assert!(matches!(
+            encode_frame(&m, &limits(), 100),
+            Err(FrameError::TooLarge { limit: 100, .. })
+        ));
+        let small = Limits { max_bytes: 50, ..limits() };
+        assert!(matches!(encode_frame(&m, &small, DEFAULT_MAX_FRAME), Err(FrameError::Json(_))));
+    }
 }
