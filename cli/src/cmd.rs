@@ -4,7 +4,7 @@ mod actions;
 mod call;
 mod completions;
 mod describe;
-
+mod headless;
 mod inspect;
 mod list;
 mod man;
@@ -54,7 +54,9 @@ pub enum Command {
     /// Gateway: pipe JSON-1 or MCP lines between stdin/stdout and an endpoint (for MCP clients).
     #[command(after_help = stdio::AFTER_HELP)]
     Stdio(stdio::StdioArgs),
-
+    /// Start APP in headless agent mode and serve it on stdin/stdout, without a daemon.
+    #[command(after_help = headless::AFTER_HELP)]
+    Headless(headless::HeadlessArgs),
     /// Show the daemon's status: pid, version, uptime, apps, connections.
     #[command(after_help = "Example:\n  jfgui-agent status --json")]
     Status(status::StatusArgs),
@@ -94,7 +96,9 @@ impl Command {
             Command::Inspect(a) => Format::choose(a.out.json, true),
             Command::Status(a) => Format::choose(a.out.json, false),
             // stdout belongs to the protocol (or to the generated script): errors go to stderr only.
-            Command::Stdio(_) | Command::Completions(_) | Command::Man => Format::Human,
+            Command::Stdio(_) | Command::Headless(_) | Command::Completions(_) | Command::Man => {
+                Format::Human
+            }
         }
     }
 
@@ -108,6 +112,7 @@ impl Command {
             Command::Inspect(a) => inspect::run(a, ctx, format).await,
             Command::Stdio(a) => stdio::run(a, ctx).await,
 
+            Command::Headless(a) => headless::run(a, ctx).await,
             Command::Status(_) => status::run(ctx, format).await,
             Command::Completions(a) => completions::run(a),
             Command::Man => man::run(),
@@ -159,6 +164,7 @@ mod tests {
             ],
             &["x", "inspect", "notepad", "--input-json", "{\"sinceRevision\":1}"],
             &["x", "stdio", "notepad", "--protocol", "mcp"],
+            &["x", "headless", "/bin/app", "--protocol", "json", "--", "--name", "A B"],
             &["x", "status"],
             &["x", "completions", "zsh"],
             &["x", "man"],

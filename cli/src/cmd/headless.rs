@@ -7,7 +7,7 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use clap::Args;
-use jfgui_daemon::{Engine, EngineConfig, EndpointEvent, PeerInfo};
+use jfgui_daemon::{EndpointEvent, Engine, EngineConfig, PeerInfo};
 use jfgui_proto::locations::ENV_HOST_CHANNEL;
 use tokio::process::{Child, Command};
 use tokio::sync::broadcast;
@@ -63,7 +63,11 @@ pub async fn run(args: HeadlessArgs, ctx: Context) -> Result<(), Failure> {
         .spawn()
         .map_err(|e| spawn_failure(&shown, &e))?;
     let (Some(app_in), Some(app_out)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(Failure::new(Exit::Daemon, "spawn_failed", format!("cannot reach the stdio of {shown}")));
+        return Err(Failure::new(
+            Exit::Daemon,
+            "spawn_failed",
+            format!("cannot reach the stdio of {shown}"),
+        ));
     };
 
     let engine = Engine::new(EngineConfig::default());
@@ -102,12 +106,23 @@ pub async fn run(args: HeadlessArgs, ctx: Context) -> Result<(), Failure> {
 }
 
 /// Serves our stdio as one client of the endpoint `slug`, through the same gateway as `stdio`.
-async fn serve(engine: &Engine, slug: &str, protocol: Protocol, ctx: Context) -> Result<(), Failure> {
+async fn serve(
+    engine: &Engine,
+    slug: &str,
+    protocol: Protocol,
+    ctx: Context,
+) -> Result<(), Failure> {
     let (ours, theirs) = tokio::io::duplex(64 * 1024);
     let client_engine = engine.clone();
     let owned_slug = slug.to_string();
     tokio::spawn(async move {
-        client_engine.serve_client(theirs, &owned_slug, PeerInfo { pid: Some(std::process::id()), uid: None }).await;
+        client_engine
+            .serve_client(
+                theirs,
+                &owned_slug,
+                PeerInfo { pid: Some(std::process::id()), uid: None },
+            )
+            .await;
     });
     let (read, write) = tokio::io::split(ours);
     gateway::run(read, write, protocol, &format!("app '{slug}'"), ctx.timeout).await
@@ -120,7 +135,11 @@ async fn wait_up(events: &mut broadcast::Receiver<EndpointEvent>) -> Result<Stri
             Ok(EndpointEvent::Up { slug }) => return Ok(slug),
             Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
             Err(broadcast::error::RecvError::Closed) => {
-                return Err(Failure::new(Exit::Daemon, "engine_stopped", "the session engine stopped before the app registered"));
+                return Err(Failure::new(
+                    Exit::Daemon,
+                    "engine_stopped",
+                    "the session engine stopped before the app registered",
+                ));
             }
         }
     }
@@ -147,9 +166,11 @@ fn exited_early(app: &str, status: Option<ExitStatus>) -> Failure {
 
 fn spawn_failure(app: &str, e: &std::io::Error) -> Failure {
     match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            Failure::new(Exit::NotFound, "app_not_found", format!("cannot start {app}: no such file or command"))
-        }
+        std::io::ErrorKind::NotFound => Failure::new(
+            Exit::NotFound,
+            "app_not_found",
+            format!("cannot start {app}: no such file or command"),
+        ),
         std::io::ErrorKind::PermissionDenied => {
             Failure::new(Exit::Refused, "permission_denied", format!("cannot start {app}: {e}"))
         }
@@ -166,7 +187,8 @@ mod tests {
 
     #[test]
     fn app_args_pass_unchanged_and_json_is_the_default() {
-        let cli = Cli::try_parse_from(["x", "headless", "app", "--", "--protocol", "mcp", "a b"]).unwrap();
+        let cli = Cli::try_parse_from(["x", "headless", "app", "--", "--protocol", "mcp", "a b"])
+            .unwrap();
         let Command::Headless(h) = cli.command else { panic!("not headless") };
         assert_eq!(h.app_args, ["--protocol", "mcp", "a b"]);
         assert_eq!(h.protocol, Protocol::Json);
