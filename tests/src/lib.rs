@@ -3,7 +3,7 @@
 //! watchdog, raw JSON-RPC line clients, `/proc` resource probes and the cross-UID helper.
 //!
 //! **Binaries.** `CARGO_BIN_EXE_*` only covers a package's own bins, so [`bin`] runs
-//! `cargo build -p daemon -p notepad --bins` once per test process (a no-op when they are
+//! `cargo build -p daemon -p notepad -p cli --bins` once per test process (a no-op when they are
 //! fresh) into the same target dir as the running test, then returns
 //! `target/<profile>/NAME`. `cargo test --workspace` therefore always runs the suites against
 //! binaries built from the current sources. Set `JFGUI_TEST_BIN_DIR` to test prebuilt
@@ -46,7 +46,7 @@ pub fn bin_dir() -> &'static Path {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut cmd = Command::new(cargo);
         cmd.current_dir(workspace)
-            .args(["build", "--quiet", "--bins", "-p", "daemon", "-p", "notepad", "--target-dir"])
+            .args(["build", "--quiet", "--bins", "-p", "daemon", "-p", "notepad", "-p", "cli", "--target-dir"])
             .arg(&target_dir);
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");
@@ -67,6 +67,11 @@ pub fn bin(name: &str) -> PathBuf {
 /// The daemon binary.
 pub fn agentd() -> PathBuf {
     bin("jfgui-agentd")
+}
+
+/// The CLI binary.
+pub fn agent() -> PathBuf {
+    bin("jfgui-agent")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -502,7 +507,7 @@ impl CrossUid {
         let a = create_user(&format!("jfa{tag}"))?;
         let b = create_user(&format!("jfb{tag}"))?;
         let bins = TempDir::new();
-        for name in ["jfgui-agentd", "jfgui-notepad"] {
+        for name in ["jfgui-agentd", "jfgui-notepad", "jfgui-agent"] {
             let from = bin_dir().join(name);
             if from.is_file() {
                 let to = bins.path().join(name);
