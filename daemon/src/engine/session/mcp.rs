@@ -37,3 +37,5 @@ pub(crate) use select::{Protocol, Route};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod wire_tests;
