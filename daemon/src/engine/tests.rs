@@ -1,7 +1,7 @@
 //! In-process tests of the engine: JSON-1 over `tokio::io::duplex` against a fake app speaking
 //! host-channel messages over another duplex. Fault numbers refer to FAULTS.md.
 
-mod harness;
+pub(crate) mod harness;
 
 use std::time::Duration;
 
