@@ -227,6 +227,17 @@ async fn arrays_garbage_and_oversize_lines_keep_the_connection() {
     assert_eq!(s(&r, "error.data.reason"), "too_large");
     let r = ask(&mut c, &legacy("10", "tools/call", r#""name":"jfgui_state_inspect""#)).await;
     assert_eq!(n(&r, "result.structuredContent.revision"), 7, "still initialized and served");
+    // Results over the bound: a tool result becomes a tool error, anything else -32603.
+    let state = format!(
+        r#""name":"jfgui_state_inspect","arguments":{{"input":{{"q":"{}"}}}}"#,
+        "s".repeat(2500)
+    );
+    let r = ask(&mut c, &legacy("11", "tools/call", &state)).await;
+    assert_eq!(at(&r, "result.isError"), &Value::Bool(true));
+    assert_eq!(s(&r, "result.structuredContent.error.reason"), "response_too_large");
+    let r = ask(&mut c, &legacy("12", "tools/list", "")).await;
+    assert_eq!(code(&r), -32603);
+    assert_eq!(s(&r, "error.data.reason"), "response_too_large");
 }
 
 #[tokio::test]
