@@ -493,19 +493,18 @@ async fn protocol_errors_are_exact() {
         assert_eq!(at(&r, "id"), &Value::Null);
     }
 
-    // Depth (B5): 32 levels pass the parser, 33 do not.
+    // Depth (B5): the request object (1) and params (2) plus 30 arrays make 32: parsed (the
+    // params are then refused); 31 arrays make 33: a parse error.
     let nest = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
-    let line = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"state/inspect","params":{{"input":{}}}}}"#,
-        nest(29)
-    );
-    c.send(&line).await;
-    assert_eq!(n(&c.recv().await, "result.revision"), 7);
-    let line = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"state/inspect","params":{{"input":{}}}}}"#,
-        nest(30)
-    );
-    c.send(&line).await;
+    let describe = |depth: usize| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"actions/describe","params":{{"action":{}}}}}"#,
+            nest(depth)
+        )
+    };
+    c.send(&describe(30)).await;
+    assert_error(&c.recv().await, -32602, "invalid_type");
+    c.send(&describe(31)).await;
     assert_error(&c.recv().await, -32700, "depth");
     c.send(&"[".repeat(100_000)).await;
     assert_eq!(n(&c.recv().await, "error.code"), -32700);
@@ -564,10 +563,10 @@ async fn oversize_line_gets_one_error_and_reading_resumes() {
     cfg.json.max_bytes = 4096;
     let (engine, slug) = engine_with_echo_app(cfg).await;
     let mut c = Client::connect(&engine, &slug);
-    // Exactly at the limit: accepted (padding inside the params keeps it one request).
-    let base = r#"{"jsonrpc":"2.0","id":1,"method":"state/inspect","params":{"input":{"pad":""}}}"#;
+    // Exactly at the limit: accepted (a long query with a short answer).
+    let base = r#"{"jsonrpc":"2.0","id":1,"method":"actions/list","params":{"query":""}}"#;
     let pad = "x".repeat(4096 - base.len());
-    let at_limit = base.replace(r#""pad":"""#, &format!(r#""pad":"{pad}""#));
+    let at_limit = base.replace(r#""query":"""#, &format!(r#""query":"{pad}""#));
     assert_eq!(at_limit.len(), 4096);
     c.send(&at_limit).await;
     let r = c.recv().await;
@@ -682,7 +681,9 @@ async fn a_client_that_never_reads_stops_being_read() {
     let mut w = c.take_writer();
     let writer = tokio::spawn(async move {
         for i in 0..total {
-            let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"agent/info\"}}\n");
+            let line = format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"actions/execute\",\"params\":{{\"action\":\"document.get\"}}}}\n"
+            );
             w.write_all(line.as_bytes()).await.unwrap();
         }
         w
@@ -691,7 +692,7 @@ async fn a_client_that_never_reads_stops_being_read() {
     let mut forwarded = 0;
     while let Ok(req) = tokio::time::timeout(Duration::from_millis(300), app.request()).await {
         let output = parse(&format!(r#"{{"big":"{big}"}}"#));
-        app.reply(req.id, Outcome::Ok(CallResult::Rendered { output, revision: 1 })).await;
+        app.reply(req.id, Outcome::Ok(CallResult::Executed { output, revision: 1 })).await;
         forwarded += 1;
     }
     // About one maximum-size response buffered (+ one in the writer, + the transport buffer)
@@ -708,7 +709,7 @@ async fn a_client_that_never_reads_stops_being_read() {
     });
     let server = tokio::spawn(async move {
         while let Some(DaemonMessage::Request(req)) = app.recv().await {
-            let answer = CallResult::Revision { revision: 1 };
+            let answer = CallResult::Executed { output: parse("{}"), revision: 1 };
             app.reply(req.id, Outcome::Ok(answer)).await;
         }
     });
@@ -977,7 +978,7 @@ async fn instances_get_distinct_slugs_and_keep_their_names() {
     let c = FakeApp::register(&engine, "Ünïcode  Window — Title", true, vec![]).await;
     assert_eq!(
         (a.slug.as_str(), b.slug.as_str(), c.slug.as_str()),
-        ("notepad", "notepad-2", "n-n-code-window-title")
+        ("notepad", "notepad-2", "n-code-window-title")
     );
     let apps = engine.apps();
     assert_eq!(apps[2].display_name, "Ünïcode  Window — Title");
@@ -1062,7 +1063,7 @@ async fn shutdown_drains_then_fails_calls_and_says_bye() {
     // A reply during the drain is still delivered.
     tokio::time::sleep(Duration::from_millis(50)).await;
     app.reply(first.id, Outcome::Ok(CallResult::Revision { revision: 3 })).await;
-    let mut got = vec![c.recv().await, c.recv().await];
+    let mut got = [c.recv().await, c.recv().await];
     got.sort_by_key(|r| n(r, "id"));
     assert_eq!(n(&got[0], "result.revision"), 3);
     assert_error(&got[1], 1001, "daemon_shutdown");
