@@ -1122,3 +1122,106 @@ async fn serve_futures_are_send() {
     is_send(&engine.serve_control(c, PeerInfo::default()));
     is_send(&engine.shutdown());
 }
+
+#[tokio::test]
+async fn count_bounds_are_enforced_while_parsing() {
+    let mut cfg = config();
+    cfg.json.max_members = 8;
+    cfg.json.max_values = 40;
+    cfg.json.max_string_bytes = 256;
+    let (engine, slug) = engine_with_echo_app(cfg).await;
+    let mut c = Client::connect(&engine, &slug);
+    let list = |k: usize| (0..k).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let describe = |action: String| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"actions/describe","params":{{"action":{action}}}}}"#
+        )
+    };
+    // At the bound: parsed (then refused as params); one over: a parse error naming the bound.
+    c.send(&describe(format!("[{}]", list(8)))).await;
+    assert_error(&c.recv().await, -32602, "invalid_type");
+    c.send(&describe(format!("[{}]", list(9)))).await;
+    assert_error(&c.recv().await, -32700, "too_many_members");
+    let many = (0..5).map(|_| format!("[{}]", list(7))).collect::<Vec<_>>().join(",");
+    c.send(&describe(format!("[{many}]"))).await;
+    assert_error(&c.recv().await, -32700, "too_many_values");
+    // Decoded length counts: 256 bytes pass, 258 do not, also when spelled with escapes.
+    c.send(&describe(format!("\"{}\"", "a".repeat(256)))).await;
+    assert_error(&c.recv().await, 1004, "action");
+    c.send(&describe(format!("\"{}\"", "\\u00e9".repeat(129)))).await;
+    assert_error(&c.recv().await, -32700, "string_too_long");
+}
+
+#[tokio::test]
+async fn unknown_fields_on_the_host_channel_drop_the_app() {
+    let engine = Engine::new(config());
+    let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
+    let mut c = Client::connect(&engine, &app.slug);
+    c.send(r#"{"jsonrpc":"2.0","id":1,"method":"agent/info"}"#).await;
+    let req = app.request().await;
+    let body = format!(
+        r#"{{"reply":{{"id":{},"outcome":{{"ok":{{"revision":{{"revision":1}}}}}},"extra":1}}}}"#,
+        req.id
+    );
+    let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+    frame.extend_from_slice(body.as_bytes());
+    app.send_raw(&frame).await;
+    assert_error(&c.recv().await, 1001, "app_disconnected");
+    assert!(app.recv().await.is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_partial_frame_idle_past_the_deadline_drops_the_app() {
+    let mut cfg = config();
+    cfg.partial_idle = Duration::from_secs(5);
+    let engine = Engine::new(cfg);
+    let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
+    let started = tokio::time::Instant::now();
+    app.send_raw(&[0, 0, 0, 40, b'{']).await;
+    assert!(app.recv().await.is_none());
+    assert!(started.elapsed() >= Duration::from_secs(5));
+    assert!(engine.apps().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_partial_client_line_idle_past_the_deadline_closes_the_client() {
+    let mut cfg = config();
+    cfg.partial_idle = Duration::from_secs(5);
+    let (engine, slug) = engine_with_echo_app(cfg).await;
+    let mut c = Client::connect(&engine, &slug);
+    c.send_raw(br#"{"jsonrpc":"2.0","#).await;
+    let started = tokio::time::Instant::now();
+    assert!(c.closed().await);
+    assert!(started.elapsed() >= Duration::from_secs(5));
+    assert_eq!(engine.client_count(), 0);
+}
+
+#[tokio::test]
+async fn a_full_task_table_refuses_new_work_clearly() {
+    let mut cfg = config();
+    cfg.max_tasks = 2;
+    let engine = Engine::new(cfg);
+    let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
+    let mut c = Client::connect(&engine, &app.slug);
+    app.send(&AppMessage::Task(task("a", TaskState::Running))).await;
+    app.send(&AppMessage::Task(task("b", TaskState::Running))).await;
+    wait_for_task_state(&mut c, "b", "running").await;
+    let r = c
+        .call("actions/execute", r#"{"action":"document.text.insert","expectedRevision":1}"#)
+        .await;
+    assert_error(&r, 1000, "busy");
+    // Once one finishes, it can be evicted to make room.
+    app.send(&AppMessage::Task(task("a", TaskState::Completed))).await;
+    wait_for_task_state(&mut c, "a", "completed").await;
+    c.call_nowait("actions/execute", r#"{"action":"document.text.insert","expectedRevision":1}"#)
+        .await;
+    let req = app.request().await;
+    app.reply(
+        req.id,
+        Outcome::Ok(CallResult::Deferred { task: task("c", TaskState::Running), revision: 1 }),
+    )
+    .await;
+    assert_eq!(s(&c.recv().await, "result.task.id"), "c");
+    assert_error(&c.call("tasks/get", r#"{"id":"a"}"#).await, 1004, "task");
+    assert_eq!(s(&c.call("tasks/get", r#"{"id":"c"}"#).await, "result.task.state"), "running");
+}
