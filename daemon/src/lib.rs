@@ -6,6 +6,6 @@
 mod engine;
 
 pub use engine::{
-    AppHandle, AppSummary, EndpointEvent, Engine, EngineConfig, LinkStatus, Method, MethodError,
-    PeerInfo, methods,
+    AppHandle, AppSummary, Connections, EndpointEvent, Engine, EngineConfig, LinkStatus, Method,
+    MethodError, PeerInfo, methods,
 };

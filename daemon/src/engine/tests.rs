@@ -1058,6 +1058,8 @@ async fn shutdown_drains_then_fails_calls_and_says_bye() {
     c.send(r#"{"jsonrpc":"2.0","id":2,"method":"agent/info"}"#).await;
     let first = app.request().await;
     let _second = app.request().await;
+    let counts = *engine.connections().borrow();
+    assert_eq!((counts.apps, counts.clients), (1, 1));
     let e2 = engine.clone();
     let stopping = tokio::spawn(async move { e2.shutdown().await });
     // A reply during the drain is still delivered.
@@ -1071,6 +1073,7 @@ async fn shutdown_drains_then_fails_calls_and_says_bye() {
     tokio::time::timeout(WAIT, stopping).await.unwrap().unwrap();
     assert!(c.closed().await);
     assert_eq!(engine.client_count(), 0);
+    assert!(engine.connections().borrow().is_idle());
     // Nothing new is accepted after shutdown.
     let mut late = FakeApp::connect(&engine, 1 << 16);
     assert!(matches!(late.recv().await, Some(DaemonMessage::Refused(_)) | None));
