@@ -809,15 +809,18 @@ async fn disabling_fails_queued_calls_and_closes_clients_but_sent_calls_finish()
     cfg.max_queued_per_app = 64;
     let engine = Engine::new(cfg);
     let mut events = engine.subscribe();
-    // Small buffer: the first request frames fill it, the rest stay queued in the daemon.
+    // Small buffer: the first (large) request blocks the daemon's writer, the rest stay queued.
     let mut app =
         FakeApp::register_with_buffer(&engine, "Notepad", true, notepad_actions(), 200).await;
     assert_eq!(events.recv().await.unwrap(), EndpointEvent::Up { slug: "notepad".into() });
     let mut c = Client::connect(&engine, &app.slug);
-    for i in 0..10 {
+    let pad = "p".repeat(1000);
+    c.send(&format!(r#"{{"jsonrpc":"2.0","id":0,"method":"actions/execute","params":{{"action":"document.get","input":{{"pad":"{pad}"}}}}}}"#)).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    for i in 1..10 {
         c.send(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"actions/execute","params":{{"action":"document.get"}}}}"#)).await;
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
     app.set_enabled(false).await;
     assert_eq!(events.recv().await.unwrap(), EndpointEvent::Down { slug: "notepad".into() });
     // Now read what had been sent and answer it for real.
@@ -829,7 +832,7 @@ async fn disabling_fails_queued_calls_and_closes_clients_but_sent_calls_finish()
         let out = CallResult::Executed { output: parse("{}"), revision: 1 };
         app.reply(req.id, Outcome::Ok(out)).await;
     }
-    assert!(!sent.is_empty() && sent.len() < 10, "sent {sent:?}");
+    assert_eq!(sent.len(), 1, "only the blocked request was sent: {sent:?}");
     let (mut ok, mut disabled) = (0, 0);
     for _ in 0..10 {
         let r = c.recv().await;
@@ -1227,4 +1230,22 @@ async fn a_full_task_table_refuses_new_work_clearly() {
     assert_eq!(s(&c.recv().await, "result.task.id"), "c");
     assert_error(&c.call("tasks/get", r#"{"id":"a"}"#).await, 1004, "task");
     assert_eq!(s(&c.call("tasks/get", r#"{"id":"c"}"#).await, "result.task.state"), "running");
+}
+
+#[tokio::test]
+async fn registering_twice_on_one_channel_drops_the_app() {
+    let engine = Engine::new(config());
+    let mut events = engine.subscribe();
+    let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
+    assert_eq!(events.recv().await.unwrap(), EndpointEvent::Up { slug: "notepad".into() });
+    app.send(&AppMessage::Hello(jfgui_proto::channel::Hello {
+        channel_version: 1,
+        display_name: "Again".into(),
+        pid: 1,
+        enabled: true,
+    }))
+    .await;
+    assert!(app.recv().await.is_none());
+    assert_eq!(events.recv().await.unwrap(), EndpointEvent::Down { slug: "notepad".into() });
+    assert!(engine.apps().is_empty());
 }
