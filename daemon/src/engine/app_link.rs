@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use jfgui_proto::channel::{
-    ActionInfo, AppMessage, Bye, Call, CallResult, ChannelLimits, DaemonMessage, FrameDecoder,
-    FrameError, MAX_ACTIONS_PER_PAGE, Outcome, Refused, Reply, Request, Welcome, decode_message,
-    encode_frame,
+    ActionInfo, AppMessage, BatchOutcome, Bye, Call, CallResult, ChannelLimits, DaemonMessage,
+    FrameDecoder, FrameError, MAX_ACTIONS_PER_PAGE, Outcome, Refused, Reply, Request, TaskSnapshot,
+    Welcome, decode_message, encode_frame,
 };
 use jfgui_proto::{ActionError, Limits, Reason, validate_action_infos};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -226,7 +226,10 @@ impl AppHandle {
                 let Some(p) = calls.pending.remove(&reply.id) else { return };
                 drop(calls);
                 let outcome = match reply.outcome {
-                    Outcome::Ok(r) => Ok(r),
+                    Outcome::Ok(r) => {
+                        self.record_tasks(&r);
+                        Ok(r)
+                    }
                     Outcome::Error(e) => Err(e),
                 };
                 let _ = p.reply.send(outcome);
@@ -236,6 +239,28 @@ impl AppHandle {
                 id = reply.id,
                 "dropping a reply to an unknown, unsent, answered or timed-out request"
             ),
+        }
+    }
+
+    /// Stores the tasks a reply reports, here on the reading side, so a later task update on
+    /// the same channel always lands after them.
+    fn record_tasks(&self, result: &CallResult) {
+        let tasks: Vec<&TaskSnapshot> = match result {
+            CallResult::Deferred { task, .. } | CallResult::Task(task) => vec![task],
+            CallResult::Batch { results, .. } => results
+                .iter()
+                .filter_map(|e| match &e.outcome {
+                    BatchOutcome::Task(t) => Some(t),
+                    _ => None,
+                })
+                .collect(),
+            _ => return,
+        };
+        let mut table = self.lock_tasks();
+        for task in tasks {
+            if table.upsert(self.0.id, task.clone()).is_err() {
+                tracing::error!(app = %self.0.slug, task = %task.id, "task table full; task not tracked");
+            }
         }
     }
 
