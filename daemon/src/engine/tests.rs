@@ -1249,3 +1249,46 @@ async fn registering_twice_on_one_channel_drops_the_app() {
     assert_eq!(events.recv().await.unwrap(), EndpointEvent::Down { slug: "notepad".into() });
     assert!(engine.apps().is_empty());
 }
+
+#[tokio::test]
+async fn every_call_is_traced_with_endpoint_method_action_duration_and_outcome() {
+    use std::sync::{Arc, Mutex};
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buf = Buf::default();
+    let writer = buf.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let (engine, slug) = engine_with_echo_app(config()).await;
+    let mut c = Client::connect(&engine, &slug);
+    c.call("actions/execute", r#"{"action":"document.get"}"#).await;
+    c.call("actions/describe", r#"{"action":"nope"}"#).await;
+    let log = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    let done = log.lines().find(|l| l.contains("call done")).expect(&log);
+    for field in [
+        "endpoint=notepad",
+        "method=actions/execute",
+        "action=document.get",
+        "duration_us=",
+        "outcome=ok",
+    ] {
+        assert!(done.contains(field), "{field} missing in {done}");
+    }
+    let failed = log.lines().find(|l| l.contains("call failed")).expect(&log);
+    for field in ["method=actions/describe", "action=nope", "outcome=action"] {
+        assert!(failed.contains(field), "{field} missing in {failed}");
+    }
+}
