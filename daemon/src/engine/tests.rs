@@ -309,6 +309,17 @@ async fn actions_batch_maps_results_and_atomic_failures() {
     assert_eq!(s(&r, "error.data.cause.reason"), "host_error");
     assert_eq!(s(&r, "error.data.cause.data.code"), "boom");
 
+    // Results out of order or beyond the calls are the app's bug.
+    c.call_nowait("actions/batch", r#"{"calls":[{"action":"document.get"}]}"#).await;
+    let req = app.request().await;
+    let entry = |index| BatchEntry { index, outcome: BatchOutcome::Output(parse("{}")) };
+    app.reply(
+        req.id,
+        Outcome::Ok(CallResult::Batch { results: vec![entry(0), entry(1)], revision: 4 }),
+    )
+    .await;
+    assert_error(&c.recv().await, 1003, "invalid_reply");
+
     // Bounds: 1..=128 calls, strict call objects.
     assert_error(&c.call("actions/batch", r#"{"calls":[]}"#).await, -32602, "out_of_range");
     let many = vec![r#"{"action":"document.get"}"#; 129].join(",");

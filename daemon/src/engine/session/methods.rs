@@ -501,9 +501,18 @@ async fn actions_batch(app: &AppHandle, mut p: Params) -> Result<Map, MethodErro
         cp.finish()?;
     }
     check_task_room(app)?;
+    let count = parsed.len();
     let batch = BatchCall { calls: parsed, atomic, stop_on_error };
     match app.request(Call::Batch(batch)).await? {
         CallResult::Batch { results, revision } => {
+            // Each attempted call once, in order: anything else is the host's bug.
+            let in_order =
+                results.iter().map(|e| e.index as usize).enumerate().all(|(i, index)| {
+                    index < count && (i == 0 || index > results[i - 1].index as usize)
+                });
+            if !in_order {
+                return Err(invalid_reply());
+            }
             let mut out = Vec::with_capacity(results.len());
             for entry in results {
                 let mut m = one("index", Value::from(entry.index));
