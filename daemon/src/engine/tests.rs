@@ -309,6 +309,17 @@ async fn actions_batch_maps_results_and_atomic_failures() {
     assert_eq!(s(&r, "error.data.cause.reason"), "host_error");
     assert_eq!(s(&r, "error.data.cause.data.code"), "boom");
 
+    // Results out of order or beyond the calls are the app's bug.
+    c.call_nowait("actions/batch", r#"{"calls":[{"action":"document.get"}]}"#).await;
+    let req = app.request().await;
+    let entry = |index| BatchEntry { index, outcome: BatchOutcome::Output(parse("{}")) };
+    app.reply(
+        req.id,
+        Outcome::Ok(CallResult::Batch { results: vec![entry(0), entry(1)], revision: 4 }),
+    )
+    .await;
+    assert_error(&c.recv().await, 1003, "invalid_reply");
+
     // Bounds: 1..=128 calls, strict call objects.
     assert_error(&c.call("actions/batch", r#"{"calls":[]}"#).await, -32602, "out_of_range");
     let many = vec![r#"{"action":"document.get"}"#; 129].join(",");
@@ -493,19 +504,18 @@ async fn protocol_errors_are_exact() {
         assert_eq!(at(&r, "id"), &Value::Null);
     }
 
-    // Depth (B5): 32 levels pass the parser, 33 do not.
+    // Depth (B5): the request object (1) and params (2) plus 30 arrays make 32: parsed (the
+    // params are then refused); 31 arrays make 33: a parse error.
     let nest = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
-    let line = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"state/inspect","params":{{"input":{}}}}}"#,
-        nest(29)
-    );
-    c.send(&line).await;
-    assert_eq!(n(&c.recv().await, "result.revision"), 7);
-    let line = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"state/inspect","params":{{"input":{}}}}}"#,
-        nest(30)
-    );
-    c.send(&line).await;
+    let describe = |depth: usize| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"actions/describe","params":{{"action":{}}}}}"#,
+            nest(depth)
+        )
+    };
+    c.send(&describe(30)).await;
+    assert_error(&c.recv().await, -32602, "invalid_type");
+    c.send(&describe(31)).await;
     assert_error(&c.recv().await, -32700, "depth");
     c.send(&"[".repeat(100_000)).await;
     assert_eq!(n(&c.recv().await, "error.code"), -32700);
@@ -564,10 +574,10 @@ async fn oversize_line_gets_one_error_and_reading_resumes() {
     cfg.json.max_bytes = 4096;
     let (engine, slug) = engine_with_echo_app(cfg).await;
     let mut c = Client::connect(&engine, &slug);
-    // Exactly at the limit: accepted (padding inside the params keeps it one request).
-    let base = r#"{"jsonrpc":"2.0","id":1,"method":"state/inspect","params":{"input":{"pad":""}}}"#;
+    // Exactly at the limit: accepted (a long query with a short answer).
+    let base = r#"{"jsonrpc":"2.0","id":1,"method":"actions/list","params":{"query":""}}"#;
     let pad = "x".repeat(4096 - base.len());
-    let at_limit = base.replace(r#""pad":"""#, &format!(r#""pad":"{pad}""#));
+    let at_limit = base.replace(r#""query":"""#, &format!(r#""query":"{pad}""#));
     assert_eq!(at_limit.len(), 4096);
     c.send(&at_limit).await;
     let r = c.recv().await;
@@ -682,7 +692,9 @@ async fn a_client_that_never_reads_stops_being_read() {
     let mut w = c.take_writer();
     let writer = tokio::spawn(async move {
         for i in 0..total {
-            let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"agent/info\"}}\n");
+            let line = format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"actions/execute\",\"params\":{{\"action\":\"document.get\"}}}}\n"
+            );
             w.write_all(line.as_bytes()).await.unwrap();
         }
         w
@@ -691,7 +703,7 @@ async fn a_client_that_never_reads_stops_being_read() {
     let mut forwarded = 0;
     while let Ok(req) = tokio::time::timeout(Duration::from_millis(300), app.request()).await {
         let output = parse(&format!(r#"{{"big":"{big}"}}"#));
-        app.reply(req.id, Outcome::Ok(CallResult::Rendered { output, revision: 1 })).await;
+        app.reply(req.id, Outcome::Ok(CallResult::Executed { output, revision: 1 })).await;
         forwarded += 1;
     }
     // About one maximum-size response buffered (+ one in the writer, + the transport buffer)
@@ -708,7 +720,7 @@ async fn a_client_that_never_reads_stops_being_read() {
     });
     let server = tokio::spawn(async move {
         while let Some(DaemonMessage::Request(req)) = app.recv().await {
-            let answer = CallResult::Revision { revision: 1 };
+            let answer = CallResult::Executed { output: parse("{}"), revision: 1 };
             app.reply(req.id, Outcome::Ok(answer)).await;
         }
     });
@@ -808,15 +820,18 @@ async fn disabling_fails_queued_calls_and_closes_clients_but_sent_calls_finish()
     cfg.max_queued_per_app = 64;
     let engine = Engine::new(cfg);
     let mut events = engine.subscribe();
-    // Small buffer: the first request frames fill it, the rest stay queued in the daemon.
+    // Small buffer: the first (large) request blocks the daemon's writer, the rest stay queued.
     let mut app =
         FakeApp::register_with_buffer(&engine, "Notepad", true, notepad_actions(), 200).await;
     assert_eq!(events.recv().await.unwrap(), EndpointEvent::Up { slug: "notepad".into() });
     let mut c = Client::connect(&engine, &app.slug);
-    for i in 0..10 {
+    let pad = "p".repeat(1000);
+    c.send(&format!(r#"{{"jsonrpc":"2.0","id":0,"method":"actions/execute","params":{{"action":"document.get","input":{{"pad":"{pad}"}}}}}}"#)).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    for i in 1..10 {
         c.send(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"actions/execute","params":{{"action":"document.get"}}}}"#)).await;
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
     app.set_enabled(false).await;
     assert_eq!(events.recv().await.unwrap(), EndpointEvent::Down { slug: "notepad".into() });
     // Now read what had been sent and answer it for real.
@@ -828,7 +843,7 @@ async fn disabling_fails_queued_calls_and_closes_clients_but_sent_calls_finish()
         let out = CallResult::Executed { output: parse("{}"), revision: 1 };
         app.reply(req.id, Outcome::Ok(out)).await;
     }
-    assert!(!sent.is_empty() && sent.len() < 10, "sent {sent:?}");
+    assert_eq!(sent.len(), 1, "only the blocked request was sent: {sent:?}");
     let (mut ok, mut disabled) = (0, 0);
     for _ in 0..10 {
         let r = c.recv().await;
@@ -977,7 +992,7 @@ async fn instances_get_distinct_slugs_and_keep_their_names() {
     let c = FakeApp::register(&engine, "Ünïcode  Window — Title", true, vec![]).await;
     assert_eq!(
         (a.slug.as_str(), b.slug.as_str(), c.slug.as_str()),
-        ("notepad", "notepad-2", "n-n-code-window-title")
+        ("notepad", "notepad-2", "n-code-window-title")
     );
     let apps = engine.apps();
     assert_eq!(apps[2].display_name, "Ünïcode  Window — Title");
@@ -1057,12 +1072,14 @@ async fn shutdown_drains_then_fails_calls_and_says_bye() {
     c.send(r#"{"jsonrpc":"2.0","id":2,"method":"agent/info"}"#).await;
     let first = app.request().await;
     let _second = app.request().await;
+    let counts = *engine.connections().borrow();
+    assert_eq!((counts.apps, counts.clients), (1, 1));
     let e2 = engine.clone();
     let stopping = tokio::spawn(async move { e2.shutdown().await });
     // A reply during the drain is still delivered.
     tokio::time::sleep(Duration::from_millis(50)).await;
     app.reply(first.id, Outcome::Ok(CallResult::Revision { revision: 3 })).await;
-    let mut got = vec![c.recv().await, c.recv().await];
+    let mut got = [c.recv().await, c.recv().await];
     got.sort_by_key(|r| n(r, "id"));
     assert_eq!(n(&got[0], "result.revision"), 3);
     assert_error(&got[1], 1001, "daemon_shutdown");
@@ -1070,6 +1087,7 @@ async fn shutdown_drains_then_fails_calls_and_says_bye() {
     tokio::time::timeout(WAIT, stopping).await.unwrap().unwrap();
     assert!(c.closed().await);
     assert_eq!(engine.client_count(), 0);
+    assert!(engine.connections().borrow().is_idle());
     // Nothing new is accepted after shutdown.
     let mut late = FakeApp::connect(&engine, 1 << 16);
     assert!(matches!(late.recv().await, Some(DaemonMessage::Refused(_)) | None));
@@ -1120,4 +1138,168 @@ async fn serve_futures_are_send() {
     is_send(&engine.serve_client(b, "x", PeerInfo::default()));
     is_send(&engine.serve_control(c, PeerInfo::default()));
     is_send(&engine.shutdown());
+}
+
+#[tokio::test]
+async fn count_bounds_are_enforced_while_parsing() {
+    let mut cfg = config();
+    cfg.json.max_members = 8;
+    cfg.json.max_values = 40;
+    cfg.json.max_string_bytes = 256;
+    let (engine, slug) = engine_with_echo_app(cfg).await;
+    let mut c = Client::connect(&engine, &slug);
+    let list = |k: usize| (0..k).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let describe = |action: String| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"actions/describe","params":{{"action":{action}}}}}"#
+        )
+    };
+    // At the bound: parsed (then refused as params); one over: a parse error naming the bound.
+    c.send(&describe(format!("[{}]", list(8)))).await;
+    assert_error(&c.recv().await, -32602, "invalid_type");
+    c.send(&describe(format!("[{}]", list(9)))).await;
+    assert_error(&c.recv().await, -32700, "too_many_members");
+    let many = (0..5).map(|_| format!("[{}]", list(7))).collect::<Vec<_>>().join(",");
+    c.send(&describe(format!("[{many}]"))).await;
+    assert_error(&c.recv().await, -32700, "too_many_values");
+    // Decoded length counts: 256 bytes pass, 258 do not, also when spelled with escapes.
+    c.send(&describe(format!("\"{}\"", "a".repeat(256)))).await;
+    assert_error(&c.recv().await, 1004, "action");
+    c.send(&describe(format!("\"{}\"", "\\u00e9".repeat(129)))).await;
+    assert_error(&c.recv().await, -32700, "string_too_long");
+}
+
+#[tokio::test]
+async fn unknown_fields_on_the_host_channel_drop_the_app() {
+    let engine = Engine::new(config());
+    let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
+    let mut c = Client::connect(&engine, &app.slug);
+    c.send(r#"{"jsonrpc":"2.0","id":1,"method":"agent/info"}"#).await;
+    let req = app.request().await;
+    let body = format!(
+        r#"{{"reply":{{"id":{},"outcome":{{"ok":{{"revision":{{"revision":1}}}}}},"extra":1}}}}"#,
+        req.id
+    );
+    let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+    frame.extend_from_slice(body.as_bytes());
+    app.send_raw(&frame).await;
+    assert_error(&c.recv().await, 1001, "app_disconnected");
+    assert!(app.recv().await.is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_partial_frame_idle_past_the_deadline_drops_the_app() {
+    let mut cfg = config();
+    cfg.partial_idle = Duration::from_secs(5);
+    let engine = Engine::new(cfg);
+    let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
+    let started = tokio::time::Instant::now();
+    app.send_raw(&[0, 0, 0, 40, b'{']).await;
+    assert!(app.recv().await.is_none());
+    assert!(started.elapsed() >= Duration::from_secs(5));
+    assert!(engine.apps().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_partial_client_line_idle_past_the_deadline_closes_the_client() {
+    let mut cfg = config();
+    cfg.partial_idle = Duration::from_secs(5);
+    let (engine, slug) = engine_with_echo_app(cfg).await;
+    let mut c = Client::connect(&engine, &slug);
+    c.send_raw(br#"{"jsonrpc":"2.0","#).await;
+    let started = tokio::time::Instant::now();
+    assert!(c.closed().await);
+    assert!(started.elapsed() >= Duration::from_secs(5));
+    assert_eq!(engine.client_count(), 0);
+}
+
+#[tokio::test]
+async fn a_full_task_table_refuses_new_work_clearly() {
+    let mut cfg = config();
+    cfg.max_tasks = 2;
+    let engine = Engine::new(cfg);
+    let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
+    let mut c = Client::connect(&engine, &app.slug);
+    app.send(&AppMessage::Task(task("a", TaskState::Running))).await;
+    app.send(&AppMessage::Task(task("b", TaskState::Running))).await;
+    wait_for_task_state(&mut c, "b", "running").await;
+    let r = c
+        .call("actions/execute", r#"{"action":"document.text.insert","expectedRevision":1}"#)
+        .await;
+    assert_error(&r, 1000, "busy");
+    // Once one finishes, it can be evicted to make room.
+    app.send(&AppMessage::Task(task("a", TaskState::Completed))).await;
+    wait_for_task_state(&mut c, "a", "completed").await;
+    c.call_nowait("actions/execute", r#"{"action":"document.text.insert","expectedRevision":1}"#)
+        .await;
+    let req = app.request().await;
+    app.reply(
+        req.id,
+        Outcome::Ok(CallResult::Deferred { task: task("c", TaskState::Running), revision: 1 }),
+    )
+    .await;
+    assert_eq!(s(&c.recv().await, "result.task.id"), "c");
+    assert_error(&c.call("tasks/get", r#"{"id":"a"}"#).await, 1004, "task");
+    assert_eq!(s(&c.call("tasks/get", r#"{"id":"c"}"#).await, "result.task.state"), "running");
+}
+
+#[tokio::test]
+async fn registering_twice_on_one_channel_drops_the_app() {
+    let engine = Engine::new(config());
+    let mut events = engine.subscribe();
+    let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
+    assert_eq!(events.recv().await.unwrap(), EndpointEvent::Up { slug: "notepad".into() });
+    app.send(&AppMessage::Hello(jfgui_proto::channel::Hello {
+        channel_version: 1,
+        display_name: "Again".into(),
+        pid: 1,
+        enabled: true,
+    }))
+    .await;
+    assert!(app.recv().await.is_none());
+    assert_eq!(events.recv().await.unwrap(), EndpointEvent::Down { slug: "notepad".into() });
+    assert!(engine.apps().is_empty());
+}
+
+#[tokio::test]
+async fn every_call_is_traced_with_endpoint_method_action_duration_and_outcome() {
+    use std::sync::{Arc, Mutex};
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buf = Buf::default();
+    let writer = buf.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let (engine, slug) = engine_with_echo_app(config()).await;
+    let mut c = Client::connect(&engine, &slug);
+    c.call("actions/execute", r#"{"action":"document.get"}"#).await;
+    c.call("actions/describe", r#"{"action":"nope"}"#).await;
+    let log = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    let done = log.lines().find(|l| l.contains("call done")).expect(&log);
+    for field in [
+        "endpoint=notepad",
+        "method=actions/execute",
+        "action=document.get",
+        "duration_us=",
+        "outcome=ok",
+    ] {
+        assert!(done.contains(field), "{field} missing in {done}");
+    }
+    let failed = log.lines().find(|l| l.contains("call failed")).expect(&log);
+    for field in ["method=actions/describe", "action=nope", "outcome=action"] {
+        assert!(failed.contains(field), "{field} missing in {failed}");
+    }
 }

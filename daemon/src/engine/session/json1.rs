@@ -196,7 +196,7 @@ pub fn prepare(line: &[u8], limits: &Limits, slug: &str) -> Prepared {
 pub async fn execute(app: &AppHandle, call: Json1Call) -> Vec<u8> {
     let limits = app.config().json;
     let action = call.params.get("action").and_then(Value::as_str).unwrap_or("").to_string();
-    let span = tracing::info_span!("call", endpoint = app.slug(), method = call.method.name(), action = %action);
+    let span = tracing::info_span!("call", endpoint = %app.slug(), method = %call.method.name(), action = %action);
     let started = Instant::now();
     let result =
         tracing::Instrument::instrument(methods::call(app, call.method, call.params), span.clone())
@@ -208,8 +208,15 @@ pub async fn execute(app: &AppHandle, call: Json1Call) -> Vec<u8> {
             (method_error_line(&call.id, error, &limits), outcome)
         }
     };
+    // Successes at debug, so a busy endpoint does not flood the default log; every failure
+    // is visible at info.
+    let duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     span.in_scope(|| {
-        tracing::info!(duration_us = started.elapsed().as_micros() as u64, outcome, "call done");
+        if outcome == "ok" {
+            tracing::debug!(duration_us, %outcome, "call done");
+        } else {
+            tracing::info!(duration_us, %outcome, "call failed");
+        }
     });
     line
 }
@@ -316,9 +323,11 @@ pub fn error_line(id: &Value, code: i64, message: &str, data: Map, limits: &Limi
                 "The error details exceed the message bounds.",
                 reason_data("response_too_large"),
             );
-            // Small and bounded by construction unless the id itself is huge; the id came in
-            // a line within the same bounds, so this fits.
-            jfgui_proto::encode(&fallback, limits).unwrap_or_default()
+            // The fallback is a few dozen bytes plus the id, which arrived within the bounds;
+            // only absurdly small configured bounds need the wider ones below.
+            jfgui_proto::encode(&fallback, limits)
+                .or_else(|_| jfgui_proto::encode(&fallback, &Limits { max_bytes: usize::MAX, ..Limits::DEFAULT }))
+                .unwrap_or_else(|_| br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error.","data":{"reason":"internal"}}}"#.to_vec())
         }
     }
 }
