@@ -148,6 +148,7 @@ fn c1_descriptor_exhaustion_does_not_spin_and_recovers() {
     let d = Daemon::start(&tmp.rt(), &[]);
     let pid = d.proc.pid();
     d.assert_alive();
+    // Taken while the probe connection may still be open: "no leak" means at most this.
     let baseline = fd_count(pid);
     let ok = Command::new("prlimit")
         .args(["--pid", &pid.to_string(), "--nofile=32:"])
@@ -173,7 +174,7 @@ fn c1_descriptor_exhaustion_does_not_spin_and_recovers() {
         d.proc.stderr()
     );
     assert!(
-        wait_until(PATIENCE, || fd_count(pid) == baseline),
+        wait_until(PATIENCE, || fd_count(pid) <= baseline),
         "fds back to baseline {baseline}: {}",
         fd_count(pid)
     );
