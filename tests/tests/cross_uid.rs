@@ -106,3 +106,34 @@ fn root_is_admitted_by_design() {
         d.proc.stderr()
     );
 }
+
+#[test]
+fn a14_xdg_runtime_dir_of_another_user_is_refused() {
+    let _wd = Watchdog::arm(Duration::from_secs(120));
+    let cu = match CrossUid::setup() {
+        Ok(cu) => cu,
+        Err(reason) => return skipped("a14_xdg_runtime_dir_of_another_user_is_refused", &reason),
+    };
+    // jfb's private XDG dir: jfa cannot create its runtime dir inside; a pre-created one owned
+    // by jfb is refused by owner.
+    let xdg = cu.home_for(&cu.b);
+    fs::set_permissions(xdg.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    let mut cmd = cu.command_as(&cu.a, &cu.bin("jfgui-agentd"));
+    cmd.env_remove("JFGUI_RUNTIME_DIR").env("XDG_RUNTIME_DIR", xdg.path());
+    let (status, stderr) = jfgui_tests::run_daemon(cmd);
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains(&xdg.path().join("jfgui-agent").display().to_string()), "{stderr}");
+
+    fs::set_permissions(xdg.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let squatted = xdg.path().join("jfgui-agent");
+    fs::create_dir(&squatted).unwrap();
+    fs::set_permissions(&squatted, fs::Permissions::from_mode(0o700)).unwrap();
+    let ok = std::process::Command::new("chown").arg(&cu.b.name).arg(&squatted).status();
+    assert!(ok.is_ok_and(|s| s.success()));
+    let mut cmd = cu.command_as(&cu.a, &cu.bin("jfgui-agentd"));
+    cmd.env_remove("JFGUI_RUNTIME_DIR").env("XDG_RUNTIME_DIR", xdg.path());
+    let (status, stderr) = jfgui_tests::run_daemon(cmd);
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains(&format!("owned by uid {}", cu.b.uid)), "{stderr}");
+    assert!(fs::read_dir(&squatted).unwrap().next().is_none(), "nothing created inside");
+}

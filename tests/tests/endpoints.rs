@@ -220,3 +220,17 @@ fn idle_exit_counts_connected_apps() {
     drop(app);
     assert_eq!(d.proc.wait_exit(PATIENCE).and_then(|s| s.code()), Some(0), "{}", d.proc.stderr());
 }
+
+#[test]
+fn demo_without_the_example_app_says_how_to_build_it() {
+    let _wd = Watchdog::arm(Duration::from_secs(60));
+    let tmp = TempDir::new();
+    let lonely = tmp.path().join("jfgui-agentd");
+    fs::copy(jfgui_tests::agentd(), &lonely).unwrap();
+    let mut cmd = Command::new(&lonely);
+    cmd.arg("--demo").env("JFGUI_RUNTIME_DIR", tmp.rt()).env_remove("XDG_RUNTIME_DIR");
+    let (status, stderr) = jfgui_tests::run_daemon(cmd);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cargo build -p notepad"), "{stderr}");
+    assert!(!tmp.rt().exists(), "nothing created before the check");
+}
