@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod cli;
+
 pub use serde_json;
 
 /// Generous bound for anything that should take milliseconds (CI machines are shared).
