@@ -29,7 +29,13 @@ impl Run {
 
     /// Asserts the exit code, showing the output on failure.
     pub fn assert_code(&self, code: i32) -> &Run {
-        assert_eq!(self.code(), code, "exit code; stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code(),
+            code,
+            "exit code; stdout:\n{}\nstderr:\n{}",
+            self.stdout,
+            self.stderr
+        );
         self
     }
 
@@ -39,7 +45,11 @@ impl Run {
         let lines: Vec<&str> = self.stderr.lines().collect();
         assert_eq!(lines.len(), 1, "one stderr line expected: {:?}", self.stderr);
         let prefix = format!("jfgui-agent: error[{reason}]: ");
-        assert!(lines[0].starts_with(&prefix), "stderr {:?} does not start with {prefix:?}", lines[0]);
+        assert!(
+            lines[0].starts_with(&prefix),
+            "stderr {:?} does not start with {prefix:?}",
+            lines[0]
+        );
         self
     }
 
@@ -55,7 +65,10 @@ impl Run {
     pub fn json_lines(&self) -> Vec<serde_json::Value> {
         self.stdout
             .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {l:?}")))
+            .map(|l| {
+                serde_json::from_str(l)
+                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {l:?}"))
+            })
             .collect()
     }
 
@@ -71,7 +84,10 @@ impl Run {
 /// panic would show (and fail [`Run::assert_no_panic`]).
 pub fn agent_command(rt: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(agent());
-    cmd.env("JFGUI_RUNTIME_DIR", rt).env_remove("XDG_RUNTIME_DIR").env("RUST_BACKTRACE", "1").args(args);
+    cmd.env("JFGUI_RUNTIME_DIR", rt)
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("RUST_BACKTRACE", "1")
+        .args(args);
     cmd
 }
 

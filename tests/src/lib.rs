@@ -41,13 +41,25 @@ pub fn bin_dir() -> &'static Path {
         }
         let exe = std::env::current_exe().expect("test executable path");
         // target/<profile>/deps/<suite>-<hash>
-        let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps").to_path_buf();
+        let profile_dir =
+            exe.parent().and_then(Path::parent).expect("target/<profile>/deps").to_path_buf();
         let target_dir = profile_dir.parent().expect("target dir").to_path_buf();
         let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut cmd = Command::new(cargo);
         cmd.current_dir(workspace)
-            .args(["build", "--quiet", "--bins", "-p", "daemon", "-p", "notepad", "-p", "cli", "--target-dir"])
+            .args([
+                "build",
+                "--quiet",
+                "--bins",
+                "-p",
+                "daemon",
+                "-p",
+                "notepad",
+                "-p",
+                "cli",
+                "--target-dir",
+            ])
             .arg(&target_dir);
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");
@@ -143,7 +155,9 @@ impl Watchdog {
         let (tx, rx) = mpsc::channel::<()>();
         thread::spawn(move || {
             if let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(limit) {
-                eprintln!("WATCHDOG: {name} ran longer than {limit:?}; killing children and aborting");
+                eprintln!(
+                    "WATCHDOG: {name} ran longer than {limit:?}; killing children and aborting"
+                );
                 for pid in children().lock().unwrap_or_else(|e| e.into_inner()).iter() {
                     let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
                 }
@@ -213,7 +227,8 @@ impl Proc {
 
     /// Sends `signal` (e.g. "TERM", "KILL").
     pub fn signal(&self, signal: &str) {
-        let status = Command::new("kill").arg(format!("-{signal}")).arg(self.pid().to_string()).status();
+        let status =
+            Command::new("kill").arg(format!("-{signal}")).arg(self.pid().to_string()).status();
         assert!(status.is_ok_and(|s| s.success()), "kill -{signal} {}", self.pid());
     }
 
@@ -246,7 +261,10 @@ impl Drop for Proc {
 /// removed so nothing leaks in from the environment).
 pub fn daemon_command(rt: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(agentd());
-    cmd.env("JFGUI_RUNTIME_DIR", rt).env_remove("XDG_RUNTIME_DIR").env("JFGUI_LOG", "debug").args(args);
+    cmd.env("JFGUI_RUNTIME_DIR", rt)
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("JFGUI_LOG", "debug")
+        .args(args);
     cmd
 }
 
@@ -271,9 +289,15 @@ impl Daemon {
         let log = rt.with_file_name(format!("agentd-{}.log", unique()));
         let mut proc = Proc::spawn(cmd, log);
         let control = rt.join("agentd.sock");
-        let ready = wait_until(PATIENCE, || proc.try_status().is_some() || UnixStream::connect(&control).is_ok());
+        let ready = wait_until(PATIENCE, || {
+            proc.try_status().is_some() || UnixStream::connect(&control).is_ok()
+        });
         if !ready || proc.try_status().is_some() {
-            panic!("daemon did not get ready (status {:?}); its log:\n{}", proc.try_status(), proc.stderr());
+            panic!(
+                "daemon did not get ready (status {:?}); its log:\n{}",
+                proc.try_status(),
+                proc.stderr()
+            );
         }
         Daemon { proc, rt: rt.to_path_buf() }
     }
@@ -299,7 +323,9 @@ impl Daemon {
     /// `apps/list` → the `apps` array.
     pub fn apps(&self) -> Vec<Value> {
         match rpc(&self.control(), "apps/list", json!({})) {
-            Ok(v) => v["result"]["apps"].as_array().cloned().unwrap_or_else(|| panic!("apps/list: {v}")),
+            Ok(v) => {
+                v["result"]["apps"].as_array().cloned().unwrap_or_else(|| panic!("apps/list: {v}"))
+            }
             Err(e) => panic!("apps/list failed: {e}; daemon log:\n{}", self.proc.stderr()),
         }
     }
@@ -379,10 +405,11 @@ impl LineClient {
         self.next_id += 1;
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         self.send_raw(&request.to_string())?;
-        let line = self
-            .read_line()?
-            .ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed before a response"))?;
-        serde_json::from_str(&line).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{e}: {line:?}")))
+        let line = self.read_line()?.ok_or_else(|| {
+            io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed before a response")
+        })?;
+        serde_json::from_str(&line)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{e}: {line:?}")))
     }
 }
 
@@ -419,13 +446,17 @@ pub fn cpu_ticks(pid: u32) -> Option<u64> {
 
 /// The mode bits (`st_mode & 0o7777`) of `path`, without following a final symlink.
 pub fn mode(path: &Path) -> u32 {
-    fs::symlink_metadata(path).map(|m| m.permissions().mode() & 0o7777).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    fs::symlink_metadata(path)
+        .map(|m| m.permissions().mode() & 0o7777)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// The inode of `path`.
 pub fn inode(path: &Path) -> u64 {
     use std::os::unix::fs::MetadataExt;
-    fs::symlink_metadata(path).map(|m| m.ino()).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    fs::symlink_metadata(path)
+        .map(|m| m.ino())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// Our real uid (from `/proc/self/status`).
@@ -494,7 +525,8 @@ impl CrossUid {
             if from.is_file() {
                 let to = bins.path().join(name);
                 fs::copy(&from, &to).map_err(|e| format!("copy {}: {e}", from.display()))?;
-                fs::set_permissions(&to, fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())?;
+                fs::set_permissions(&to, fs::Permissions::from_mode(0o755))
+                    .map_err(|e| e.to_string())?;
             }
         }
         Ok(CrossUid { a, b, bins })
@@ -508,14 +540,16 @@ impl CrossUid {
     /// `program args...` run as `user` (real and effective uid and gid, its groups only).
     pub fn command_as(&self, user: &User, program: &Path) -> Command {
         let mut cmd = Command::new("setpriv");
-        cmd.args(["--reuid", &user.name, "--regid", &user.name, "--init-groups", "--"]).arg(program);
+        cmd.args(["--reuid", &user.name, "--regid", &user.name, "--init-groups", "--"])
+            .arg(program);
         cmd
     }
 
     /// A directory `user` owns (0700), to hold its runtime dir.
     pub fn home_for(&self, user: &User) -> TempDir {
         let dir = TempDir::new();
-        let status = Command::new("chown").arg(format!("{0}:{0}", user.name)).arg(dir.path()).status();
+        let status =
+            Command::new("chown").arg(format!("{0}:{0}", user.name)).arg(dir.path()).status();
         assert!(status.is_ok_and(|s| s.success()), "chown {}", dir.path().display());
         dir
     }
@@ -564,7 +598,10 @@ fn create_user(name: &str) -> Result<User, String> {
         return Err(format!("useradd {name}: {}", String::from_utf8_lossy(&out.stderr).trim()));
     }
     let id = Command::new("id").args(["-u", name]).output().map_err(|e| format!("id: {e}"))?;
-    let uid = String::from_utf8_lossy(&id.stdout).trim().parse().map_err(|e| format!("id -u {name}: {e}"))?;
+    let uid = String::from_utf8_lossy(&id.stdout)
+        .trim()
+        .parse()
+        .map_err(|e| format!("id -u {name}: {e}"))?;
     Ok(User { name: name.into(), uid })
 }
 
