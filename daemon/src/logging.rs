@@ -12,7 +12,12 @@ pub const DEFAULT_FILTER: &str = "info";
 /// default, so a typo in `RUST_LOG` never keeps the daemon from starting.
 pub fn init(format: LogFormat) {
     let (filter, problem) = filter_from(|name| std::env::var(name).ok());
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // Colours only for a person at a terminal, never in journald or a captured log file.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi);
     match format {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().init(),

@@ -95,12 +95,31 @@ pub enum Opened {
     },
 }
 
+/// Endpoints need room for at least this many slug characters in `sun_path`, or the runtime
+/// dir is refused at start-up rather than every app failing later (FAULTS A13).
+pub const MIN_SLUG_ROOM: usize = 8;
+
+/// Refuses a runtime dir whose socket paths would not fit `sun_path` (checked before anything
+/// is created, so a refused path leaves nothing behind).
+pub fn check_socket_room(path: &Path) -> Result<(), DirError> {
+    use jfgui_proto::locations::{APPS_DIR, CONTROL_SOCKET, ENDPOINT_SUFFIX, HOST_SOCKET};
+    let endpoint = format!("{APPS_DIR}/{}{ENDPOINT_SUFFIX}", "x".repeat(MIN_SLUG_ROOM));
+    for name in [CONTROL_SOCKET, HOST_SOCKET, &endpoint] {
+        let full = path.join(name);
+        if full.as_os_str().len() > SUN_PATH_MAX {
+            return Err(DirError::PathTooLong { path: full, limit: SUN_PATH_MAX });
+        }
+    }
+    Ok(())
+}
+
 impl RuntimeDir {
     /// Creates or adopts `path` (absolute), then `fchdir`s into it.
     pub fn open(path: &Path) -> Result<(RuntimeDir, Opened), DirError> {
         if !path.is_absolute() {
             return Err(refused(path, "the runtime dir must be an absolute path".into()));
         }
+        check_socket_room(path)?;
         let created = match DirBuilder::new().mode(0o700).create(path) {
             Ok(()) => true,
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => false,
@@ -119,16 +138,18 @@ impl RuntimeDir {
             .open(path)
         {
             Ok(dir) => dir,
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-                return Err(refused(
-                    path,
-                    "it is a symlink; the runtime dir's last component must be a real \
-                     directory (symlinks in parent directories are fine)"
-                        .into(),
-                ));
-            }
-            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
-                return Err(refused(path, "it exists and is not a directory".into()));
+            // O_NOFOLLOW|O_DIRECTORY on a symlink fails with ELOOP or ENOTDIR, depending on
+            // the platform: lstat tells which case it is.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => {
+                let is_link =
+                    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+                let reason = if is_link {
+                    "it is a symlink; the runtime dir's last component must be a real directory \
+                     (symlinks in parent directories are fine)"
+                } else {
+                    "it exists and is not a directory"
+                };
+                return Err(refused(path, reason.into()));
             }
             Err(source) => return Err(DirError::Io { path: path.into(), source }),
         };
@@ -310,6 +331,19 @@ mod tests {
         match judge(1001, 0o700, 1000) {
             Verdict::Refuse(m) => assert!(m.contains("uid 1001") && m.contains("0700"), "{m}"),
             v => panic!("{v:?}"),
+        }
+    }
+
+    #[test]
+    fn socket_room_is_checked_before_creating_anything() {
+        assert!(check_socket_room(Path::new("/run/user/1000/jfgui-agent")).is_ok());
+        let long = PathBuf::from(format!("/tmp/{}", "d".repeat(90)));
+        match check_socket_room(&long) {
+            Err(DirError::PathTooLong { path, limit }) => {
+                assert_eq!(limit, SUN_PATH_MAX);
+                assert!(path.starts_with(&long));
+            }
+            other => panic!("{other:?}"),
         }
     }
 

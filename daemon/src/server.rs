@@ -38,10 +38,6 @@ use accept::accept_loop;
 use gate::{Class, Gate};
 use sessions::Sessions;
 
-/// Endpoints need room for at least this many slug characters in `sun_path`, or the runtime
-/// dir is refused at start-up rather than every app failing later (FAULTS A13).
-pub const MIN_SLUG_ROOM: usize = 8;
-
 /// Slack on top of `--shutdown-drain` before the daemon stops waiting for the engine.
 const SHUTDOWN_SLACK: Duration = Duration::from_secs(2);
 
@@ -127,20 +123,6 @@ fn open_dir(path: &std::path::Path) -> Result<RuntimeDir, DirError> {
         Opened::Tightened { old_mode } => tracing::warn!(runtime_dir = %path.display(),
             "the runtime dir had mode {old_mode:04o}; tightened it to 0700"),
     }
-    rt.socket_path(CONTROL_SOCKET)?;
-    rt.socket_path(HOST_SOCKET)?;
-    if rt.max_slug_len() < MIN_SLUG_ROOM {
-        let sample = format!(
-            "{}/{}{}",
-            locations::APPS_DIR,
-            "x".repeat(MIN_SLUG_ROOM),
-            locations::ENDPOINT_SUFFIX
-        );
-        return Err(DirError::PathTooLong {
-            path: rt.path().join(sample),
-            limit: crate::runtime_dir::SUN_PATH_MAX,
-        });
-    }
     Ok(rt)
 }
 
@@ -159,7 +141,16 @@ where
 {
     let bound = rt.ensure_apps_dir().and_then(|()| {
         crate::endpoints::remove_stale(&rt);
-        Ok((Listener::bind(&rt, CONTROL_SOCKET)?, Listener::bind(&rt, HOST_SOCKET)?))
+        let control = Listener::bind(&rt, CONTROL_SOCKET)?;
+        match Listener::bind(&rt, HOST_SOCKET) {
+            Ok(host) => Ok((control, host)),
+            Err(e) => {
+                // Leave nothing behind when refusing to start.
+                drop(control);
+                let _ = crate::runtime_dir::remove_stale_socket(&rt, CONTROL_SOCKET);
+                Err(e)
+            }
+        }
     });
     let (control, host) = match bound {
         Ok(pair) => pair,

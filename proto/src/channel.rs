@@ -9,6 +9,10 @@
 //! [`AppMessage::Task`]; enabling/disabling as [`AppMessage::Enabled`]. Either side may send
 //! `bye` before closing. `docs/PROTOCOL.md` is the full wire reference.
 //!
+//! The daemon checks the handshake with [`Hello::check_version`] and
+//! [`validate_action_infos`](crate::validate_action_infos) (a failure becomes the
+//! [`Refused`] to send); both ends parse and encode frame bodies with [`frame_limits`].
+//!
 //! | part | file |
 //! |---|---|
 //! | message types | `channel/message.rs` |

@@ -4,7 +4,7 @@
 mod render;
 mod validate;
 
-pub use validate::{MAX_VALIDATION_DEPTH, SchemaViolation};
+pub use validate::{MAX_VALIDATION_DEPTH, MAX_VALIDATION_STEPS, SchemaViolation};
 
 /// A schema, declarable as a `static`. See the module docs of [`crate`] for an example.
 #[derive(Debug, Clone, Copy, PartialEq)]

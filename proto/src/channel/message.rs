@@ -865,4 +865,58 @@ mod tests {
         let small = Limits { max_bytes: 50, ..limits() };
         assert!(matches!(encode_frame(&m, &small, DEFAULT_MAX_FRAME), Err(FrameError::Json(_))));
     }
+
+    /// What a receiver makes of a stream: each frame's decoded message or error, in order.
+    fn verdicts<T>(chunks: &[&[u8]]) -> Vec<Result<T, FrameError>>
+    where
+        T: serde::de::DeserializeOwned,
+    {
+        let mut decoder = FrameDecoder::new(DEFAULT_MAX_FRAME);
+        let mut out = Vec::new();
+        for chunk in chunks {
+            decoder.feed(chunk);
+            loop {
+                match decoder.next_frame() {
+                    Ok(Some(body)) => out.push(decode_message::<T>(&body, &limits())),
+                    Ok(None) => break,
+                    Err(e) => {
+                        out.push(Err(e));
+                        return out;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn stream<T: Serialize>(messages: &[T]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for m in messages {
+            out.extend(encode_frame(m, &limits(), DEFAULT_MAX_FRAME).unwrap());
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// The codec fed as daemon (app messages) and as app (daemon messages), with corrupted
+        /// bytes and chunks of at most 143 bytes, reaches the same verdicts as one-shot feeding.
+        #[test]
+        fn chunked_and_corrupted_streams_match_one_shot(
+            flips in proptest::collection::vec((proptest::prelude::any::<proptest::sample::Index>(), proptest::prelude::any::<u8>()), 0..4),
+            chunk in 1usize..=143,
+            as_daemon in proptest::prelude::any::<bool>(),
+        ) {
+            let mut bytes = if as_daemon { stream(&app_samples()) } else { stream(&daemon_samples()) };
+            for (at, byte) in &flips {
+                let i = at.index(bytes.len());
+                bytes[i] = *byte;
+            }
+            let pieces: Vec<&[u8]> = bytes.chunks(chunk).collect();
+            if as_daemon {
+                proptest::prop_assert_eq!(verdicts::<AppMessage>(&pieces), verdicts::<AppMessage>(&[&bytes]));
+            } else {
+                proptest::prop_assert_eq!(verdicts::<DaemonMessage>(&pieces), verdicts::<DaemonMessage>(&[&bytes]));
+            }
+        }
+    }
 }

@@ -13,6 +13,10 @@
 //! default), so the recursion depth is bounded by the value depth times the (static) `AnyOf`
 //! nesting. For hand-built values, which the parser never saw, [`MAX_VALIDATION_DEPTH`] is a
 //! hard stop that turns deeper nesting into a violation instead of a stack overflow.
+//!
+//! Time is bounded too: ambiguous alternatives (`AnyOf` of two schemas that both descend into
+//! the same array) could otherwise retry a subtree once per alternative at every level, so
+//! every check spends one step of [`MAX_VALIDATION_STEPS`].
 
 use alloc::format;
 use alloc::string::String;
@@ -25,6 +29,11 @@ use crate::{Map, Value};
 /// Value nesting beyond which validation reports a violation instead of descending further.
 /// Far above the parser's default depth (32), so it only matters for hand-built values.
 pub const MAX_VALIDATION_DEPTH: usize = 128;
+
+/// Checks one validation may make (one per value per schema tried) before it gives up with a
+/// violation. A value from the parser has at most 16384 values by default, so only schemas
+/// with ambiguous `AnyOf` alternatives come near it.
+pub const MAX_VALIDATION_STEPS: usize = 1 << 20;
 
 /// Longest excerpt of a string, key or number token quoted in a message.
 const EXCERPT: usize = 40;
@@ -73,7 +82,8 @@ impl Schema {
     /// ```
     pub fn validate(&self, value: &Value) -> Result<(), SchemaViolation> {
         let mut path = Vec::new();
-        check(self, value, &mut path)
+        let mut budget = MAX_VALIDATION_STEPS;
+        check(self, value, &mut path, &mut budget)
             .map_err(|message| SchemaViolation { pointer: pointer(&path), message })
     }
 }
@@ -87,7 +97,18 @@ enum Step<'v> {
 
 /// Checks `value` at `path`. On failure `path` is left pointing at the offending value and the
 /// message is returned; on success `path` is as it was on entry.
-fn check<'v>(schema: &Schema, value: &'v Value, path: &mut Vec<Step<'v>>) -> Result<(), String> {
+fn check<'v>(
+    schema: &Schema,
+    value: &'v Value,
+    path: &mut Vec<Step<'v>>,
+    budget: &mut usize,
+) -> Result<(), String> {
+    if *budget == 0 {
+        return Err(format!(
+            "value too complex to validate against this schema (over {MAX_VALIDATION_STEPS} checks)"
+        ));
+    }
+    *budget -= 1;
     match (schema, value) {
         (Schema::Any, _) | (Schema::Null, Value::Null) | (Schema::Boolean, Value::Bool(_)) => {
             Ok(())
@@ -139,7 +160,7 @@ fn check<'v>(schema: &Schema, value: &'v Value, path: &mut Vec<Step<'v>>) -> Res
                 }
             }
             for (i, element) in elements.iter().enumerate() {
-                descend(items, element, Step::Index(i), path)?;
+                descend(items, element, Step::Index(i), path, budget)?;
             }
             Ok(())
         }
@@ -149,9 +170,9 @@ fn check<'v>(schema: &Schema, value: &'v Value, path: &mut Vec<Step<'v>>) -> Res
             {
                 return Err(format!("missing required member \"{}\"", missing.name));
             }
-            check_members(properties, *additional, members, path)
+            check_members(properties, *additional, members, path, budget)
         }
-        (Schema::AnyOf(alternatives), _) => check_any_of(alternatives, value, path),
+        (Schema::AnyOf(alternatives), _) => check_any_of(alternatives, value, path, budget),
         _ => Err(format!("expected {}, found {}", expected(schema), found(value))),
     }
 }
@@ -161,10 +182,11 @@ fn check_members<'v>(
     additional: bool,
     members: &'v Map,
     path: &mut Vec<Step<'v>>,
+    budget: &mut usize,
 ) -> Result<(), String> {
     for (key, member) in members.iter() {
         match properties.iter().find(|p| p.name == key) {
-            Some(property) => descend(property.schema, member, Step::Key(key), path)?,
+            Some(property) => descend(property.schema, member, Step::Key(key), path, budget)?,
             None if additional => {}
             None => {
                 path.push(Step::Key(key));
@@ -181,12 +203,13 @@ fn descend<'v>(
     value: &'v Value,
     step: Step<'v>,
     path: &mut Vec<Step<'v>>,
+    budget: &mut usize,
 ) -> Result<(), String> {
     path.push(step);
     if path.len() > MAX_VALIDATION_DEPTH {
         return Err(format!("value nested deeper than {MAX_VALIDATION_DEPTH} levels"));
     }
-    check(schema, value, path)?;
+    check(schema, value, path, budget)?;
     path.pop();
     Ok(())
 }
@@ -195,6 +218,7 @@ fn check_any_of<'v>(
     alternatives: &[Schema],
     value: &'v Value,
     path: &mut Vec<Step<'v>>,
+    budget: &mut usize,
 ) -> Result<(), String> {
     let depth = path.len();
     // The one alternative that failed below this level, if exactly one did.
@@ -202,8 +226,13 @@ fn check_any_of<'v>(
     let mut deeper_count = 0;
     for alternative in alternatives {
         let mut attempt = path.clone();
-        match check(alternative, value, &mut attempt) {
+        match check(alternative, value, &mut attempt, budget) {
             Ok(()) => return Ok(()),
+            // Out of steps: report that, wherever it happened, instead of trying on.
+            Err(message) if *budget == 0 => {
+                *path = attempt;
+                return Err(message);
+            }
             Err(message) if attempt.len() > depth => {
                 deeper_count += 1;
                 deeper = Some((attempt, message));
@@ -502,6 +531,26 @@ mod tests {
         let path = [Step::Key(""), Step::Key("~/"), Step::Index(7), Step::Key("é")];
         assert_eq!(pointer(&path), "//~0~1/7/é");
         assert_eq!(pointer(&[]), "");
+    }
+
+    #[test]
+    fn ambiguous_alternatives_are_bounded_in_time() {
+        // Both alternatives descend into every array, so a naive search takes 2^depth steps.
+        static TWICE: Schema = Schema::AnyOf(&[
+            Schema::Array { items: &TWICE, max_items: None },
+            Schema::Array { items: &TWICE, max_items: None },
+        ]);
+        let mut v = Value::Null;
+        for _ in 0..40 {
+            v = Value::Array(vec![v]);
+        }
+        let (_, m) = violation(&TWICE, &v);
+        assert_eq!(m, "value too complex to validate against this schema (over 1048576 checks)");
+        let mut shallow = Value::Array(vec![]);
+        for _ in 0..5 {
+            shallow = Value::Array(vec![shallow]);
+        }
+        assert!(TWICE.validate(&shallow).is_ok());
     }
 
     #[test]
