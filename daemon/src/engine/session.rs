@@ -5,11 +5,12 @@
 //! one maximum-size response is buffered for a client that does not read (ssh-agent's rule).
 //! Responses are written as they complete, so they may be out of order; each carries its id.
 //!
-//! The protocol is decided per line by `json1.rs` today; MCP selection (SPEC S7) plugs in at
-//! [`Connection::handle_line`], and `notifications/cancelled` (suppress the response of a call
-//! in flight) belongs there too: calls are spawned with their client id at hand.
+//! The protocol is decided per connection (SPEC S7, `mcp/select.rs`): until a JSON-1 method,
+//! an MCP envelope or `initialize` decides, every line is routed by [`mcp::Protocol`]; a JSON-1
+//! connection then takes the JSON-1 path directly.
 
 pub mod json1;
+mod mcp;
 pub mod methods;
 
 use std::sync::Arc;
@@ -38,7 +39,12 @@ pub async fn serve<S>(
     let output = Output::start(wr, config.json.max_bytes);
     let in_flight = Arc::new(Semaphore::new(config.max_in_flight_per_client.max(1)));
     let mut status = app.status();
-    let mut conn = Connection { app: app.clone(), output: output.clone(), calls: JoinSet::new() };
+    let mut conn = Connection {
+        app: app.clone(),
+        output: output.clone(),
+        calls: JoinSet::new(),
+        protocol: mcp::Protocol::default(),
+    };
     tracing::debug!(slug = app.slug(), ?peer, "client connected");
 
     let ended = loop {
@@ -93,12 +99,48 @@ struct Connection {
     app: AppHandle,
     output: Output,
     calls: JoinSet<()>,
+    /// JSON-1, MCP or not yet decided.
+    protocol: mcp::Protocol,
 }
 
 impl Connection {
     /// Handles one complete line: answers at once, stays silent (notifications), or spawns the
     /// call, which keeps `permit` (one in-flight slot) until its response is buffered.
     async fn handle_line(&mut self, line: &[u8], permit: OwnedSemaphorePermit) {
+        if !matches!(self.protocol, mcp::Protocol::Json1) {
+            let limits = self.app.config().json;
+            let envelope = match json1::parse_envelope(line, &limits) {
+                Ok(envelope) => envelope,
+                Err(Some(response)) => return self.output.send(response).await,
+                Err(None) => return,
+            };
+            let params = jfgui_proto::Value::Object(envelope.params);
+            let incoming = mcp::Incoming {
+                id: envelope.id.as_ref(),
+                method: Some(&envelope.method),
+                params: Some(&params),
+            };
+            match self.protocol.route(&incoming) {
+                mcp::Route::Json1 => {}
+                mcp::Route::Silent => return,
+                mcp::Route::Answer(reply) => {
+                    let id = envelope.id.unwrap_or_default();
+                    return self.output.send(mcp::response_line(&id, reply, &limits)).await;
+                }
+                mcp::Route::Mcp(pending) => {
+                    let app = self.app.clone();
+                    let output = self.output.clone();
+                    let id = envelope.id.unwrap_or_default();
+                    self.calls.spawn(async move {
+                        if let Some(reply) = pending.run(&app).await {
+                            output.send(mcp::response_line(&id, reply, &limits)).await;
+                        }
+                        drop(permit);
+                    });
+                    return;
+                }
+            }
+        }
         match json1::prepare(line, &self.app.config().json, self.app.slug()) {
             json1::Prepared::Respond(bytes) => self.output.send(bytes).await,
             json1::Prepared::Silent => {}
