@@ -140,3 +140,125 @@ pub fn run_command(mut cmd: Command, stdin: &[u8]) -> Run {
     let stderr = String::from_utf8_lossy(&err_reader.join().expect("stderr reader")).into_owned();
     Run { status, stdout, stderr }
 }
+
+/// Waits until the daemon lists an enabled app with endpoint `slug` (panics after
+/// [`PATIENCE`], with the daemon's log).
+pub fn wait_endpoint(daemon: &crate::Daemon, slug: &str) {
+    let up = crate::wait_until(PATIENCE, || {
+        daemon.apps().iter().any(|a| a["slug"] == slug && a["enabled"] == true)
+    });
+    assert!(
+        up,
+        "endpoint {slug} never came up; apps {:?}; daemon log:\n{}",
+        daemon.apps(),
+        daemon.proc.stderr()
+    );
+}
+
+/// An interactive `jfgui-agent` (a gateway): lines in on stdin, lines out of stdout with a
+/// deadline, stderr collected; killed on drop.
+#[derive(Debug)]
+pub struct Session {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+    stderr: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl Session {
+    /// Starts `cmd` with piped stdio.
+    pub fn start(mut cmd: Command) -> Session {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = std::sync::mpsc::channel();
+        thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut err = child.stderr.take().expect("stderr");
+        let sink = std::sync::Arc::clone(&stderr);
+        thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(&buf[..n]);
+            }
+        });
+        let stdin = child.stdin.take();
+        Session { child, stdin, lines, stderr }
+    }
+
+    /// The gateway's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes raw bytes to its stdin.
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin still open");
+        stdin.write_all(bytes).and_then(|()| stdin.flush()).expect("write to the gateway's stdin");
+    }
+
+    /// Writes one line.
+    pub fn send(&mut self, line: &str) {
+        self.send_bytes(format!("{line}\n").as_bytes());
+    }
+
+    /// The next stdout line as JSON (panics after [`PATIENCE`] or at EOF).
+    pub fn recv(&mut self) -> serde_json::Value {
+        let line = self.lines.recv_timeout(PATIENCE).unwrap_or_else(|e| {
+            panic!("no stdout line from the gateway ({e}); stderr: {}", self.stderr())
+        });
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"))
+    }
+
+    /// Closes its stdin (EOF).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Waits for the exit (panics after [`PATIENCE`]); returns the status and the remaining
+    /// stdout lines.
+    pub fn finish(mut self) -> (ExitStatus, Vec<String>, String) {
+        let deadline = Instant::now() + PATIENCE;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "gateway still running; stderr: {}", self.stderr());
+            thread::sleep(Duration::from_millis(10));
+        };
+        let mut rest = Vec::new();
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
+            rest.push(line);
+        }
+        let stderr = self.stderr();
+        (status, rest, stderr)
+    }
+
+    /// What it wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
