@@ -215,3 +215,35 @@ fn a_disabled_app_is_listed_but_has_no_endpoint() {
     assert!(r.stdout.contains("quiet") && r.stdout.contains(" no "), "{}", r.stdout);
     run_agent(&rt, &["call", "quiet", "document.get"], b"").assert_error(3, "endpoint_disabled");
 }
+
+#[test]
+fn call_and_inspect_print_text_on_a_terminal() {
+    let _w = Watchdog::arm(PATIENCE * 3);
+    if !std::path::Path::new("/usr/bin/script").exists() {
+        return jfgui_tests::skipped(
+            "call_and_inspect_print_text_on_a_terminal",
+            "util-linux `script` (a pty) is not installed",
+        );
+    }
+    let w = World::new(&["Notepad"]);
+    wait_endpoint(&w.daemon, "notepad");
+    let agent = jfgui_tests::agent();
+    // `script` gives the command a pseudo-terminal as stdout.
+    let on_tty = |args: &str| {
+        let mut cmd = std::process::Command::new("/usr/bin/script");
+        cmd.args(["-qec", &format!("{} {args}", agent.display()), "/dev/null"])
+            .env("JFGUI_RUNTIME_DIR", &w.rt)
+            .env_remove("XDG_RUNTIME_DIR");
+        let r = jfgui_tests::cli::run_command(cmd, b"");
+        r.assert_code(0);
+        r.stdout.replace("\r\n", "\n")
+    };
+    let text = on_tty("call notepad document.get");
+    assert!(text.starts_with("{\n  \"text\": \"hello\","), "{text}");
+    assert!(text.trim_end().ends_with("revision: 1"), "{text}");
+    let text = on_tty("inspect notepad");
+    assert!(text.contains("\"undoDepth\": 0") && text.contains("revision: 1"), "{text}");
+    // --json wins on a terminal too.
+    let text = on_tty("inspect notepad --json");
+    assert!(text.starts_with("{\"protocolVersion\":\"1\""), "{text}");
+}
