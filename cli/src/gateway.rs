@@ -112,7 +112,20 @@ where
     let drain_timer = tokio::time::sleep(Duration::MAX);
     tokio::pin!(drain_timer);
     let end = loop {
+        // Biased: when stdin's EOF and the peer's resulting EOF are both ready, the stdin side
+        // must be seen first, or a clean end would be reported as a lost connection.
         tokio::select! {
+            biased;
+            _ = &mut writer => break End::StdoutClosed,
+            state = &mut up, if upstream == Upstream::Running => {
+                upstream = state.unwrap_or(Upstream::Eof);
+                if upstream == Upstream::Eof {
+                    if lock(&inflight).idle() {
+                        break End::Finished;
+                    }
+                    drain_timer.as_mut().reset(tokio::time::Instant::now() + drain);
+                }
+            },
             line = down.next() => match line {
                 Ok(Some(Line::Complete(mut line))) => {
                     if !lock(&inflight).received(&line) {
@@ -133,19 +146,12 @@ where
                 Ok(None) => break End::PeerClosed(String::from("end of stream")),
                 Err(e) => break End::PeerClosed(e.to_string()),
             },
-            state = &mut up, if upstream == Upstream::Running => {
-                upstream = state.unwrap_or(Upstream::Eof);
-                if upstream == Upstream::Eof {
-                    if lock(&inflight).idle() {
-                        break End::Finished;
-                    }
-                    drain_timer.as_mut().reset(tokio::time::Instant::now() + drain);
-                }
-            },
-            _ = &mut writer => break End::StdoutClosed,
             () = &mut drain_timer, if upstream == Upstream::Eof => break End::DrainTimeout,
         }
     };
+    if upstream == Upstream::Running && up.is_finished() {
+        upstream = (&mut up).await.unwrap_or(Upstream::Eof);
+    }
     up.abort();
 
     let result = match end {

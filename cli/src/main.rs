@@ -35,9 +35,15 @@ fn main() {
     };
     let format = cli.command.format();
     let ctx = Context { timeout: Duration::from_secs(cli.timeout) };
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
-    let result = match runtime {
-        Ok(rt) => rt.block_on(cli.command.run(ctx, format)),
+    // The runtime is never dropped: dropping it would wait for tokio's blocking stdin read,
+    // which no shutdown can cancel (a gateway whose peer closed must exit while its client
+    // still holds stdin open). `process::exit` below ends everything instead.
+    let result = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => {
+            let result = rt.block_on(cli.command.run(ctx, format));
+            std::mem::forget(rt);
+            result
+        }
         Err(e) => Err(Failure::new(
             Exit::Daemon,
             "runtime_failed",
@@ -52,8 +58,6 @@ fn main() {
         }
     };
     let _ = std::io::stdout().flush();
-    // `exit` rather than returning: tokio's stdin reader may sit in a blocking read that no
-    // runtime shutdown can cancel, and it must not keep the process alive.
     std::process::exit(code as i32);
 }
 

@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod cli;
+
 pub use serde_json;
 
 /// Generous bound for anything that should take milliseconds (CI machines are shared).
@@ -46,7 +48,18 @@ pub fn bin_dir() -> &'static Path {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut cmd = Command::new(cargo);
         cmd.current_dir(workspace)
-            .args(["build", "--quiet", "--bins", "-p", "daemon", "-p", "notepad", "-p", "cli", "--target-dir"])
+            .args([
+                "build",
+                "--quiet",
+                "--bins",
+                "-p",
+                "daemon",
+                "-p",
+                "notepad",
+                "-p",
+                "cli",
+                "--target-dir",
+            ])
             .arg(&target_dir);
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");

@@ -37,6 +37,10 @@ const REGISTER_DEADLINE: Duration = Duration::from_secs(10);
 /// How long the app gets to exit by itself after the engine said `bye`, before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
+/// When the channel broke, how long to wait for the app's exit status before concluding that
+/// it is alive and broke the handshake.
+const EXITING: Duration = Duration::from_millis(500);
+
 /// Arguments of `headless`.
 #[derive(Debug, Args)]
 pub struct HeadlessArgs {
@@ -81,7 +85,15 @@ pub async fn run(args: HeadlessArgs, ctx: Context) -> Result<(), Failure> {
     let registered = tokio::select! {
         slug = wait_up(&mut events) => slug,
         status = child.wait() => Err(exited_early(&shown, status.ok())),
-        _ = &mut app_task => Err(exited_early(&shown, wait_briefly(&mut child).await)),
+        // The engine dropped the channel: the app exited, or it broke the handshake.
+        _ = &mut app_task => match wait_for(&mut child, EXITING).await {
+            Some(status) => Err(exited_early(&shown, Some(status))),
+            None => Err(Failure::new(
+                Exit::Protocol,
+                "handshake_failed",
+                format!("{shown} did not complete the host-channel handshake on its stdio; is it built with host-sdk's headless mode?"),
+            )),
+        },
         () = tokio::time::sleep(REGISTER_DEADLINE) => Err(Failure::new(
             Exit::Protocol,
             "handshake_timeout",
@@ -156,7 +168,11 @@ async fn stop(engine: &Engine, child: &mut Child) {
 }
 
 async fn wait_briefly(child: &mut Child) -> Option<ExitStatus> {
-    tokio::time::timeout(EXIT_GRACE, child.wait()).await.ok().and_then(Result::ok)
+    wait_for(child, EXIT_GRACE).await
+}
+
+async fn wait_for(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    tokio::time::timeout(limit, child.wait()).await.ok().and_then(Result::ok)
 }
 
 fn exited_early(app: &str, status: Option<ExitStatus>) -> Failure {
