@@ -252,9 +252,9 @@ impl McpSession {
     fn notification(&mut self, method: &str, params: Option<&Value>) {
         match method {
             "notifications/initialized" => {
-                if self.legacy.initialized {
-                    self.legacy.client_ready = true;
-                } else {
+                // Nothing waits for it: stdio keeps order, and requests are already served
+                // once `initialize` is accepted.
+                if !self.legacy.initialized {
                     tracing::debug!("notifications/initialized before initialize; ignored");
                 }
             }
