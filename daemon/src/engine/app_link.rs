@@ -210,6 +210,12 @@ impl AppHandle {
         }
     }
 
+    /// Requests queued or awaiting their reply.
+    #[cfg(test)]
+    pub fn outstanding(&self) -> usize {
+        self.lock_calls().pending.len()
+    }
+
     fn lock_calls(&self) -> std::sync::MutexGuard<'_, Calls> {
         self.0.calls.lock().unwrap_or_else(|e| e.into_inner())
     }

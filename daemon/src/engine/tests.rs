@@ -744,15 +744,23 @@ async fn an_app_that_never_reads_makes_calls_fail_fast_with_busy() {
         c.send(r#"{"jsonrpc":"2.0","id":1,"method":"agent/info"}"#).await;
         clients.push(c);
     }
-    let mut busy = 0;
-    for c in clients.iter_mut() {
-        if let Ok(r) = tokio::time::timeout(Duration::from_millis(300), c.recv()).await {
-            assert_error(&r, 1000, "busy");
-            assert_eq!(s(&r, "error.data.class"), "not_executed");
-            busy += 1;
-        }
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    for mut c in clients {
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let r = c.recv().await;
+            let _ = tx.send(r);
+            c
+        });
     }
-    assert_eq!(busy, 6, "4 outstanding, the other 6 refused at once");
+    for _ in 0..6 {
+        let r = tokio::time::timeout(WAIT, rx.recv()).await.unwrap().unwrap();
+        assert_error(&r, 1000, "busy");
+        assert_eq!(s(&r, "error.data.class"), "not_executed");
+    }
+    // The other 4 are outstanding: no answer for them.
+    assert!(tokio::time::timeout(Duration::from_millis(200), rx.recv()).await.is_err());
+    assert_eq!(engine.app(&app.slug).unwrap().outstanding(), 4);
     drop(app);
 }
 
@@ -827,11 +835,19 @@ async fn disabling_fails_queued_calls_and_closes_clients_but_sent_calls_finish()
     let mut c = Client::connect(&engine, &app.slug);
     let pad = "p".repeat(1000);
     c.send(&format!(r#"{{"jsonrpc":"2.0","id":0,"method":"actions/execute","params":{{"action":"document.get","input":{{"pad":"{pad}"}}}}}}"#)).await;
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Its first bytes arriving means the writer is inside that write, blocked on the rest.
+    app.read_some(4).await;
     for i in 1..10 {
         c.send(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"actions/execute","params":{{"action":"document.get"}}}}"#)).await;
     }
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let handle = engine.app("notepad").unwrap();
+    for _ in 0..1000 {
+        if handle.outstanding() == 10 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(handle.outstanding(), 10);
     app.set_enabled(false).await;
     assert_eq!(events.recv().await.unwrap(), EndpointEvent::Down { slug: "notepad".into() });
     // Now read what had been sent and answer it for real.
@@ -1064,7 +1080,7 @@ async fn control_socket_reports_status_and_apps() {
 #[tokio::test]
 async fn shutdown_drains_then_fails_calls_and_says_bye() {
     let mut cfg = config();
-    cfg.shutdown_drain = Duration::from_millis(200);
+    cfg.shutdown_drain = Duration::from_secs(1);
     let engine = Engine::new(cfg);
     let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
     let mut c = Client::connect(&engine, &app.slug);
