@@ -1319,3 +1319,24 @@ async fn every_call_is_traced_with_endpoint_method_action_duration_and_outcome()
         assert!(failed.contains(field), "{field} missing in {failed}");
     }
 }
+
+#[tokio::test]
+async fn surrogate_pairs_round_trip_and_huge_numbers_are_refused_exactly() {
+    let (engine, slug) = engine_with_echo_app(config()).await;
+    let mut c = Client::connect(&engine, &slug);
+    // B8: a valid pair decodes to one character and comes back as that character.
+    let r = c
+        .call("actions/execute", r#"{"action":"document.get","input":{"t":"\ud83d\ude00"}}"#)
+        .await;
+    assert_eq!(s(&r, "result.output.t"), "😀");
+    // B9: a 100 000-digit integer is a valid token but no valid limit or revision.
+    let digits = "9".repeat(100_000);
+    let r = c.call("actions/list", &format!(r#"{{"limit":{digits}}}"#)).await;
+    assert_error(&r, -32602, "out_of_range");
+    let r = c
+        .call("actions/execute", &format!(r#"{{"action":"a","expectedRevision":{digits}}}"#))
+        .await;
+    assert_error(&r, -32602, "out_of_range");
+    let r = c.call("actions/list", r#"{"limit":1e2}"#).await;
+    assert!(has(&r, "result"), "{r:?}");
+}
