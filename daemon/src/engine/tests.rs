@@ -1340,3 +1340,35 @@ async fn surrogate_pairs_round_trip_and_huge_numbers_are_refused_exactly() {
     let r = c.call("actions/list", r#"{"limit":1e2}"#).await;
     assert!(has(&r, "result"), "{r:?}");
 }
+
+#[tokio::test]
+async fn a_flooding_client_does_not_starve_another() {
+    let (engine, slug) = engine_with_echo_app(config()).await;
+    let mut flood = Client::connect(&engine, &slug);
+    let total = 3000;
+    let mut w = flood.take_writer();
+    let writer = tokio::spawn(async move {
+        let mut all = String::new();
+        for i in 0..total {
+            all.push_str(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"agent/info"}}"#));
+            all.push('\n');
+        }
+        w.write_all(all.as_bytes()).await.unwrap();
+        w
+    });
+    let reader = tokio::spawn(async move {
+        let mut ids = Vec::with_capacity(total);
+        for _ in 0..total {
+            ids.push(n(&flood.recv().await, "id"));
+        }
+        ids
+    });
+    let mut other = Client::connect(&engine, &slug);
+    for _ in 0..20 {
+        assert_eq!(n(&other.call("agent/info", "{}").await, "result.revision"), 7);
+    }
+    let mut ids = tokio::time::timeout(WAIT, reader).await.unwrap().unwrap();
+    ids.sort();
+    assert_eq!(ids, (0..total as i64).collect::<Vec<_>>(), "each answered exactly once");
+    writer.await.unwrap();
+}
