@@ -8,7 +8,13 @@
 //! `not_executed/busy` (FAULTS C3). A call's fate when the app goes away depends on whether it
 //! was written: on disable, unwritten calls fail `not_executed/disabled` and written ones wait
 //! for their real outcome; on disconnect every outstanding call fails
-//! `outcome_unknown/app_disconnected` at once, not at its deadline.
+//! `outcome_unknown/app_disconnected` at once, not at its deadline. A call whose deadline
+//! passes fails `outcome_unknown/timeout`, never "cancelled"; if it was still queued it is then
+//! never written, so the conservative answer stays true.
+//!
+//! "Written" starts when the writer takes a request for its next write (requests already
+//! queued are coalesced into one write), so a request inside a write the app has not fully
+//! read yet counts as sent: its outcome is the app's to report.
 
 use std::collections::HashMap;
 use std::fmt;
