@@ -38,6 +38,11 @@ use super::{AppSummary, EngineConfig, PeerInfo, until};
 /// registration cache of a hostile app bounded.
 pub const MAX_ACTIONS: usize = 16 * MAX_ACTIONS_PER_PAGE;
 
+/// Most bytes of `actions` frames one app may send: with [`MAX_ACTIONS`], this keeps the
+/// registration cache of 256 apps within about 1 GiB even if every one is hostile, and real
+/// apps (a few KiB of schemas per action at most) far below it.
+pub const MAX_REGISTRATION_BYTES: usize = 4 << 20;
+
 /// Bytes asked of the transport per read.
 const READ_CHUNK: usize = 16 * 1024;
 
@@ -374,6 +379,8 @@ impl fmt::Display for LinkEnd {
 /// idle deadline.
 struct FrameReader<R> {
     inner: R,
+    /// Body length of the last frame returned (for the registration budget).
+    last_len: usize,
     decoder: FrameDecoder,
     limits: Limits,
     partial_idle: std::time::Duration,
@@ -384,6 +391,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     async fn next(&mut self) -> Result<AppMessage, LinkEnd> {
         loop {
             if let Some(body) = self.decoder.next_frame().map_err(LinkEnd::Frame)? {
+                self.last_len = body.len();
                 return decode_message(&body, &self.limits).map_err(LinkEnd::Frame);
             }
             let mut chunk = [0u8; READ_CHUNK];
@@ -434,9 +442,16 @@ async fn handshake<R: AsyncRead + Unpin>(
         return Ok(Err(refused));
     }
     let mut actions: Vec<ActionInfo> = Vec::new();
+    let mut bytes = 0;
     loop {
         match reader.next().await? {
             AppMessage::Actions(page) => {
+                bytes += reader.last_len;
+                if bytes > MAX_REGISTRATION_BYTES {
+                    return Ok(Err(Refusal::invalid(format!(
+                        "a registration holds at most {MAX_REGISTRATION_BYTES} bytes of actions"
+                    ))));
+                }
                 if page.actions.len() > MAX_ACTIONS_PER_PAGE {
                     return Ok(Err(Refusal::invalid(format!(
                         "an actions page holds at most {MAX_ACTIONS_PER_PAGE} actions"
@@ -491,6 +506,7 @@ where
     let (rd, mut wr) = tokio::io::split(stream);
     let mut reader = FrameReader {
         inner: rd,
+        last_len: 0,
         decoder: FrameDecoder::new(config.max_frame),
         limits: config.frame_limits(),
         partial_idle: config.partial_idle,
