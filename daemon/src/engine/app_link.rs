@@ -421,13 +421,9 @@ struct Registration {
     actions: Vec<ActionInfo>,
 }
 
-/// Builds `refused{invalid_registration}`.
-struct Refusal;
-
-impl Refusal {
-    fn invalid(message: impl Into<String>) -> Refused {
-        Refused { reason: Refused::INVALID_REGISTRATION.to_string(), message: message.into() }
-    }
+/// `refused{invalid_registration}` with `message`.
+fn invalid_registration(message: impl Into<String>) -> Refused {
+    Refused { reason: Refused::INVALID_REGISTRATION.to_string(), message: message.into() }
 }
 
 async fn handshake<R: AsyncRead + Unpin>(
@@ -436,7 +432,7 @@ async fn handshake<R: AsyncRead + Unpin>(
     let hello = match reader.next().await? {
         AppMessage::Hello(h) => h,
         AppMessage::Bye(b) => return Err(LinkEnd::Bye(b.reason)),
-        _ => return Ok(Err(Refusal::invalid("the first message must be hello"))),
+        _ => return Ok(Err(invalid_registration("the first message must be hello"))),
     };
     if let Err(refused) = hello.check_version() {
         return Ok(Err(refused));
@@ -448,17 +444,17 @@ async fn handshake<R: AsyncRead + Unpin>(
             AppMessage::Actions(page) => {
                 bytes += reader.last_len;
                 if bytes > MAX_REGISTRATION_BYTES {
-                    return Ok(Err(Refusal::invalid(format!(
+                    return Ok(Err(invalid_registration(format!(
                         "a registration holds at most {MAX_REGISTRATION_BYTES} bytes of actions"
                     ))));
                 }
                 if page.actions.len() > MAX_ACTIONS_PER_PAGE {
-                    return Ok(Err(Refusal::invalid(format!(
+                    return Ok(Err(invalid_registration(format!(
                         "an actions page holds at most {MAX_ACTIONS_PER_PAGE} actions"
                     ))));
                 }
                 if actions.len() + page.actions.len() > MAX_ACTIONS {
-                    return Ok(Err(Refusal::invalid(format!(
+                    return Ok(Err(invalid_registration(format!(
                         "an app registers at most {MAX_ACTIONS} actions"
                     ))));
                 }
@@ -466,7 +462,7 @@ async fn handshake<R: AsyncRead + Unpin>(
             }
             AppMessage::Ready(ready) => {
                 if usize::try_from(ready.action_count).ok() != Some(actions.len()) {
-                    return Ok(Err(Refusal::invalid(format!(
+                    return Ok(Err(invalid_registration(format!(
                         "ready announced {} actions but {} were sent",
                         ready.action_count,
                         actions.len()
@@ -483,7 +479,11 @@ async fn handshake<R: AsyncRead + Unpin>(
                 }));
             }
             AppMessage::Bye(b) => return Err(LinkEnd::Bye(b.reason)),
-            _ => return Ok(Err(Refusal::invalid("only actions pages and ready may follow hello"))),
+            _ => {
+                return Ok(Err(invalid_registration(
+                    "only actions pages and ready may follow hello",
+                )));
+            }
         }
     }
 }
