@@ -745,15 +745,23 @@ async fn an_app_that_never_reads_makes_calls_fail_fast_with_busy() {
         c.send(r#"{"jsonrpc":"2.0","id":1,"method":"agent/info"}"#).await;
         clients.push(c);
     }
-    let mut busy = 0;
-    for c in clients.iter_mut() {
-        if let Ok(r) = tokio::time::timeout(Duration::from_millis(300), c.recv()).await {
-            assert_error(&r, 1000, "busy");
-            assert_eq!(s(&r, "error.data.class"), "not_executed");
-            busy += 1;
-        }
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    for mut c in clients {
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let r = c.recv().await;
+            let _ = tx.send(r);
+            c
+        });
     }
-    assert_eq!(busy, 6, "4 outstanding, the other 6 refused at once");
+    for _ in 0..6 {
+        let r = tokio::time::timeout(WAIT, rx.recv()).await.unwrap().unwrap();
+        assert_error(&r, 1000, "busy");
+        assert_eq!(s(&r, "error.data.class"), "not_executed");
+    }
+    // The other 4 are outstanding: no answer for them.
+    assert!(tokio::time::timeout(Duration::from_millis(200), rx.recv()).await.is_err());
+    assert_eq!(engine.app(&app.slug).unwrap().outstanding(), 4);
     drop(app);
 }
 
@@ -828,11 +836,19 @@ async fn disabling_fails_queued_calls_and_closes_clients_but_sent_calls_finish()
     let mut c = Client::connect(&engine, &app.slug);
     let pad = "p".repeat(1000);
     c.send(&format!(r#"{{"jsonrpc":"2.0","id":0,"method":"actions/execute","params":{{"action":"document.get","input":{{"pad":"{pad}"}}}}}}"#)).await;
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Its first bytes arriving means the writer is inside that write, blocked on the rest.
+    app.read_some(4).await;
     for i in 1..10 {
         c.send(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"actions/execute","params":{{"action":"document.get"}}}}"#)).await;
     }
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let handle = engine.app("notepad").unwrap();
+    for _ in 0..1000 {
+        if handle.outstanding() == 10 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(handle.outstanding(), 10);
     app.set_enabled(false).await;
     assert_eq!(events.recv().await.unwrap(), EndpointEvent::Down { slug: "notepad".into() });
     // Now read what had been sent and answer it for real.
@@ -1065,7 +1081,7 @@ async fn control_socket_reports_status_and_apps() {
 #[tokio::test]
 async fn shutdown_drains_then_fails_calls_and_says_bye() {
     let mut cfg = config();
-    cfg.shutdown_drain = Duration::from_millis(200);
+    cfg.shutdown_drain = Duration::from_secs(1);
     let engine = Engine::new(cfg);
     let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
     let mut c = Client::connect(&engine, &app.slug);
@@ -1303,4 +1319,85 @@ async fn every_call_is_traced_with_endpoint_method_action_duration_and_outcome()
     for field in ["method=actions/describe", "action=nope", "outcome=action"] {
         assert!(failed.contains(field), "{field} missing in {failed}");
     }
+}
+
+#[tokio::test]
+async fn surrogate_pairs_round_trip_and_huge_numbers_are_refused_exactly() {
+    let (engine, slug) = engine_with_echo_app(config()).await;
+    let mut c = Client::connect(&engine, &slug);
+    // B8: a valid pair decodes to one character and comes back as that character.
+    let r = c
+        .call("actions/execute", r#"{"action":"document.get","input":{"t":"\ud83d\ude00"}}"#)
+        .await;
+    assert_eq!(s(&r, "result.output.t"), "😀");
+    // B9: a 100 000-digit integer is a valid token but no valid limit or revision.
+    let digits = "9".repeat(100_000);
+    let r = c.call("actions/list", &format!(r#"{{"limit":{digits}}}"#)).await;
+    assert_error(&r, -32602, "out_of_range");
+    let r = c
+        .call("actions/execute", &format!(r#"{{"action":"a","expectedRevision":{digits}}}"#))
+        .await;
+    assert_error(&r, -32602, "out_of_range");
+    let r = c.call("actions/list", r#"{"limit":1e2}"#).await;
+    assert!(has(&r, "result"), "{r:?}");
+}
+
+#[tokio::test]
+async fn a_flooding_client_does_not_starve_another() {
+    let (engine, slug) = engine_with_echo_app(config()).await;
+    let mut flood = Client::connect(&engine, &slug);
+    let total = 3000;
+    let mut w = flood.take_writer();
+    let writer = tokio::spawn(async move {
+        let mut all = String::new();
+        for i in 0..total {
+            all.push_str(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"agent/info"}}"#));
+            all.push('\n');
+        }
+        w.write_all(all.as_bytes()).await.unwrap();
+        w
+    });
+    let reader = tokio::spawn(async move {
+        let mut ids = Vec::with_capacity(total);
+        for _ in 0..total {
+            ids.push(n(&flood.recv().await, "id"));
+        }
+        ids
+    });
+    let mut other = Client::connect(&engine, &slug);
+    for _ in 0..20 {
+        assert_eq!(n(&other.call("agent/info", "{}").await, "result.revision"), 7);
+    }
+    let mut ids = tokio::time::timeout(WAIT, reader).await.unwrap().unwrap();
+    ids.sort();
+    assert_eq!(ids, (0..total as i64).collect::<Vec<_>>(), "each answered exactly once");
+    writer.await.unwrap();
+}
+
+#[tokio::test]
+async fn an_oversized_registration_is_refused() {
+    let engine = Engine::new(config());
+    let mut app = FakeApp::connect(&engine, 1 << 20);
+    app.send(&AppMessage::Hello(jfgui_proto::channel::Hello {
+        channel_version: 1,
+        display_name: "Huge".into(),
+        pid: 1,
+        enabled: true,
+    }))
+    .await;
+    let description = "d".repeat(250_000);
+    for page in 0..5 {
+        let actions = (0..4)
+            .map(|i| action(&format!("a.{page}.{i}"), ActionKind::Read, &description))
+            .collect();
+        app.send(&AppMessage::Actions(jfgui_proto::channel::ActionsPage { actions })).await;
+    }
+    match app.recv().await {
+        Some(DaemonMessage::Refused(r)) => {
+            assert_eq!(r.reason, "invalid_registration");
+            assert!(r.message.contains("bytes"), "{}", r.message);
+        }
+        other => panic!("expected refused, got {other:?}"),
+    }
+    assert!(engine.apps().is_empty());
 }
