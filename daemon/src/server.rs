@@ -139,6 +139,14 @@ where
     S: Sessions,
     F: FnOnce(&Config, &RuntimeDir) -> S,
 {
+    // Before any socket exists, so a SIGTERM during start-up still cleans up.
+    let mut signals = match Signals::new() {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!("cannot install signal handlers: {e}");
+            return exit::RUNTIME;
+        }
+    };
     let bound = rt.ensure_apps_dir().and_then(|()| {
         crate::endpoints::remove_stale(&rt);
         let control = Listener::bind(&rt, CONTROL_SOCKET)?;
@@ -157,13 +165,6 @@ where
         Err(e) => {
             tracing::error!("{e}");
             return exit::RUNTIME_DIR_REFUSED;
-        }
-    };
-    let mut signals = match Signals::new() {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::error!("cannot install signal handlers: {e}");
-            return exit::RUNTIME;
         }
     };
     let sessions = make(&config, &rt);
