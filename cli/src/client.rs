@@ -38,7 +38,10 @@ pub struct Client {
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Client").field("peer", &self.peer).field("next_id", &self.next_id).finish_non_exhaustive()
+        f.debug_struct("Client")
+            .field("peer", &self.peer)
+            .field("next_id", &self.next_id)
+            .finish_non_exhaustive()
     }
 }
 

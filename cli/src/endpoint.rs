@@ -8,8 +8,8 @@ use jfgui_proto::locations::RuntimeDir;
 use jfgui_proto::{Map, Value};
 
 use crate::client::{Client, Peer, connect_stream};
-use crate::transport::{self, Reader, Writer};
 use crate::exit::{Exit, Failure};
+use crate::transport::{self, Reader, Writer};
 
 /// One row of `apps/list`.
 #[derive(Debug, Clone, PartialEq, Eq)]
