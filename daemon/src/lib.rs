@@ -6,8 +6,8 @@
 mod engine;
 
 pub use engine::{
-    AppHandle, AppSummary, EndpointEvent, Engine, EngineConfig, LinkStatus, Method, MethodError,
-    PeerInfo, methods,
+    AppHandle, AppSummary, Connections, EndpointEvent, Engine, EngineConfig, LinkStatus, Method,
+    MethodError, PeerInfo, methods,
 };
 
 // OS layer (daemon-os): runtime dir, lock, listeners, endpoints, process life. Unix only for
