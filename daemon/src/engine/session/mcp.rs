@@ -32,8 +32,46 @@ mod rpc;
 mod select;
 mod tools;
 
-pub(crate) use rpc::{Incoming, response_line};
+use jfgui_proto::{Limits, Value};
+use rpc::{Reply, RpcError};
+
+pub(crate) use rpc::Incoming;
 pub(crate) use select::{Protocol, Route};
+
+/// Encodes the response line (without its newline) for `reply` to request `id`.
+///
+/// A result over the message bounds never goes out truncated or split: a tool result becomes a
+/// tool error (`internal/response_too_large`) the model can act on, anything else a -32603
+/// error. A tool result is the one that grows most, since it carries its text twin.
+pub(crate) fn response_line(id: &Value, reply: Reply, limits: &Limits) -> Vec<u8> {
+    let error = match reply {
+        Ok(result) => match rpc::result_line(id, result, limits) {
+            Ok(line) => return line,
+            Err(result) if result.contains_key("structuredContent") => {
+                match rpc::result_line(id, tools::too_large(&result, limits.max_bytes), limits) {
+                    Ok(line) => return line,
+                    Err(_) => too_large(limits),
+                }
+            }
+            Err(_) => too_large(limits),
+        },
+        Err(e) => e,
+    };
+    rpc::error_line(id, &error, limits)
+}
+
+fn too_large(limits: &Limits) -> RpcError {
+    RpcError::with_data(
+        rpc::INTERNAL_ERROR,
+        "The result exceeds the message size bound; page the request (cursor, limit) or read resources in chunks with jfgui_resources_read.",
+        rpc::object([
+            ("reason", "response_too_large".into()),
+            ("limit", (limits.max_bytes as u64).into()),
+        ]),
+    )
+}
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod wire_tests;

@@ -15,8 +15,6 @@ pub(crate) struct LegacyState {
     /// Set when the request is accepted, not when `notifications/initialized` arrives: stdio
     /// keeps order, and a client that omits the notification should not be locked out.
     pub initialized: bool,
-    /// `notifications/initialized` arrived (logged; the spec's order is advisory here).
-    pub client_ready: bool,
 }
 
 /// Checks `initialize` params (`protocolVersion`, `capabilities`, `clientInfo{name,version}`,

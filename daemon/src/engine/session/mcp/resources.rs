@@ -74,6 +74,21 @@ pub(crate) async fn list<A: AppPort>(app: &A, params: Option<&Map>) -> Result<Ma
     Ok(object([("resources", Value::Array(resources))]))
 }
 
+/// `resources/templates/list`: apps name resources by the URIs their actions return, so there
+/// are no templates; answered (empty) because clients that see `resources` ask for it.
+pub(crate) async fn templates<A: AppPort>(app: &A, params: Option<&Map>) -> Result<Map, RpcError> {
+    if params.and_then(|p| p.get("cursor")).is_some() {
+        return Err(RpcError::invalid_params(
+            "invalid_cursor",
+            "Invalid params: resources/templates/list never returns a cursor, so none can be passed back.",
+        ));
+    }
+    if !host_lists_resources(app).await? {
+        return Err(no_resources());
+    }
+    Ok(object([("resourceTemplates", Value::Array(Vec::new()))]))
+}
+
 /// `resources/read` of a whole resource (era-neutral members).
 pub(crate) async fn read<A: AppPort>(
     app: &A,

@@ -93,40 +93,42 @@ impl fmt::Display for RpcError {
     }
 }
 
-/// Encodes the response line (without its newline) for `reply` to request `id`. A result over
-/// the message bounds becomes a -32603 error saying so (never a truncated or multi-line reply);
-/// the client can page or chunk instead.
-pub(crate) fn response_line(id: &Value, reply: Reply, limits: &Limits) -> Vec<u8> {
-    let envelope = |member: &str, body: Value| {
-        Value::Object(object([("jsonrpc", "2.0".into()), ("id", id.clone()), (member, body)]))
-    };
-    let error = match reply {
-        Ok(result) => match jfgui_proto::encode(&envelope("result", Value::Object(result)), limits)
-        {
-            Ok(line) => return line,
-            Err(e) => {
-                tracing::warn!("MCP result over the message bounds: {e}");
-                RpcError::with_data(
-                    INTERNAL_ERROR,
-                    "The result exceeds the message size bound; page the request (cursor, limit) or read resources in chunks with jfgui_resources_read.",
-                    object([
-                        ("reason", "response_too_large".into()),
-                        ("limit", (limits.max_bytes as u64).into()),
-                    ]),
-                )
+/// Encodes `{"jsonrpc":"2.0","id":…,"result":…}` (without its newline); `Err` gives the result
+/// back when the line would exceed the message bounds.
+pub(crate) fn result_line(id: &Value, result: Map, limits: &Limits) -> Result<Vec<u8>, Map> {
+    let response = response(id, "result", Value::Object(result));
+    match jfgui_proto::encode(&response, limits) {
+        Ok(line) => Ok(line),
+        Err(e) => {
+            tracing::warn!("MCP result over the message bounds: {e}");
+            match response {
+                Value::Object(mut m) => match m.remove("result") {
+                    Some(Value::Object(result)) => Err(result),
+                    _ => Err(Map::new()),
+                },
+                _ => Err(Map::new()),
             }
-        },
-        Err(e) => e,
-    };
-    match jfgui_proto::encode(&envelope("error", error.to_value()), limits) {
+        }
+    }
+}
+
+/// Encodes an error response (without its newline). Error data can hold app-supplied text; if
+/// it breaks the bounds the error is sent without it.
+pub(crate) fn error_line(id: &Value, error: &RpcError, limits: &Limits) -> Vec<u8> {
+    match jfgui_proto::encode(&response(id, "error", error.to_value()), limits) {
         Ok(line) => line,
         Err(e) => {
             tracing::warn!("MCP error over the message bounds: {e}");
             let small = RpcError::new(error.code, "The error details exceed the message bounds.");
             // Small by construction; the id came in a line within the same bounds.
-            jfgui_proto::encode(&envelope("error", small.to_value()), limits).unwrap_or_default()
+            jfgui_proto::encode(&response(id, "error", small.to_value()), limits)
+                .unwrap_or_default()
         }
     }
+}
+
+fn response(id: &Value, member: &str, body: Value) -> Value {
+    Value::Object(object([("jsonrpc", "2.0".into()), ("id", id.clone()), (member, body)]))
 }
 
 /// Builds an object from literal members (keys must be distinct; a repeated key keeps the last).

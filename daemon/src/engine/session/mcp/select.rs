@@ -97,6 +97,7 @@ enum Work {
     ToolsList(Era),
     ToolsCall(Era, Map),
     ResourcesList(Era, Option<Map>),
+    ResourceTemplates(Era, Option<Map>),
     ResourcesRead(Era, Option<Map>),
 }
 
@@ -192,6 +193,7 @@ impl McpSession {
                 },
                 "tools/call" => Work::ToolsCall(Era::Modern, params),
                 "resources/list" => Work::ResourcesList(Era::Modern, Some(params)),
+                "resources/templates/list" => Work::ResourceTemplates(Era::Modern, Some(params)),
                 "resources/read" => Work::ResourcesRead(Era::Modern, Some(params)),
                 _ => return Route::Answer(Err(not_in_revision(method, modern::MODERN_VERSION))),
             };
@@ -223,6 +225,7 @@ impl McpSession {
             },
             "tools/call" => Work::ToolsCall(Era::Legacy, params.unwrap_or_default()),
             "resources/list" => Work::ResourcesList(Era::Legacy, params),
+            "resources/templates/list" => Work::ResourceTemplates(Era::Legacy, params),
             "resources/read" => Work::ResourcesRead(Era::Legacy, params),
             _ => return Route::Answer(Err(not_in_revision(method, legacy::LEGACY_VERSION))),
         };
@@ -249,9 +252,9 @@ impl McpSession {
     fn notification(&mut self, method: &str, params: Option<&Value>) {
         match method {
             "notifications/initialized" => {
-                if self.legacy.initialized {
-                    self.legacy.client_ready = true;
-                } else {
+                // Nothing waits for it: stdio keeps order, and requests are already served
+                // once `initialize` is accepted.
+                if !self.legacy.initialized {
                     tracing::debug!("notifications/initialized before initialize; ignored");
                 }
             }
@@ -320,6 +323,9 @@ async fn serve<A: AppPort>(app: &A, work: Work) -> Reply {
         Work::ToolsCall(era, params) => (era, Cache::None, tools::call(app, &params).await?),
         Work::ResourcesList(era, params) => {
             (era, Cache::Resource, resources::list(app, params.as_ref()).await?)
+        }
+        Work::ResourceTemplates(era, params) => {
+            (era, Cache::Resource, resources::templates(app, params.as_ref()).await?)
         }
         Work::ResourcesRead(era, params) => {
             let not_found = match era {

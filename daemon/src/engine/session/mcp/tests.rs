@@ -493,6 +493,8 @@ async fn discover_and_tools_list_have_the_schema_members() {
     schema.check("ListToolsResult", &result_value(t));
     let l = ok(&mut p, &app, &modern(3, "resources/list", "")).await;
     schema.check("ListResourcesResult", &result_value(l));
+    let t = ok(&mut p, &app, &modern(4, "resources/templates/list", "")).await;
+    schema.check("ListResourceTemplatesResult", &result_value(t));
 }
 
 #[tokio::test]
@@ -657,6 +659,8 @@ async fn legacy_handshake_and_operation() {
     schema.check("ReadResourceResult", &result_value(r));
     let r = ok(&mut p, &app, &plain(8, "resources/list", "")).await;
     schema.check("ListResourcesResult", &result_value(r));
+    let r = ok(&mut p, &app, &plain(12, "resources/templates/list", "")).await;
+    schema.check("ListResourceTemplatesResult", &result_value(r));
     assert_eq!(ok(&mut p, &app, &plain(9, "ping", "")).await, Map::new());
     assert_eq!(err(&mut p, &app, &plain(10, "prompts/list", "")).await.code, -32601);
     assert_eq!(err(&mut p, &app, &plain(11, "server/discover", "")).await.code, -32601);

@@ -271,6 +271,26 @@ pub(crate) async fn call<A: AppPort>(app: &A, params: &Map) -> Result<Map, RpcEr
     }
 }
 
+/// The tool error that replaces a tool result too large for one message: same revision
+/// decoration (`resultType`, `_meta`), `internal/response_too_large` inside.
+pub(crate) fn too_large(result: &Map, limit: usize) -> Map {
+    let error = ActionError::new(
+        jfgui_proto::Reason::ResponseTooLarge { action: None },
+        format!("The result does not fit in one {limit}-byte message."),
+    );
+    let hint = "Nothing was lost, but the answer is too large: ask for less (a smaller limit or page, a narrower state query) or read resources in chunks with jfgui_resources_read. If this was a write, it ran: inspect the state before retrying.".to_owned();
+    let mut replaced = match failure(error.to_wire(), hint) {
+        Ok(m) => m,
+        Err(_) => Map::new(),
+    };
+    for key in ["resultType", "_meta"] {
+        if let Some(v) = result.get(key) {
+            replaced.insert(key, v.clone());
+        }
+    }
+    replaced
+}
+
 /// A success: `structuredContent` is the JSON-1 result, its text twin the first content block.
 fn success(result: Map) -> Result<Map, RpcError> {
     let structured = Value::Object(result);
