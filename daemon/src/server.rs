@@ -167,6 +167,7 @@ where
             return exit::RUNTIME_DIR_REFUSED;
         }
     };
+    raise_descriptor_limit(&config);
     let sessions = make(&config, &rt);
     let gate = Gate::new(to_usize(config.max_clients), to_usize(config.max_apps));
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -230,6 +231,29 @@ where
         Stop::DirGone => exit::RUNTIME,
     }
 }
+
+/// Descriptors the caps allow at once: clients, app connections with handshake headroom, one
+/// endpoint listener per app, plus a margin for the runtime's own (listeners, epoll, lock,
+/// signal pipe, demo child).
+fn raise_descriptor_limit(config: &Config) {
+    let needed = config.max_clients
+        + 2 * config.max_apps
+        + gate::HANDSHAKE_HEADROOM as u64
+        + DESCRIPTOR_MARGIN;
+    match crate::transport::raise_fd_limit(needed) {
+        Ok(limit) if limit < needed => tracing::warn!(
+            limit,
+            needed,
+            "the descriptor limit is below what the connection caps allow; beyond it new \
+             connections wait in the backlog"
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::warn!("cannot read or raise the descriptor limit: {e}"),
+    }
+}
+
+/// Descriptors beyond the connection caps (see [`raise_descriptor_limit`]).
+const DESCRIPTOR_MARGIN: u64 = 64;
 
 /// Completes once no connection has existed for `after` (never when `after` is `None`).
 async fn idle(mut live: watch::Receiver<usize>, after: Option<Duration>) {

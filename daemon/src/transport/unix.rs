@@ -49,6 +49,29 @@ fn set_umask(mask: u32) -> u32 {
     u32::from(old)
 }
 
+/// Raises the soft `RLIMIT_NOFILE` to `needed` descriptors (never above the hard limit, never
+/// lowering it): login sessions often start daemons with a soft limit of 1024, below what the
+/// connection caps allow. Returns the soft limit now in force.
+#[allow(unsafe_code)]
+#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux and macOS, i64 on FreeBSD.
+pub fn raise_fd_limit(needed: u64) -> io::Result<u64> {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes one rlimit into the valid, exclusively borrowed `lim`.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let want = needed.min(lim.rlim_max as u64) as libc::rlim_t;
+    if lim.rlim_cur >= want {
+        return Ok(lim.rlim_cur as u64);
+    }
+    let new = libc::rlimit { rlim_cur: want, rlim_max: lim.rlim_max };
+    // SAFETY: setrlimit only reads the valid `new`.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &new) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(want as u64)
+}
+
 /// A listening socket inside the runtime dir.
 #[derive(Debug)]
 pub struct Listener {
