@@ -8,11 +8,10 @@ use std::time::Duration;
 
 use jfgui_proto::{Limits, Map, Value};
 use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use crate::exit::{Exit, Failure};
 use crate::line::{Line, LineReader};
+use crate::transport::{self, Reader, Writer};
 
 /// How to start the daemon; appended to every "daemon not running" message.
 pub const START_HINT: &str =
@@ -28,19 +27,27 @@ pub enum Peer {
 }
 
 /// One open connection with a request counter.
-#[derive(Debug)]
 pub struct Client {
-    reader: LineReader<BufReader<OwnedReadHalf>>,
-    writer: OwnedWriteHalf,
+    reader: LineReader<BufReader<Reader>>,
+    writer: Writer,
     peer: Peer,
     next_id: u64,
     answered: bool,
     timeout: Duration,
 }
 
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("peer", &self.peer)
+            .field("next_id", &self.next_id)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Connects to `path`, mapping the OS error to the exit codes of SPEC S9.
-pub async fn connect_stream(path: &Path, peer: &Peer) -> Result<UnixStream, Failure> {
-    UnixStream::connect(path).await.map_err(|e| connect_failure(path, peer, &e))
+pub async fn connect_stream(path: &Path, peer: &Peer) -> Result<(Reader, Writer), Failure> {
+    transport::connect(path).await.map_err(|e| connect_failure(path, peer, &e))
 }
 
 /// The failure for a connect error on `path`.
@@ -68,6 +75,9 @@ pub fn connect_failure(path: &Path, peer: &Peer, e: &io::Error) -> Failure {
                 format!("endpoint '{slug}' is gone (the app exited or was disabled)"),
             )
         }
+        (io::ErrorKind::Unsupported, _) => {
+            Failure::new(Exit::Daemon, "transport_missing", format!("cannot connect: {e}"))
+        }
         _ => Failure::new(
             Exit::Daemon,
             "connect_failed",
@@ -84,8 +94,7 @@ impl Client {
     }
 
     /// Wraps a connected stream.
-    pub fn from_stream(stream: UnixStream, peer: Peer, timeout: Duration) -> Client {
-        let (read, writer) = stream.into_split();
+    pub fn from_stream((read, writer): (Reader, Writer), peer: Peer, timeout: Duration) -> Client {
         Client {
             reader: LineReader::new(BufReader::new(read), Limits::DEFAULT.max_bytes),
             writer,
@@ -256,6 +265,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn a_peer_that_closes_before_answering_is_a_refusal() {
         let dir = std::env::temp_dir().join(format!("jfgui-cli-client-{}", std::process::id()));

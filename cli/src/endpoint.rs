@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use jfgui_proto::locations::RuntimeDir;
 use jfgui_proto::{Map, Value};
-use tokio::net::UnixStream;
 
-use crate::client::{Client, Peer, connect_failure};
+use crate::client::{Client, Peer, connect_stream};
 use crate::exit::{Exit, Failure};
+use crate::transport::{self, Reader, Writer};
 
 /// One row of `apps/list`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,9 +118,9 @@ pub async fn open(
     runtime: &RuntimeDir,
     query: &str,
     timeout: Duration,
-) -> Result<(String, UnixStream), Failure> {
+) -> Result<(String, (Reader, Writer)), Failure> {
     if is_slug_shaped(query) {
-        if let Ok(stream) = UnixStream::connect(runtime.endpoint(query)).await {
+        if let Ok(stream) = transport::connect(&runtime.endpoint(query)).await {
             return Ok((query.to_string(), stream));
         }
     }
@@ -128,7 +128,7 @@ pub async fn open(
     let app = resolve(query, &apps)?;
     let path = app.endpoint.clone().unwrap_or_else(|| runtime.endpoint(&app.slug));
     let peer = Peer::Endpoint(app.slug.clone());
-    let stream = UnixStream::connect(&path).await.map_err(|e| connect_failure(&path, &peer, &e))?;
+    let stream = connect_stream(&path, &peer).await?;
     Ok((app.slug.clone(), stream))
 }
 

@@ -38,7 +38,7 @@ Exit codes (the same for every subcommand):
   4  daemon not running, or the connection to it was lost
   5  refused (peer check, permission denied)
   6  outcome unknown (timeout, app gone mid-call): inspect before retrying
-  7  protocol error (JSON-RPC error or malformed answer)";
+  7  protocol error (JSON-RPC error or malformed answer; also internal_bug)";
 
 /// Why a subcommand stopped short of success.
 #[derive(Debug, Clone, PartialEq, Eq)]

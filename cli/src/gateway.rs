@@ -48,11 +48,12 @@ enum End {
     DrainTimeout,
 }
 
-/// Pumps lines until stdin EOF (then waits up to `drain` for the outstanding answers), the peer
-/// closing, or stdout closing. `peer` names the other side in messages.
+/// Pumps lines between our stdin/stdout and the connection until stdin EOF (then waits up to
+/// `drain` for the outstanding answers), the peer closing, or stdout closing. `peer` names the
+/// other side in messages.
 pub async fn run<R, W>(
     conn_read: R,
-    mut conn_write: W,
+    conn_write: W,
     protocol: Protocol,
     peer: &str,
     drain: Duration,
@@ -61,12 +62,30 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let client = (tokio::io::stdin(), tokio::io::stdout());
+    pump(client, (conn_read, conn_write), protocol, peer, drain).await
+}
+
+/// [`run`] over any client side (`(input, output)`), so tests can drive it in memory.
+async fn pump<I, O, R, W>(
+    (input, output): (I, O),
+    (conn_read, mut conn_write): (R, W),
+    protocol: Protocol,
+    peer: &str,
+    drain: Duration,
+) -> Result<(), Failure>
+where
+    I: AsyncRead + Unpin + Send + 'static,
+    O: AsyncWrite + Unpin + Send + 'static,
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let max = Limits::DEFAULT.max_bytes;
     let inflight = Arc::new(Mutex::new(InFlight::default()));
     // Small queue: a client that stops reading stdout backpressures the daemon, never our heap.
     let (out_tx, mut out_rx) = mpsc::channel::<Vec<u8>>(16);
     let mut writer = tokio::spawn(async move {
-        let mut stdout = tokio::io::stdout();
+        let mut stdout = output;
         while let Some(line) = out_rx.recv().await {
             stdout.write_all(&line).await?;
             if out_rx.is_empty() {
@@ -79,7 +98,7 @@ where
     let up_inflight = Arc::clone(&inflight);
     let up_out = out_tx.clone();
     let mut up = tokio::spawn(async move {
-        let mut stdin = LineReader::new(BufReader::new(tokio::io::stdin()), max);
+        let mut stdin = LineReader::new(BufReader::new(input), max);
         loop {
             match stdin.next().await {
                 Ok(Some(Line::Complete(mut line))) => {
@@ -218,4 +237,132 @@ where
 /// inconsistent in a way that matters for a gateway that is exiting anyway.
 fn lock(m: &Mutex<InFlight>) -> std::sync::MutexGuard<'_, InFlight> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, DuplexStream, duplex};
+
+    const WAIT: Duration = Duration::from_secs(10);
+
+    /// The gateway between an in-memory client and an in-memory peer; returns the client's and
+    /// the peer's ends and the running gateway.
+    fn start(
+        protocol: Protocol,
+        drain: Duration,
+    ) -> (DuplexStream, DuplexStream, DuplexStream, tokio::task::JoinHandle<Result<(), Failure>>)
+    {
+        let (client_in, gateway_in) = duplex(1 << 16);
+        let (gateway_out, client_out) = duplex(1 << 16);
+        let (gateway_conn, peer) = duplex(1 << 16);
+        let (conn_read, conn_write) = tokio::io::split(gateway_conn);
+        let task = tokio::spawn(async move {
+            pump((gateway_in, gateway_out), (conn_read, conn_write), protocol, "the peer", drain)
+                .await
+        });
+        (client_in, client_out, peer, task)
+    }
+
+    async fn read_all(mut r: DuplexStream) -> String {
+        let mut s = String::new();
+        tokio::time::timeout(WAIT, r.read_to_string(&mut s)).await.unwrap().unwrap();
+        s
+    }
+
+    #[tokio::test]
+    async fn lines_pass_through_and_eof_ends_cleanly_once_answered() {
+        let (mut client_in, client_out, peer, task) = start(Protocol::Json, WAIT);
+        client_in
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1.0,\"method\":\"agent/info\"}\n\n  \n")
+            .await
+            .unwrap();
+        drop(client_in);
+        let (peer_read, mut peer_write) = tokio::io::split(peer);
+        let mut lines = tokio::io::BufReader::new(peer_read).lines();
+        let got = tokio::time::timeout(WAIT, lines.next_line()).await.unwrap().unwrap().unwrap();
+        assert_eq!(got, "{\"jsonrpc\":\"2.0\",\"id\":1.0,\"method\":\"agent/info\"}");
+        // Blank lines are not forwarded; stdin EOF half-closes the connection.
+        assert_eq!(tokio::time::timeout(WAIT, lines.next_line()).await.unwrap().unwrap(), None);
+        peer_write.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1.0,\"result\":{}}\n").await.unwrap();
+        assert_eq!(tokio::time::timeout(WAIT, task).await.unwrap().unwrap(), Ok(()));
+        assert_eq!(read_all(client_out).await, "{\"jsonrpc\":\"2.0\",\"id\":1.0,\"result\":{}}\n");
+    }
+
+    #[tokio::test]
+    async fn a_peer_that_closes_gets_in_flight_requests_answered_locally() {
+        for (protocol, code) in [(Protocol::Json, "1001"), (Protocol::Mcp, "-32603")] {
+            let (mut client_in, client_out, peer, task) = start(protocol, WAIT);
+            client_in
+                .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/call\"}\n")
+                .await
+                .unwrap();
+            let mut peer = tokio::io::BufReader::new(peer);
+            let mut line = String::new();
+            tokio::time::timeout(WAIT, peer.read_line(&mut line)).await.unwrap().unwrap();
+            drop(peer);
+            let failure = tokio::time::timeout(WAIT, task).await.unwrap().unwrap().unwrap_err();
+            assert_eq!((failure.exit, failure.reason.as_str()), (Exit::Daemon, "connection_lost"));
+            let out = read_all(client_out).await;
+            assert!(
+                out.starts_with("{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"error\":{\"code\":"),
+                "{out}"
+            );
+            assert!(out.contains(&format!("\"code\":{code},")), "{out}");
+            drop(client_in);
+        }
+    }
+
+    #[tokio::test]
+    async fn oversize_lines_are_answered_locally_and_skipped() {
+        let (mut client_in, client_out, peer, task) = start(Protocol::Mcp, WAIT);
+        let writer = tokio::spawn(async move {
+            let mut line = vec![b'x'; Limits::DEFAULT.max_bytes + 1];
+            line.extend_from_slice(
+                b"\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n",
+            );
+            client_in.write_all(&line).await.unwrap();
+        });
+        let mut lines = tokio::io::BufReader::new(peer).lines();
+        let got = tokio::time::timeout(WAIT, lines.next_line()).await.unwrap().unwrap().unwrap();
+        assert_eq!(got, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+        writer.await.unwrap();
+        // Nothing was in flight (a notification), so EOF ends the gateway at once.
+        assert_eq!(tokio::time::timeout(WAIT, task).await.unwrap().unwrap(), Ok(()));
+        let out = read_all(client_out).await;
+        assert!(out.contains("\"reason\":\"too_large\"") && out.contains("\"id\":null"), "{out}");
+        assert_eq!(out.lines().count(), 1, "{out}");
+    }
+
+    #[tokio::test]
+    async fn unanswered_requests_after_eof_time_out_with_local_errors() {
+        let (mut client_in, client_out, peer, task) =
+            start(Protocol::Json, Duration::from_millis(50));
+        client_in
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"agent/info\"}\n")
+            .await
+            .unwrap();
+        drop(client_in);
+        let failure = tokio::time::timeout(WAIT, task).await.unwrap().unwrap().unwrap_err();
+        assert_eq!((failure.exit, failure.reason.as_str()), (Exit::OutcomeUnknown, "timeout"));
+        let out = read_all(client_out).await;
+        assert!(out.contains("\"id\":7") && out.contains("\"reason\":\"timeout\""), "{out}");
+        drop(peer);
+    }
+
+    #[tokio::test]
+    async fn a_closed_client_output_is_a_quiet_end() {
+        let (mut client_in, client_out, peer, task) = start(Protocol::Json, WAIT);
+        drop(client_out);
+        client_in
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"agent/info\"}\n")
+            .await
+            .unwrap();
+        let (peer_read, mut peer_write) = tokio::io::split(peer);
+        let mut lines = tokio::io::BufReader::new(peer_read).lines();
+        tokio::time::timeout(WAIT, lines.next_line()).await.unwrap().unwrap();
+        peer_write.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n").await.unwrap();
+        let failure = tokio::time::timeout(WAIT, task).await.unwrap().unwrap().unwrap_err();
+        assert_eq!(failure.exit, Exit::Ok, "{failure}");
+    }
 }

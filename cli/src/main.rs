@@ -10,6 +10,7 @@ mod gateway;
 mod input;
 mod line;
 mod output;
+mod transport;
 
 use std::io::Write;
 use std::time::Duration;

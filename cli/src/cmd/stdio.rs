@@ -34,7 +34,6 @@ pub struct StdioArgs {
 /// Connects and pipes until EOF on either side.
 pub async fn run(args: StdioArgs, ctx: Context) -> Result<(), Failure> {
     let runtime = runtime_dir()?;
-    let (slug, stream) = endpoint::open(&runtime, &args.endpoint, ctx.timeout).await?;
-    let (read, write) = stream.into_split();
+    let (slug, (read, write)) = endpoint::open(&runtime, &args.endpoint, ctx.timeout).await?;
     gateway::run(read, write, args.protocol, &format!("endpoint '{slug}'"), ctx.timeout).await
 }
