@@ -1,0 +1,287 @@
+//! A small JSON-RPC 2.0 line client over a Unix socket: the control socket `agentd.sock` and the
+//! per-app endpoint sockets speak the same framing (one strict-JSON object per line, SPEC S6/S8).
+//! Every line in and out goes through `jfgui_proto::parse` / `encode` with the default limits.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use jfgui_proto::{Limits, Map, Value};
+use tokio::io::{AsyncWriteExt, BufReader};
+
+use crate::exit::{Exit, Failure};
+use crate::line::{Line, LineReader};
+use crate::transport::{self, Reader, Writer};
+
+/// How to start the daemon; appended to every "daemon not running" message.
+pub const START_HINT: &str =
+    "start it with `jfgui-agentd &` (or `systemctl --user start jfgui-agentd`)";
+
+/// Which kind of socket a client talks to; decides how a failed connect is reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Peer {
+    /// `agentd.sock`: missing means the daemon is not running.
+    Control,
+    /// `apps/SLUG.sock`: missing means the endpoint went away.
+    Endpoint(String),
+}
+
+/// One open connection with a request counter.
+pub struct Client {
+    reader: LineReader<BufReader<Reader>>,
+    writer: Writer,
+    peer: Peer,
+    next_id: u64,
+    answered: bool,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("peer", &self.peer)
+            .field("next_id", &self.next_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Connects to `path`, mapping the OS error to the exit codes of SPEC S9.
+pub async fn connect_stream(path: &Path, peer: &Peer) -> Result<(Reader, Writer), Failure> {
+    transport::connect(path).await.map_err(|e| connect_failure(path, peer, &e))
+}
+
+/// The failure for a connect error on `path`.
+pub fn connect_failure(path: &Path, peer: &Peer, e: &io::Error) -> Failure {
+    match (e.kind(), peer) {
+        (io::ErrorKind::PermissionDenied, _) => Failure::new(
+            Exit::Refused,
+            "permission_denied",
+            format!("cannot connect to {}: {e}", path.display()),
+        ),
+        (io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused, Peer::Control) => {
+            Failure::new(
+                Exit::Daemon,
+                "daemon_not_running",
+                format!(
+                    "jfgui-agentd is not running (no daemon at {}); {START_HINT}",
+                    path.display()
+                ),
+            )
+        }
+        (io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused, Peer::Endpoint(slug)) => {
+            Failure::new(
+                Exit::NotFound,
+                "endpoint_not_found",
+                format!("endpoint '{slug}' is gone (the app exited or was disabled)"),
+            )
+        }
+        (io::ErrorKind::Unsupported, _) => {
+            Failure::new(Exit::Daemon, "transport_missing", format!("cannot connect: {e}"))
+        }
+        _ => Failure::new(
+            Exit::Daemon,
+            "connect_failed",
+            format!("cannot connect to {}: {e}", path.display()),
+        ),
+    }
+}
+
+impl Client {
+    /// Opens a connection to `path`; `timeout` bounds each request.
+    pub async fn connect(path: PathBuf, peer: Peer, timeout: Duration) -> Result<Client, Failure> {
+        let stream = connect_stream(&path, &peer).await?;
+        Ok(Client::from_stream(stream, peer, timeout))
+    }
+
+    /// Wraps a connected stream.
+    pub fn from_stream((read, writer): (Reader, Writer), peer: Peer, timeout: Duration) -> Client {
+        Client {
+            reader: LineReader::new(BufReader::new(read), Limits::DEFAULT.max_bytes),
+            writer,
+            peer,
+            next_id: 1,
+            answered: false,
+            timeout,
+        }
+    }
+
+    /// Sends one request and waits for its answer: the `result` object, or the failure the
+    /// answer (or its absence) means.
+    pub async fn request(&mut self, method: &str, params: Map) -> Result<Map, Failure> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut request = Map::new();
+        request.insert("jsonrpc", "2.0");
+        request.insert("id", id);
+        request.insert("method", method);
+        request.insert("params", params);
+        let mut line =
+            jfgui_proto::encode(&Value::Object(request), &Limits::DEFAULT).map_err(|e| {
+                Failure::usage(
+                    e.kind().as_str(),
+                    format!("the request for {method} is too big to send: {e}"),
+                )
+            })?;
+        line.push(b'\n');
+        let mutating = matches!(method, "actions/execute" | "actions/batch");
+        if let Err(e) = self.writer.write_all(&line).await {
+            return Err(self.lost(method, false, &e.to_string()));
+        }
+        let answer = match tokio::time::timeout(self.timeout, self.reader.next()).await {
+            Err(_) => {
+                return Err(Failure::new(
+                    Exit::OutcomeUnknown,
+                    "timeout",
+                    format!(
+                        "no answer to {method} within {} s; the outcome is unknown: inspect the state before retrying",
+                        self.timeout.as_secs()
+                    ),
+                ));
+            }
+            Ok(Err(e)) => return Err(self.lost(method, mutating, &e.to_string())),
+            Ok(Ok(None)) => return Err(self.lost(method, mutating, "end of stream")),
+            Ok(Ok(Some(Line::TooLong))) => {
+                return Err(Failure::new(
+                    Exit::Protocol,
+                    "response_too_large",
+                    format!("the answer to {method} exceeds {} bytes", Limits::DEFAULT.max_bytes),
+                ));
+            }
+            Ok(Ok(Some(Line::Complete(bytes)))) => bytes,
+        };
+        self.answered = true;
+        let value = jfgui_proto::parse(&answer, &Limits::DEFAULT).map_err(|e| {
+            Failure::new(
+                Exit::Protocol,
+                "malformed_response",
+                format!("the answer to {method} is not strict JSON: {e}"),
+            )
+        })?;
+        interpret(&value, id, method)
+    }
+
+    /// The failure for a connection that broke during `method`.
+    fn lost(&self, method: &str, mutating: bool, detail: &str) -> Failure {
+        let whom = match &self.peer {
+            Peer::Control => String::from("jfgui-agentd"),
+            Peer::Endpoint(slug) => format!("endpoint '{slug}'"),
+        };
+        if !self.answered {
+            // A peer that refuses us (peer check) closes right after accept, before reading.
+            Failure::new(
+                Exit::Refused,
+                "refused",
+                format!(
+                    "{whom} closed the connection before answering {method} ({detail}): refused by the daemon's peer check, or the app went away"
+                ),
+            )
+        } else if mutating {
+            Failure::new(
+                Exit::OutcomeUnknown,
+                "connection_lost",
+                format!(
+                    "the connection to {whom} was lost during {method} ({detail}); the outcome is unknown: inspect the state before retrying"
+                ),
+            )
+        } else {
+            Failure::new(
+                Exit::Daemon,
+                "connection_lost",
+                format!("the connection to {whom} was lost during {method} ({detail})"),
+            )
+        }
+    }
+}
+
+/// Checks that `value` is the JSON-RPC response to request `id` and returns its result.
+fn interpret(value: &Value, id: u64, method: &str) -> Result<Map, Failure> {
+    let malformed = |what: &str| {
+        Failure::new(Exit::Protocol, "malformed_response", format!("the answer to {method} {what}"))
+    };
+    let Some(object) = value.as_object() else {
+        return Err(malformed("is not a JSON object"));
+    };
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(malformed("is not JSON-RPC 2.0"));
+    }
+    if let Some(error) = object.get("error") {
+        return Err(Failure::from_rpc_error(error));
+    }
+    if object.get("id").and_then(Value::as_u64) != Some(id) {
+        return Err(malformed("answers a different request id"));
+    }
+    match object.get("result") {
+        Some(Value::Object(result)) => Ok(result.clone()),
+        _ => Err(malformed("has no result object")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Value {
+        jfgui_proto::parse(s.as_bytes(), &Limits::DEFAULT).unwrap()
+    }
+
+    #[test]
+    fn results_errors_and_garbage_are_told_apart() {
+        let ok = interpret(&parse(r#"{"jsonrpc":"2.0","id":3,"result":{"a":1}}"#), 3, "m").unwrap();
+        assert_eq!(ok.get("a").and_then(Value::as_u64), Some(1));
+        let e = interpret(
+            &parse(r#"{"jsonrpc":"2.0","id":3,"error":{"code":1004,"message":"no","data":{"reason":"action"}}}"#),
+            3,
+            "m",
+        )
+        .unwrap_err();
+        assert_eq!((e.exit, e.reason.as_str()), (Exit::Action, "action"));
+        for bad in [
+            r#"[]"#,
+            r#"{"id":3,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":1}"#,
+        ] {
+            assert_eq!(interpret(&parse(bad), 3, "m").unwrap_err().exit, Exit::Protocol, "{bad}");
+        }
+    }
+
+    #[test]
+    fn connect_errors_map_to_exit_codes() {
+        let p = Path::new("/x/agentd.sock");
+        let e = |k| io::Error::from(k);
+        assert_eq!(
+            connect_failure(p, &Peer::Control, &e(io::ErrorKind::NotFound)).exit,
+            Exit::Daemon
+        );
+        assert_eq!(
+            connect_failure(p, &Peer::Control, &e(io::ErrorKind::ConnectionRefused)).reason,
+            "daemon_not_running"
+        );
+        let ep = Peer::Endpoint("notepad".into());
+        assert_eq!(connect_failure(p, &ep, &e(io::ErrorKind::NotFound)).exit, Exit::NotFound);
+        assert_eq!(
+            connect_failure(p, &ep, &e(io::ErrorKind::PermissionDenied)).exit,
+            Exit::Refused
+        );
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_peer_that_closes_before_answering_is_a_refusal() {
+        let dir = std::env::temp_dir().join(format!("jfgui-cli-client-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("refuse.sock");
+        let _ = std::fs::remove_file(&path);
+        let listener = tokio::net::UnixListener::bind(&path).unwrap();
+        let server = tokio::spawn(async move {
+            let (s, _) = listener.accept().await.unwrap();
+            drop(s);
+        });
+        let mut c =
+            Client::connect(path.clone(), Peer::Control, Duration::from_secs(10)).await.unwrap();
+        server.await.unwrap();
+        let f = c.request("daemon/status", Map::new()).await.unwrap_err();
+        assert_eq!(f.exit, Exit::Refused, "{f}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

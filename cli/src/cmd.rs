@@ -1,0 +1,195 @@
+//! The subcommands, one file each, behind one dispatching enum.
+
+mod actions;
+mod call;
+mod completions;
+mod describe;
+mod headless;
+mod inspect;
+mod list;
+mod man;
+mod status;
+mod stdio;
+
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::exit::{EXIT_CODES_HELP, Failure};
+use crate::output::Format;
+
+/// jfgui-agent: drive GUI apps registered with jfgui-agentd through their semantic actions.
+#[derive(Debug, Parser)]
+#[command(name = "jfgui-agent", version, after_help = EXIT_CODES_HELP)]
+pub struct Cli {
+    /// Seconds to wait for each answer before giving up with exit 6 (the daemon's own request
+    /// deadline is 30 s).
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: u64,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands of SPEC S9.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the apps registered with the daemon and their endpoints.
+    #[command(after_help = "Example:\n  jfgui-agent list\n  jfgui-agent list --json")]
+    List(list::ListArgs),
+    /// List (or search) an endpoint's actions.
+    #[command(after_help = "Example:\n  jfgui-agent actions notepad --query document")]
+    Actions(actions::ActionsArgs),
+    /// Show one action: kind, input and output schemas, capabilities.
+    #[command(after_help = "Example:\n  jfgui-agent describe notepad document.text.replace")]
+    Describe(describe::DescribeArgs),
+    /// Execute one action.
+    #[command(after_help = call::AFTER_HELP)]
+    Call(call::CallArgs),
+    /// Read the app's state (`state/inspect`).
+    #[command(
+        after_help = "Example:\n  jfgui-agent inspect notepad --input-json '{\"sinceRevision\":12}'"
+    )]
+    Inspect(inspect::InspectArgs),
+    /// Gateway: pipe JSON-1 or MCP lines between stdin/stdout and an endpoint (for MCP clients).
+    #[command(after_help = stdio::AFTER_HELP)]
+    Stdio(stdio::StdioArgs),
+    /// Start APP in headless agent mode and serve it on stdin/stdout, without a daemon.
+    #[command(after_help = headless::AFTER_HELP)]
+    Headless(headless::HeadlessArgs),
+    /// Show the daemon's status: pid, version, uptime, apps, connections.
+    #[command(after_help = "Example:\n  jfgui-agent status --json")]
+    Status(status::StatusArgs),
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Example:\n  jfgui-agent completions bash > ~/.local/share/bash-completion/completions/jfgui-agent"
+    )]
+    Completions(completions::CompletionsArgs),
+    /// Print the man page (roff) on stdout.
+    #[command(after_help = "Example:\n  jfgui-agent man > jfgui-agent.1 && man ./jfgui-agent.1")]
+    Man,
+}
+
+/// `--json` for commands that print something.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct JsonFlag {
+    /// Print machine-readable JSON (one line) instead of text; errors too.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What every subcommand gets besides its own arguments.
+#[derive(Debug, Clone, Copy)]
+pub struct Context {
+    /// Bound on each request.
+    pub timeout: Duration,
+}
+
+impl Command {
+    /// The output format, decided before running so failures are reported in it too.
+    pub fn format(&self) -> Format {
+        match self {
+            Command::List(a) => Format::choose(a.out.json, false),
+            Command::Actions(a) => Format::choose(a.out.json, false),
+            Command::Describe(a) => Format::choose(a.out.json, false),
+            Command::Call(a) => Format::choose(a.out.json, true),
+            Command::Inspect(a) => Format::choose(a.out.json, true),
+            Command::Status(a) => Format::choose(a.out.json, false),
+            // stdout belongs to the protocol (or to the generated script): errors go to stderr only.
+            Command::Stdio(_) | Command::Headless(_) | Command::Completions(_) | Command::Man => {
+                Format::Human
+            }
+        }
+    }
+
+    /// Runs the subcommand.
+    pub async fn run(self, ctx: Context, format: Format) -> Result<(), Failure> {
+        match self {
+            Command::List(_) => list::run(ctx, format).await,
+            Command::Actions(a) => actions::run(a, ctx, format).await,
+            Command::Describe(a) => describe::run(a, ctx, format).await,
+            Command::Call(a) => call::run(a, ctx, format).await,
+            Command::Inspect(a) => inspect::run(a, ctx, format).await,
+            Command::Stdio(a) => stdio::run(a, ctx).await,
+
+            Command::Headless(a) => headless::run(a, ctx).await,
+            Command::Status(_) => status::run(ctx, format).await,
+            Command::Completions(a) => completions::run(a),
+            Command::Man => man::run(),
+        }
+    }
+}
+
+/// The runtime dir, or a usage error when the environment names an unusable one.
+pub fn runtime_dir() -> Result<jfgui_proto::locations::RuntimeDir, Failure> {
+    jfgui_proto::locations::runtime_dir()
+        .map_err(|e| Failure::usage("invalid_runtime_dir", e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_subcommand_parses() {
+        let ok: &[&[&str]] = &[
+            &["x", "list", "--json"],
+            &["x", "actions", "notepad", "--query", "doc"],
+            &["x", "describe", "notepad", "document.get"],
+            &[
+                "x",
+                "call",
+                "notepad",
+                "document.get",
+                "--input-json",
+                "{}",
+                "--expected-revision",
+                "auto",
+            ],
+            &[
+                "x",
+                "call",
+                "notepad",
+                "edit.undo",
+                "--input-file",
+                "-",
+                "--expected-revision",
+                "12",
+            ],
+            &["x", "inspect", "notepad", "--input-json", "{\"sinceRevision\":1}"],
+            &["x", "stdio", "notepad", "--protocol", "mcp"],
+            &["x", "headless", "/bin/app", "--protocol", "json", "--", "--name", "A B"],
+            &["x", "status"],
+            &["x", "completions", "zsh"],
+            &["x", "man"],
+            &["x", "--timeout", "5", "list"],
+        ];
+        for args in ok {
+            Cli::try_parse_from(*args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        }
+    }
+
+    #[test]
+    fn usage_errors_are_rejected() {
+        let bad: &[&[&str]] = &[
+            &["x"],
+            &["x", "frobnicate"],
+            &["x", "call", "notepad"],
+            &["x", "call", "n", "a", "--input-json", "{}", "--input-file", "f"],
+            &["x", "call", "n", "a", "--expected-revision", "-1"],
+            &["x", "call", "n", "a", "--expected-revision", "9007199254740992"],
+            &["x", "stdio", "n", "--protocol", "http"],
+            &["x", "--timeout", "0", "list"],
+            &["x", "browser-bridge"],
+        ];
+        for args in bad {
+            assert!(Cli::try_parse_from(*args).is_err(), "{args:?}");
+        }
+    }
+}

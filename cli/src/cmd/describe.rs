@@ -1,0 +1,91 @@
+//! `jfgui-agent describe ENDPOINT ACTION`: one action's contract (`actions/describe`).
+
+use clap::Args;
+use jfgui_proto::{Map, Value};
+
+use super::{Context, JsonFlag, runtime_dir};
+use crate::endpoint;
+use crate::exit::{Exit, Failure};
+use crate::output::{Format, pretty, print_json, print_text};
+
+/// Arguments of `describe`.
+#[derive(Debug, Args)]
+pub struct DescribeArgs {
+    /// The app: slug, exact display name, or unique slug prefix.
+    pub endpoint: String,
+    /// The action name, e.g. `document.text.replace`.
+    pub action: String,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+/// Prints the `actions/describe` result as JSON, or as text with indented schemas.
+pub async fn run(args: DescribeArgs, ctx: Context, format: Format) -> Result<(), Failure> {
+    let runtime = runtime_dir()?;
+    let mut client = endpoint::client(&runtime, &args.endpoint, ctx.timeout).await?;
+    let mut params = Map::new();
+    params.insert("action", args.action.as_str());
+    let result = client.request("actions/describe", params).await?;
+    if format == Format::Json {
+        return print_json(&Value::Object(result));
+    }
+    let Some(action) = result.get("action").and_then(Value::as_object) else {
+        return Err(Failure::new(
+            Exit::Protocol,
+            "malformed_response",
+            "actions/describe answered without an `action` object",
+        ));
+    };
+    print_text(&render(action))
+}
+
+fn render(action: &Map) -> String {
+    let s = |k: &str| action.get(k).and_then(Value::as_str).unwrap_or("");
+    let mut out = format!("{} ({})\n  {}\n", s("name"), s("kind"), s("description"));
+    let mut facts = Vec::new();
+    for key in ["capabilities", "undo", "transaction", "commandId"] {
+        match action.get(key) {
+            Some(Value::String(v)) => facts.push(format!("{key}: {v}")),
+            Some(v @ (Value::Number(_) | Value::Bool(_))) => {
+                facts.push(format!("{key}: {}", pretty(v)))
+            }
+            _ => {}
+        }
+    }
+    if !facts.is_empty() {
+        out.push_str(&facts.join("  "));
+        out.push('\n');
+    }
+    for (key, title) in [("inputSchema", "input schema"), ("outputSchema", "output schema")] {
+        if let Some(schema) = action.get(key) {
+            out.push_str(&format!("{title}:\n{}\n", pretty(schema)));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jfgui_proto::Limits;
+
+    #[test]
+    fn text_shows_kind_facts_and_schemas() {
+        let v = jfgui_proto::parse(
+            br#"{"name":"edit.undo","description":"Undo","kind":"write","inputSchema":{"type":"object"},"outputSchema":{},"capabilities":0,"undo":true,"transaction":"document"}"#,
+            &Limits::DEFAULT,
+        )
+        .unwrap();
+        let text = render(v.as_object().unwrap());
+        assert!(
+            text.starts_with(
+                "edit.undo (write)\n  Undo\ncapabilities: 0  undo: true  transaction: document\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("input schema:\n{\n  \"type\": \"object\"\n}\noutput schema:\n{}\n"),
+            "{text}"
+        );
+    }
+}

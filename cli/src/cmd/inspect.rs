@@ -1,0 +1,39 @@
+//! `jfgui-agent inspect ENDPOINT [--input-json J]`: the app's state (`state/inspect`).
+
+use clap::Args;
+use jfgui_proto::{Map, Value};
+
+use super::{Context, JsonFlag, runtime_dir};
+use crate::endpoint;
+use crate::exit::Failure;
+use crate::input::InputArgs;
+use crate::output::{Format, pretty, print_json, print_text};
+
+/// Arguments of `inspect`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// The app: slug, exact display name, or unique slug prefix.
+    pub endpoint: String,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+/// Prints the `state/inspect` result (JSON when piped), or the state and revision as text.
+pub async fn run(args: InspectArgs, ctx: Context, format: Format) -> Result<(), Failure> {
+    let input = args.input.read()?;
+    let runtime = runtime_dir()?;
+    let mut client = endpoint::client(&runtime, &args.endpoint, ctx.timeout).await?;
+    let mut params = Map::new();
+    if let Some(input) = input {
+        params.insert("input", input);
+    }
+    let result = client.request("state/inspect", params).await?;
+    if format == Format::Json {
+        return print_json(&Value::Object(result));
+    }
+    let state = result.get("state").map_or_else(String::new, pretty);
+    let revision = result.get("revision").map_or_else(|| String::from("?"), pretty);
+    print_text(&format!("{state}\nrevision: {revision}"))
+}

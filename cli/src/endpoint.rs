@@ -1,0 +1,227 @@
+//! ENDPOINT resolution (SPEC S8): exact slug, then exact display name, then unique slug prefix,
+//! over the daemon's `apps/list`. Ambiguous or unknown names list the candidates (exit 3).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use jfgui_proto::locations::RuntimeDir;
+use jfgui_proto::{Map, Value};
+
+use crate::client::{Client, Peer, connect_stream};
+use crate::exit::{Exit, Failure};
+use crate::transport::{self, Reader, Writer};
+
+/// One row of `apps/list`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppEntry {
+    /// Endpoint slug (ASCII, unique).
+    pub slug: String,
+    /// Display name, intact (Unicode, spaces).
+    pub display_name: String,
+    /// The app's process id, when known.
+    pub pid: Option<u64>,
+    /// Whether the dispatcher is enabled (only enabled apps have an endpoint).
+    pub enabled: bool,
+    /// Number of registered actions.
+    pub action_count: Option<u64>,
+    /// The endpoint socket, `null` while disabled.
+    pub endpoint: Option<PathBuf>,
+}
+
+/// Decodes the `apps/list` result.
+pub fn parse_apps(result: &Map) -> Result<Vec<AppEntry>, Failure> {
+    let bad = |what: &str| {
+        Failure::new(Exit::Protocol, "malformed_response", format!("apps/list answered {what}"))
+    };
+    let Some(rows) = result.get("apps").and_then(Value::as_array) else {
+        return Err(bad("without an `apps` array"));
+    };
+    rows.iter()
+        .map(|row| {
+            let slug =
+                row.get("slug").and_then(Value::as_str).ok_or_else(|| bad("a row without slug"))?;
+            Ok(AppEntry {
+                slug: slug.to_string(),
+                display_name: row
+                    .get("displayName")
+                    .and_then(Value::as_str)
+                    .unwrap_or(slug)
+                    .to_string(),
+                pid: row.get("pid").and_then(Value::as_u64),
+                enabled: row.get("enabled").and_then(Value::as_bool).unwrap_or(false),
+                action_count: row.get("actionCount").and_then(Value::as_u64),
+                endpoint: row.get("endpoint").and_then(Value::as_str).map(PathBuf::from),
+            })
+        })
+        .collect()
+}
+
+/// Picks the app `query` names: exact slug, exact display name, unique prefix of an enabled
+/// app's slug, in that order.
+pub fn resolve<'a>(query: &str, apps: &'a [AppEntry]) -> Result<&'a AppEntry, Failure> {
+    let pick = |found: Vec<&'a AppEntry>| -> Option<Result<&'a AppEntry, Failure>> {
+        match found.as_slice() {
+            [] => None,
+            [one] if one.enabled => Some(Ok(one)),
+            [one] => Some(Err(Failure::new(
+                Exit::NotFound,
+                "endpoint_disabled",
+                format!(
+                    "app '{}' ({}) is connected but not enabled, so it has no endpoint",
+                    one.slug, one.display_name
+                ),
+            ))),
+            many => Some(Err(ambiguous(query, many))),
+        }
+    };
+    if let Some(r) = pick(apps.iter().filter(|a| a.slug == query).collect()) {
+        return r;
+    }
+    if let Some(r) = pick(apps.iter().filter(|a| a.display_name == query).collect()) {
+        return r;
+    }
+    if let Some(r) = pick(apps.iter().filter(|a| a.enabled && a.slug.starts_with(query)).collect())
+    {
+        return r;
+    }
+    let enabled: Vec<&AppEntry> = apps.iter().filter(|a| a.enabled).collect();
+    let message = if enabled.is_empty() {
+        format!("no endpoint matches '{query}': no app endpoint is enabled")
+    } else {
+        format!("no endpoint matches '{query}'; candidates: {}", candidates(&enabled))
+    };
+    Err(Failure::new(Exit::NotFound, "endpoint_not_found", message))
+}
+
+fn ambiguous(query: &str, many: &[&AppEntry]) -> Failure {
+    Failure::new(
+        Exit::NotFound,
+        "endpoint_ambiguous",
+        format!("endpoint '{query}' is ambiguous; candidates: {}", candidates(many)),
+    )
+}
+
+fn candidates(apps: &[&AppEntry]) -> String {
+    apps.iter().map(|a| format!("{} ({})", a.slug, a.display_name)).collect::<Vec<_>>().join(", ")
+}
+
+/// Asks the daemon for its apps.
+pub async fn list_apps(runtime: &RuntimeDir, timeout: Duration) -> Result<Vec<AppEntry>, Failure> {
+    let mut control = Client::connect(runtime.control_socket(), Peer::Control, timeout).await?;
+    parse_apps(&control.request("apps/list", Map::new()).await?)
+}
+
+/// Opens the endpoint `query` names. A slug-shaped name whose socket exists is used directly
+/// (no control round trip: the MCP SDK may start the gateway just for one probe); anything else
+/// is resolved through `apps/list`.
+pub async fn open(
+    runtime: &RuntimeDir,
+    query: &str,
+    timeout: Duration,
+) -> Result<(String, (Reader, Writer)), Failure> {
+    if is_slug_shaped(query) {
+        if let Ok(stream) = transport::connect(&runtime.endpoint(query)).await {
+            return Ok((query.to_string(), stream));
+        }
+    }
+    let apps = list_apps(runtime, timeout).await?;
+    let app = resolve(query, &apps)?;
+    let path = app.endpoint.clone().unwrap_or_else(|| runtime.endpoint(&app.slug));
+    let peer = Peer::Endpoint(app.slug.clone());
+    let stream = connect_stream(&path, &peer).await?;
+    Ok((app.slug.clone(), stream))
+}
+
+/// Opens a request client to the endpoint `query` names.
+pub async fn client(
+    runtime: &RuntimeDir,
+    query: &str,
+    timeout: Duration,
+) -> Result<Client, Failure> {
+    let (slug, stream) = open(runtime, query, timeout).await?;
+    Ok(Client::from_stream(stream, Peer::Endpoint(slug), timeout))
+}
+
+/// Slugs are ASCII letters, digits and `-` (SPEC S8), which also keeps the name from escaping
+/// `apps/`.
+fn is_slug_shaped(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 48
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn app(slug: &str, name: &str, enabled: bool) -> AppEntry {
+        AppEntry {
+            slug: slug.into(),
+            display_name: name.into(),
+            pid: Some(1),
+            enabled,
+            action_count: Some(3),
+            endpoint: enabled.then(|| PathBuf::from(format!("/rt/apps/{slug}.sock"))),
+        }
+    }
+
+    fn apps() -> Vec<AppEntry> {
+        vec![
+            app("notepad", "Notepad", true),
+            app("notepad-2", "Notepad", true),
+            app("paint", "notepad-2", true),
+            app("sketch-book", "Sketch Book ✏", true),
+            app("hidden", "Hidden", false),
+        ]
+    }
+
+    #[test]
+    fn exact_slug_wins_over_display_name_and_prefix() {
+        let apps = apps();
+        assert_eq!(resolve("notepad", &apps).unwrap().slug, "notepad");
+        // "notepad-2" is both a slug and another app's display name: the slug wins.
+        assert_eq!(resolve("notepad-2", &apps).unwrap().slug, "notepad-2");
+    }
+
+    #[test]
+    fn display_name_then_unique_prefix() {
+        let apps = apps();
+        assert_eq!(resolve("Sketch Book ✏", &apps).unwrap().slug, "sketch-book");
+        assert_eq!(resolve("sk", &apps).unwrap().slug, "sketch-book");
+        assert_eq!(resolve("pa", &apps).unwrap().slug, "paint");
+    }
+
+    #[test]
+    fn ambiguous_and_unknown_list_candidates_with_exit_3() {
+        let apps = apps();
+        let e = resolve("Notepad", &apps).unwrap_err();
+        assert_eq!((e.exit, e.reason.as_str()), (Exit::NotFound, "endpoint_ambiguous"));
+        assert!(
+            e.message.contains("notepad (Notepad)") && e.message.contains("notepad-2 (Notepad)")
+        );
+        let e = resolve("note", &apps).unwrap_err();
+        assert_eq!(e.reason, "endpoint_ambiguous");
+        let e = resolve("zzz", &apps).unwrap_err();
+        assert_eq!((e.exit, e.reason.as_str()), (Exit::NotFound, "endpoint_not_found"));
+        assert!(e.message.contains("paint (notepad-2)"));
+        assert!(!e.message.contains("hidden"), "disabled apps are no candidates: {}", e.message);
+        let e = resolve("x", &[]).unwrap_err();
+        assert!(e.message.contains("no app endpoint is enabled"));
+    }
+
+    #[test]
+    fn disabled_apps_are_named_but_not_reachable() {
+        let apps = apps();
+        let e = resolve("hidden", &apps).unwrap_err();
+        assert_eq!((e.exit, e.reason.as_str()), (Exit::NotFound, "endpoint_disabled"));
+        assert_eq!(resolve("hid", &apps).unwrap_err().reason, "endpoint_not_found");
+    }
+
+    #[test]
+    fn slug_shape_keeps_names_inside_apps_dir() {
+        assert!(is_slug_shaped("notepad-2"));
+        for bad in ["", "../agentd", "Notepad", "a/b", "a.sock", &"x".repeat(49)] {
+            assert!(!is_slug_shaped(bad), "{bad}");
+        }
+    }
+}

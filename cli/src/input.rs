@@ -1,0 +1,105 @@
+//! Action input from the command line: `--input-json J` or `--input-file F` (`-` = stdin),
+//! parsed strictly with the default bounds before anything is sent.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use jfgui_proto::{Limits, Value};
+
+use crate::exit::Failure;
+
+/// The input options shared by `call` and `inspect`.
+#[derive(Debug, Clone, Args)]
+pub struct InputArgs {
+    /// The input as JSON text, e.g. '{"text":"hi"}'.
+    #[arg(long, value_name = "JSON", conflicts_with = "input_file")]
+    pub input_json: Option<String>,
+    /// Read the input JSON from a file, or from stdin with `-`.
+    #[arg(long, value_name = "FILE")]
+    pub input_file: Option<PathBuf>,
+}
+
+impl InputArgs {
+    /// The parsed input, if one was given.
+    pub fn read(&self) -> Result<Option<Value>, Failure> {
+        if let Some(text) = &self.input_json {
+            return parse(text.as_bytes(), "--input-json").map(Some);
+        }
+        let Some(path) = &self.input_file else {
+            return Ok(None);
+        };
+        let bytes = read_bounded(path)?;
+        parse(&bytes, &format!("--input-file {}", path.display())).map(Some)
+    }
+}
+
+fn parse(bytes: &[u8], origin: &str) -> Result<Value, Failure> {
+    jfgui_proto::parse(bytes, &Limits::DEFAULT).map_err(|e| {
+        Failure::usage("invalid_input_json", format!("{origin} is not valid strict JSON: {e}"))
+    })
+}
+
+/// Reads at most one byte more than the message bound, so a huge file is refused, not loaded.
+fn read_bounded(path: &Path) -> Result<Vec<u8>, Failure> {
+    let max = Limits::DEFAULT.max_bytes as u64;
+    let mut bytes = Vec::new();
+    let read = if path == Path::new("-") {
+        std::io::stdin().lock().take(max + 1).read_to_end(&mut bytes)
+    } else {
+        std::fs::File::open(path).and_then(|f| f.take(max + 1).read_to_end(&mut bytes))
+    };
+    let shown =
+        if path == Path::new("-") { String::from("stdin") } else { path.display().to_string() };
+    read.map_err(|e| {
+        Failure::usage("input_file_unreadable", format!("cannot read --input-file {shown}: {e}"))
+    })?;
+    if bytes.len() as u64 > max {
+        return Err(Failure::usage(
+            "too_large",
+            format!("--input-file {shown} is larger than the {max}-byte message limit"),
+        ));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(json: Option<&str>, file: Option<&str>) -> InputArgs {
+        InputArgs { input_json: json.map(String::from), input_file: file.map(PathBuf::from) }
+    }
+
+    #[test]
+    fn inline_json_is_parsed_strictly() {
+        assert!(args(None, None).read().unwrap().is_none());
+        let v = args(Some(r#"{"text":"hi"}"#), None).read().unwrap().unwrap();
+        assert_eq!(v.get("text").and_then(Value::as_str), Some("hi"));
+        for bad in ["{", r#"{"a":1,"a":2}"#, "", "{'a':1}"] {
+            let e = args(Some(bad), None).read().unwrap_err();
+            assert_eq!(
+                (e.exit, e.reason.as_str()),
+                (crate::exit::Exit::Usage, "invalid_input_json"),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn files_are_read_bounded_and_missing_ones_are_usage_errors() {
+        let dir = std::env::temp_dir().join(format!("jfgui-cli-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.json");
+        std::fs::write(&good, br#"{"n":12}"#).unwrap();
+        let v = args(None, Some(good.to_str().unwrap())).read().unwrap().unwrap();
+        assert_eq!(v.get("n").and_then(Value::as_u64), Some(12));
+        let big = dir.join("big.json");
+        std::fs::write(&big, vec![b' '; Limits::DEFAULT.max_bytes + 10]).unwrap();
+        assert_eq!(args(None, Some(big.to_str().unwrap())).read().unwrap_err().reason, "too_large");
+        let e = args(None, Some(dir.join("missing.json").to_str().unwrap())).read().unwrap_err();
+        assert_eq!(e.reason, "input_file_unreadable");
+        assert!(e.message.contains("missing.json"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

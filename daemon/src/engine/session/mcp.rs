@@ -1,0 +1,77 @@
+//! MCP on the per-app endpoints (SPEC S7): protocol selection, the modern (2026-07-28) and legacy
+//! (2025-11-25) revisions, the nine `jfgui_*` tools, standard resources and cancellation.
+//!
+//! The connection loop of the session engine owns the bytes (framing, strict parsing, bounds,
+//! writing); this module owns the decisions. For every message it calls [`Protocol::route`]
+//! synchronously, in arrival order, and gets a [`Route`]:
+//!
+//! | route | what the loop does |
+//! |---|---|
+//! | [`Route::Json1`] | serves the message as JSON control protocol 1 |
+//! | [`Route::Answer`] | writes the reply now (`ping`, protocol errors, `tools/list`, …) |
+//! | [`Route::Mcp`] | runs [`Pending::run`] against the app (concurrently); writes the reply it yields |
+//! | [`Route::Silent`] | nothing (notifications, responses from the client) |
+//!
+//! | part | file |
+//! |---|---|
+//! | what MCP needs of one app (the seam to the engine) | `mcp/app.rs` |
+//! | selection per connection and per message | `mcp/select.rs` |
+//! | 2026-07-28: `_meta` envelope, discover, cache hints | `mcp/modern.rs` |
+//! | 2025-11-25: `initialize` and its state | `mcp/legacy.rs` |
+//! | the nine tools and `tools/call` | `mcp/tools.rs` |
+//! | standard `resources/list` / `resources/read` | `mcp/resources.rs` |
+//! | requests in flight and `notifications/cancelled` | `mcp/cancel.rs` |
+//! | JSON-RPC pieces shared by the above | `mcp/rpc.rs` |
+
+mod app;
+mod cancel;
+mod legacy;
+mod modern;
+mod resources;
+mod rpc;
+mod select;
+mod tools;
+
+use jfgui_proto::{Limits, Value};
+use rpc::{Reply, RpcError};
+
+pub(crate) use rpc::Incoming;
+pub(crate) use select::{Protocol, Route};
+
+/// Encodes the response line (without its newline) for `reply` to request `id`.
+///
+/// A result over the message bounds never goes out truncated or split: a tool result becomes a
+/// tool error (`internal/response_too_large`) the model can act on, anything else a -32603
+/// error. A tool result is the one that grows most, since it carries its text twin.
+pub(crate) fn response_line(id: &Value, reply: Reply, limits: &Limits) -> Vec<u8> {
+    let error = match reply {
+        Ok(result) => match rpc::result_line(id, result, limits) {
+            Ok(line) => return line,
+            Err(result) if result.contains_key("structuredContent") => {
+                match rpc::result_line(id, tools::too_large(&result, limits.max_bytes), limits) {
+                    Ok(line) => return line,
+                    Err(_) => too_large(limits),
+                }
+            }
+            Err(_) => too_large(limits),
+        },
+        Err(e) => e,
+    };
+    rpc::error_line(id, &error, limits)
+}
+
+fn too_large(limits: &Limits) -> RpcError {
+    RpcError::with_data(
+        rpc::INTERNAL_ERROR,
+        "The result exceeds the message size bound; page the request (cursor, limit) or read resources in chunks with jfgui_resources_read.",
+        rpc::object([
+            ("reason", "response_too_large".into()),
+            ("limit", (limits.max_bytes as u64).into()),
+        ]),
+    )
+}
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod wire_tests;

@@ -1,0 +1,183 @@
+//! The JSON-RPC pieces the MCP layer shares: the view of one incoming message, the reply type,
+//! protocol errors with their codes, and a compact object builder.
+
+use std::fmt;
+
+use jfgui_proto::{Limits, Map, Value};
+
+/// One incoming JSON-RPC message, already parsed and checked by the connection loop (an object
+/// with `jsonrpc: "2.0"`, never an array).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Incoming<'a> {
+    /// The id; `None` for a notification.
+    pub id: Option<&'a Value>,
+    /// The method; `None` for a response sent by the client (MCP clients answer pings).
+    pub method: Option<&'a str>,
+    /// The params, as sent (any JSON type; the handlers check them).
+    pub params: Option<&'a Value>,
+}
+
+impl<'a> Incoming<'a> {
+    /// Reads the members of a JSON-RPC message object.
+    #[cfg(test)]
+    pub fn from_message(message: &'a Map) -> Incoming<'a> {
+        Incoming {
+            id: message.get("id"),
+            method: message.get("method").and_then(Value::as_str),
+            params: message.get("params"),
+        }
+    }
+
+    /// `params` as an object, if it is one.
+    pub fn params_object(&self) -> Option<&'a Map> {
+        self.params.and_then(Value::as_object)
+    }
+}
+
+/// What a request gets: a result object or a protocol error.
+pub(crate) type Reply = Result<Map, RpcError>;
+
+/// A JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RpcError {
+    /// The code (-32700 … -32603, the MCP codes -32002/-32022).
+    pub code: i64,
+    /// One sentence.
+    pub message: String,
+    /// Machine-readable details.
+    pub data: Option<Value>,
+}
+
+/// -32600: the message is not a valid request.
+pub(crate) const INVALID_REQUEST: i64 = -32600;
+/// -32601: no such method (for the selected protocol).
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
+/// -32602: bad params, including a missing MCP envelope and unknown tools.
+pub(crate) const INVALID_PARAMS: i64 = -32602;
+/// -32603: our bug or the app's.
+pub(crate) const INTERNAL_ERROR: i64 = -32603;
+/// -32002: resource not found (2025-11-25 only; retired in 2026-07-28).
+pub(crate) const RESOURCE_NOT_FOUND: i64 = -32002;
+/// -32022: the modern envelope names a revision we do not serve.
+pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+impl RpcError {
+    /// An error without data.
+    pub fn new(code: i64, message: impl Into<String>) -> RpcError {
+        RpcError { code, message: message.into(), data: None }
+    }
+
+    /// An error with a `data` object.
+    pub fn with_data(code: i64, message: impl Into<String>, data: Map) -> RpcError {
+        RpcError { code, message: message.into(), data: Some(Value::Object(data)) }
+    }
+
+    /// -32602 with `data.reason`.
+    pub fn invalid_params(reason: &str, message: impl Into<String>) -> RpcError {
+        RpcError::with_data(INVALID_PARAMS, message, object([("reason", reason.into())]))
+    }
+
+    /// The wire object `{code, message, data?}`.
+    pub fn to_value(&self) -> Value {
+        let mut m = object([("code", self.code.into()), ("message", self.message.as_str().into())]);
+        if let Some(data) = &self.data {
+            m.insert("data", data.clone());
+        }
+        Value::Object(m)
+    }
+}
+
+impl fmt::Display for RpcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+/// Encodes `{"jsonrpc":"2.0","id":…,"result":…}` (without its newline); `Err` gives the result
+/// back when the line would exceed the message bounds.
+pub(crate) fn result_line(id: &Value, result: Map, limits: &Limits) -> Result<Vec<u8>, Map> {
+    let response = response(id, "result", Value::Object(result));
+    match jfgui_proto::encode(&response, limits) {
+        Ok(line) => Ok(line),
+        Err(e) => {
+            tracing::warn!("MCP result over the message bounds: {e}");
+            match response {
+                Value::Object(mut m) => match m.remove("result") {
+                    Some(Value::Object(result)) => Err(result),
+                    _ => Err(Map::new()),
+                },
+                _ => Err(Map::new()),
+            }
+        }
+    }
+}
+
+/// Encodes an error response (without its newline). Error data can hold app-supplied text; if
+/// it breaks the bounds the error is sent without it.
+pub(crate) fn error_line(id: &Value, error: &RpcError, limits: &Limits) -> Vec<u8> {
+    match jfgui_proto::encode(&response(id, "error", error.to_value()), limits) {
+        Ok(line) => line,
+        Err(e) => {
+            tracing::warn!("MCP error over the message bounds: {e}");
+            let small = RpcError::new(error.code, "The error details exceed the message bounds.");
+            // Small by construction; the id came in a line within the same bounds.
+            jfgui_proto::encode(&response(id, "error", small.to_value()), limits)
+                .unwrap_or_default()
+        }
+    }
+}
+
+fn response(id: &Value, member: &str, body: Value) -> Value {
+    Value::Object(object([("jsonrpc", "2.0".into()), ("id", id.clone()), (member, body)]))
+}
+
+/// Builds an object from literal members (keys must be distinct; a repeated key keeps the last).
+pub(crate) fn object<const N: usize>(members: [(&str, Value); N]) -> Map {
+    let mut m = Map::with_capacity(N);
+    for (k, v) in members {
+        m.insert(k, v);
+    }
+    m
+}
+
+/// Serializes a value compactly, for the text twin of `structuredContent`. Our values come from
+/// the strict parser or from our own code, so only a bound can fail; that is reported as an
+/// internal error by the caller.
+pub(crate) fn to_text(value: &Value) -> Result<String, RpcError> {
+    let limits = Limits::DEFAULT;
+    let bytes = jfgui_proto::encode(value, &limits).map_err(|e| {
+        RpcError::new(INTERNAL_ERROR, format!("The result cannot be serialized: {e}."))
+    })?;
+    String::from_utf8(bytes)
+        .map_err(|_| RpcError::new(INTERNAL_ERROR, "The encoder produced invalid UTF-8."))
+}
+
+/// Identity of a request id for the in-flight table: the string `"1"` and the number `1` are
+/// different ids (JSON-RPC echoes the type), and numbers compare by their exact token.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum IdKey {
+    /// A string id.
+    String(String),
+    /// A numeric id, by token.
+    Number(String),
+}
+
+impl IdKey {
+    /// The key of a request id; `None` for ids that are neither strings nor numbers.
+    pub fn of(id: &Value) -> Option<IdKey> {
+        match id {
+            Value::String(s) => Some(IdKey::String(s.clone())),
+            Value::Number(n) => Some(IdKey::Number(n.as_str().to_owned())),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for IdKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IdKey::String(s) => write!(f, "{s:?}"),
+            IdKey::Number(n) => f.write_str(n),
+        }
+    }
+}

@@ -1,0 +1,378 @@
+//! Which protocol a connection speaks (SPEC S7 "Selection") and, inside MCP, which revision each
+//! message belongs to (WIRE.md §3).
+//!
+//! A connection starts undecided. While undecided, in this order: a request whose
+//! `params._meta` carries the modern protocol version selects MCP (even for `resources/read`,
+//! which is also a JSON-1 name); `initialize` selects MCP; one of the ten JSON-1 methods selects
+//! JSON-1. Other MCP names are answered without deciding (`ping` → `{}`, the rest → -32602
+//! naming both ways in); unknown methods get -32601; notifications decide nothing. The choice is
+//! sticky. Inside MCP every message is classified on its own: `initialize` → legacy handshake;
+//! the modern envelope → 2026-07-28, statelessly (it never inherits legacy state); `ping` → `{}`;
+//! after a legacy `initialize` → 2025-11-25; anything else → -32602 naming both ways in.
+
+use jfgui_proto::{Map, Value};
+
+use super::app::AppPort;
+use super::cancel::{CancelOutcome, InFlight, Ticket};
+use super::legacy::{self, LegacyState};
+use super::modern::{self, Cache};
+use super::resources::{self, NotFoundCode};
+use super::rpc::{INVALID_REQUEST, IdKey, Incoming, METHOD_NOT_FOUND, Reply, RpcError, object};
+use super::tools;
+use crate::engine::session::methods::Method;
+
+/// Client→server request names of either MCP revision (both schemas' `ClientRequest`).
+const MCP_METHODS: [&str; 19] = [
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "subscriptions/listen",
+    "tasks/get",
+    "tasks/result",
+    "tasks/list",
+    "tasks/cancel",
+];
+
+/// The protocol state of one client connection.
+#[derive(Debug, Default)]
+pub(crate) enum Protocol {
+    /// No deciding message yet.
+    #[default]
+    Undecided,
+    /// JSON control protocol 1, for good.
+    Json1,
+    /// MCP, for good.
+    Mcp(McpSession),
+}
+
+/// What the connection loop does with one message.
+#[derive(Debug)]
+pub(crate) enum Route {
+    /// Serve it as JSON-1.
+    Json1,
+    /// Write this reply now.
+    Answer(Reply),
+    /// Run this MCP request against the app, then write what it yields.
+    Mcp(Pending),
+    /// Nothing to do (a notification, or a response sent by the client).
+    Silent,
+}
+
+/// MCP state of one connection.
+#[derive(Debug, Default)]
+pub(crate) struct McpSession {
+    legacy: LegacyState,
+    in_flight: InFlight,
+}
+
+/// The revision a request is served under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Era {
+    Modern,
+    Legacy,
+}
+
+/// An accepted MCP request waiting for the app.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    ticket: Ticket,
+    work: Work,
+}
+
+#[derive(Debug)]
+enum Work {
+    Discover,
+    Initialize,
+    ToolsList(Era),
+    ToolsCall(Era, Map),
+    ResourcesList(Era, Option<Map>),
+    ResourceTemplates(Era, Option<Map>),
+    ResourcesRead(Era, Option<Map>),
+}
+
+impl Protocol {
+    /// Decides what to do with `msg`, updating the selection. Call it for every message, in
+    /// arrival order, before serving anything concurrently.
+    pub fn route(&mut self, msg: &Incoming<'_>) -> Route {
+        match self {
+            Protocol::Json1 => Route::Json1,
+            Protocol::Mcp(session) => session.accept(msg),
+            Protocol::Undecided => {
+                let Some(method) = msg.method else {
+                    tracing::debug!("ignoring a JSON-RPC response on an undecided connection");
+                    return Route::Silent;
+                };
+                if msg.id.is_some() && (modern::has_envelope(msg.params) || method == "initialize")
+                {
+                    tracing::debug!(method, "connection selects MCP");
+                    let mut session = McpSession::default();
+                    let route = session.accept(msg);
+                    *self = Protocol::Mcp(session);
+                    return route;
+                }
+                if msg.id.is_none() {
+                    // A notification is never answered and never forwarded to an app, so it
+                    // cannot decide what this connection speaks.
+                    if matches!(method, "actions/execute" | "actions/batch") {
+                        tracing::warn!(
+                            method,
+                            "dropped a write sent as a notification: its outcome could never be reported"
+                        );
+                    } else {
+                        tracing::debug!(
+                            method,
+                            "ignoring a notification on an undecided connection"
+                        );
+                    }
+                    return Route::Silent;
+                }
+                if Method::from_name(method).is_some() {
+                    tracing::debug!(method, "connection selects JSON-1");
+                    *self = Protocol::Json1;
+                    return Route::Json1;
+                }
+                if method == "ping" {
+                    return Route::Answer(Ok(Map::new()));
+                }
+                if MCP_METHODS.contains(&method) {
+                    return Route::Answer(Err(modern::no_way_in(method)));
+                }
+                Route::Answer(Err(unknown_method(method)))
+            }
+        }
+    }
+}
+
+impl McpSession {
+    fn accept(&mut self, msg: &Incoming<'_>) -> Route {
+        let Some(method) = msg.method else {
+            tracing::debug!("ignoring a JSON-RPC response from the MCP client");
+            return Route::Silent;
+        };
+        let Some(id) = msg.id else {
+            self.notification(method, msg.params);
+            return Route::Silent;
+        };
+        if method == "initialize" {
+            return match legacy::check_initialize(msg.params) {
+                Ok(offered) => {
+                    if offered != legacy::LEGACY_VERSION {
+                        tracing::info!(
+                            offered,
+                            "initialize: counteroffering {}",
+                            legacy::LEGACY_VERSION
+                        );
+                    }
+                    self.legacy.initialized = true;
+                    self.pending(id, Work::Initialize)
+                }
+                Err(e) => Route::Answer(Err(e)),
+            };
+        }
+        if modern::has_envelope(msg.params) {
+            let params = msg.params_object().cloned().unwrap_or_default();
+            if let Err(e) = modern::check_envelope(&params) {
+                return Route::Answer(Err(e));
+            }
+            let work = match method {
+                "server/discover" => Work::Discover,
+                "tools/list" => match no_cursor(&params, method) {
+                    Ok(()) => Work::ToolsList(Era::Modern),
+                    Err(e) => return Route::Answer(Err(e)),
+                },
+                "tools/call" => Work::ToolsCall(Era::Modern, params),
+                "resources/list" => Work::ResourcesList(Era::Modern, Some(params)),
+                "resources/templates/list" => Work::ResourceTemplates(Era::Modern, Some(params)),
+                "resources/read" => Work::ResourcesRead(Era::Modern, Some(params)),
+                _ => return Route::Answer(Err(not_in_revision(method, modern::MODERN_VERSION))),
+            };
+            return self.pending(id, work);
+        }
+        if method == "ping" {
+            return Route::Answer(Ok(Map::new()));
+        }
+        if !self.legacy.initialized {
+            return Route::Answer(Err(modern::no_way_in(method)));
+        }
+        let params = match msg.params {
+            None => None,
+            Some(Value::Object(p)) => Some(p.clone()),
+            Some(other) => {
+                return Route::Answer(Err(RpcError::invalid_params(
+                    "invalid_params",
+                    format!(
+                        "Invalid params: {method} params must be an object, not {}.",
+                        other.type_name()
+                    ),
+                )));
+            }
+        };
+        let work = match method {
+            "tools/list" => match no_cursor(params.as_ref().unwrap_or(&Map::new()), method) {
+                Ok(()) => Work::ToolsList(Era::Legacy),
+                Err(e) => return Route::Answer(Err(e)),
+            },
+            "tools/call" => Work::ToolsCall(Era::Legacy, params.unwrap_or_default()),
+            "resources/list" => Work::ResourcesList(Era::Legacy, params),
+            "resources/templates/list" => Work::ResourceTemplates(Era::Legacy, params),
+            "resources/read" => Work::ResourcesRead(Era::Legacy, params),
+            _ => return Route::Answer(Err(not_in_revision(method, legacy::LEGACY_VERSION))),
+        };
+        self.pending(id, work)
+    }
+
+    fn pending(&mut self, id: &Value, work: Work) -> Route {
+        let Some(key) = IdKey::of(id) else {
+            return Route::Answer(Err(RpcError::new(
+                INVALID_REQUEST,
+                "Invalid request: an MCP request id must be a string or an integer.",
+            )));
+        };
+        match self.in_flight.begin(key) {
+            Some(ticket) => Route::Mcp(Pending { ticket, work }),
+            None => Route::Answer(Err(RpcError::with_data(
+                INVALID_REQUEST,
+                "Invalid request: this id belongs to a request still in flight; ids must not be reused until answered.",
+                object([("reason", "duplicate_id".into())]),
+            ))),
+        }
+    }
+
+    fn notification(&mut self, method: &str, params: Option<&Value>) {
+        match method {
+            "notifications/initialized" => {
+                // Nothing waits for it: stdio keeps order, and requests are already served
+                // once `initialize` is accepted.
+                if !self.legacy.initialized {
+                    tracing::debug!("notifications/initialized before initialize; ignored");
+                }
+            }
+            "notifications/cancelled" => {
+                let request = params.and_then(|p| p.get("requestId"));
+                let reason = params.and_then(|p| p.get("reason")).and_then(Value::as_str);
+                match request.and_then(IdKey::of) {
+                    Some(key) => match self.in_flight.cancel(&key) {
+                        CancelOutcome::Suppressed => tracing::info!(
+                            request = %key,
+                            reason,
+                            "MCP client cancelled a request in flight: the host call runs on, its response is suppressed"
+                        ),
+                        CancelOutcome::NotInFlight => tracing::debug!(
+                            request = %key,
+                            "cancellation of a request not in flight has no effect"
+                        ),
+                    },
+                    None => tracing::debug!(
+                        "notifications/cancelled without a usable requestId; ignored"
+                    ),
+                }
+            }
+            _ => tracing::debug!(method, "ignoring MCP notification"),
+        }
+    }
+
+    /// Requests in flight (for tests).
+    #[cfg(test)]
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+}
+
+impl Pending {
+    /// Serves the request. `None` means the client cancelled it meanwhile: nothing may be sent.
+    pub async fn run<A: AppPort>(self, app: &A) -> Option<Reply> {
+        let reply = serve(app, self.work).await;
+        let key = self.ticket.key().clone();
+        if self.ticket.finish() {
+            Some(reply)
+        } else {
+            tracing::info!(request = %key, ok = reply.is_ok(), "suppressed the response of a cancelled MCP request");
+            None
+        }
+    }
+}
+
+async fn serve<A: AppPort>(app: &A, work: Work) -> Reply {
+    let name = app.display_name();
+    let (era, cache, result) = match work {
+        Work::Discover => {
+            let caps = resources::capabilities(resources::host_lists_resources(app).await?);
+            (Era::Modern, Cache::List, modern::discover(caps, instructions(&name)))
+        }
+        Work::Initialize => {
+            let caps = resources::capabilities(resources::host_lists_resources(app).await?);
+            let result =
+                legacy::initialize_result(caps, modern::server_info(&name), instructions(&name));
+            (Era::Legacy, Cache::None, result)
+        }
+        Work::ToolsList(era) => {
+            let tools = Value::Array(tools::tool_list().to_vec());
+            (era, Cache::List, object([("tools", tools)]))
+        }
+        Work::ToolsCall(era, params) => (era, Cache::None, tools::call(app, &params).await?),
+        Work::ResourcesList(era, params) => {
+            (era, Cache::Resource, resources::list(app, params.as_ref()).await?)
+        }
+        Work::ResourceTemplates(era, params) => {
+            (era, Cache::Resource, resources::templates(app, params.as_ref()).await?)
+        }
+        Work::ResourcesRead(era, params) => {
+            let not_found = match era {
+                Era::Modern => NotFoundCode::InvalidParams,
+                Era::Legacy => NotFoundCode::ResourceNotFound,
+            };
+            (era, Cache::Resource, resources::read(app, params.as_ref(), not_found).await?)
+        }
+    };
+    Ok(match era {
+        Era::Modern => modern::finish(result, &name, cache),
+        Era::Legacy => result,
+    })
+}
+
+/// The server's instructions for the model.
+fn instructions(display_name: &str) -> String {
+    format!(
+        "You are connected to the application \"{display_name}\" through jfgui-agentd. Drive it with semantic actions, never screen coordinates: find actions with jfgui_actions_search, read an action's input schema with jfgui_actions_describe, read the state and its revision with jfgui_state_inspect, then run actions with jfgui_actions_execute, or several with jfgui_actions_batch (atomic: all or nothing). Writes need expectedRevision; after a stale_revision error, re-read the state and retry with data.currentRevision. Long-running actions return a task: follow it with jfgui_tasks_get, stop it with jfgui_tasks_cancel. See the view with jfgui_view_render and read resources with jfgui_resources_read."
+    )
+}
+
+fn no_cursor(params: &Map, method: &str) -> Result<(), RpcError> {
+    match params.get("cursor") {
+        None => Ok(()),
+        Some(_) => Err(RpcError::invalid_params(
+            "invalid_cursor",
+            format!("Invalid params: {method} has a single page, so no cursor is valid."),
+        )),
+    }
+}
+
+fn not_in_revision(method: &str, version: &str) -> RpcError {
+    RpcError::with_data(
+        METHOD_NOT_FOUND,
+        format!("Method not found: this server does not offer {method} in MCP {version}."),
+        object([("method", method.into())]),
+    )
+}
+
+fn unknown_method(method: &str) -> RpcError {
+    RpcError::with_data(
+        METHOD_NOT_FOUND,
+        format!(
+            "Method not found: {method}. This endpoint speaks JSON control protocol 1 (e.g. agent/info, actions/list) and MCP (initialize, or any request with params._meta {}).",
+            modern::META_PROTOCOL_VERSION
+        ),
+        object([("method", method.into())]),
+    )
+}

@@ -1,0 +1,243 @@
+// Drives Notepad through `jfgui-agent stdio notepad --protocol mcp` with the official TypeScript
+// MCP clients (versions pinned in package.json / package-lock.json):
+//
+//   node client_check.mjs --sdk client --mode auto     @modelcontextprotocol/client, discover -> 2026-07-28
+//   node client_check.mjs --sdk client --mode legacy   @modelcontextprotocol/client, initialize -> 2025-11-25
+//   node client_check.mjs --sdk sdk --mode legacy      @modelcontextprotocol/sdk 1.x (speaks only 2025-11-25 and older)
+//
+// Needs JFGUI_AGENT and JFGUI_RUNTIME_DIR in the environment (driver.py sets both). Prints one
+// PASS/FAIL line per check and a final "N passed, M failed" line; exits 1 on any failure.
+
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+const NINE_TOOLS = [
+    'jfgui_actions_batch',
+    'jfgui_actions_describe',
+    'jfgui_actions_execute',
+    'jfgui_actions_search',
+    'jfgui_resources_read',
+    'jfgui_state_inspect',
+    'jfgui_tasks_cancel',
+    'jfgui_tasks_get',
+    'jfgui_view_render',
+];
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const EXPECTED_VERSION = { auto: '2026-07-28', legacy: '2025-11-25' };
+
+const { values: args } = parseArgs({
+    options: { sdk: { type: 'string' }, mode: { type: 'string' } },
+});
+if (!['client', 'sdk'].includes(args.sdk) || !(args.mode in EXPECTED_VERSION) || (args.sdk === 'sdk' && args.mode !== 'legacy')) {
+    console.error('usage: client_check.mjs --sdk client --mode auto|legacy | --sdk sdk --mode legacy');
+    process.exit(2);
+}
+
+const packageName = args.sdk === 'client' ? '@modelcontextprotocol/client' : '@modelcontextprotocol/sdk';
+// Read from the installed package (the v2 packages do not export their package.json).
+const packageVersion = JSON.parse(
+    readFileSync(new URL(`./node_modules/${packageName}/package.json`, import.meta.url), 'utf8'),
+).version;
+const label = `node ${packageName} ${packageVersion} ${EXPECTED_VERSION[args.mode]}`;
+let passed = 0;
+let failed = 0;
+
+function check(name, condition, detail = '') {
+    if (condition) {
+        passed += 1;
+        console.log(`PASS [${label}] ${name}`);
+    } else {
+        failed += 1;
+        console.log(`FAIL [${label}] ${name}: ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`);
+    }
+    return condition;
+}
+
+async function loadSdk() {
+    if (args.sdk === 'client') {
+        const { Client } = await import('@modelcontextprotocol/client');
+        const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
+        return { Client, StdioClientTransport };
+    }
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    return { Client, StdioClientTransport };
+}
+
+/// Records the messages the server sends, so the negotiated revision is checked on the wire.
+function recording(transport, seen) {
+    return new Proxy(transport, {
+        set(target, prop, value) {
+            if (prop === 'onmessage' && typeof value === 'function') {
+                target.onmessage = (message, extra) => {
+                    seen.push(message);
+                    value(message, extra);
+                };
+            } else {
+                target[prop] = value;
+            }
+            return true;
+        },
+    });
+}
+
+const sc = (r) => r.structuredContent ?? {};
+const textOf = (r) => (r.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join(' ');
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function run() {
+    const { Client, StdioClientTransport } = await loadSdk();
+    const params = {
+        command: process.env.JFGUI_AGENT,
+        args: ['stdio', 'notepad', '--protocol', 'mcp'],
+        env: { ...process.env },
+        stderr: 'inherit',
+    };
+    const seen = [];
+    const plain = new StdioClientTransport(params);
+    // The v2 auto mode probes on a sibling process only for the base transport class, so the
+    // recording proxy is used for the v1 SDK, which has no accessor for the negotiated version.
+    const transport = args.sdk === 'sdk' ? recording(plain, seen) : plain;
+    const options = args.sdk === 'client' && args.mode === 'auto' ? { versionNegotiation: { mode: 'auto' } } : {};
+    const client = new Client({ name: 'jfgui-mcp-client-check', version: '1.0.0' }, options);
+    await client.connect(transport);
+    try {
+        const negotiated =
+            typeof client.getNegotiatedProtocolVersion === 'function'
+                ? client.getNegotiatedProtocolVersion()
+                : seen.find((m) => m.result?.protocolVersion)?.result.protocolVersion;
+        check('negotiated revision', negotiated === EXPECTED_VERSION[args.mode], negotiated);
+        const caps = client.getServerCapabilities() ?? {};
+        check('tools and resources advertised', caps.tools !== undefined && caps.resources !== undefined, caps);
+
+        const { tools } = await client.listTools();
+        const names = tools.map((t) => t.name).sort();
+        check('lists the nine tools', JSON.stringify(names) === JSON.stringify(NINE_TOOLS), names);
+        check('every tool has input and output schemas', tools.every((t) => t.inputSchema && t.outputSchema));
+
+        const callTool = (name, toolArgs) => client.callTool({ name, arguments: toolArgs });
+        const inspect = async () => {
+            const r = await callTool('jfgui_state_inspect', {});
+            return [sc(r).revision, sc(r).state];
+        };
+
+        let r = await callTool('jfgui_actions_search', { query: 'text' });
+        const found = (sc(r).actions ?? []).map((a) => a.name);
+        check('search finds document.text.insert', found.includes('document.text.insert'), found);
+        check('search result text is its structured content', JSON.stringify(JSON.parse(r.content[0].text)) === JSON.stringify(sc(r)));
+
+        r = await callTool('jfgui_actions_describe', { action: 'document.text.insert' });
+        check('describe returns the input schema', sc(r).action?.inputSchema?.type === 'object', sc(r));
+
+        const [revision] = await inspect();
+        r = await callTool('jfgui_actions_execute', {
+            action: 'document.text.insert',
+            input: { text: 'Hello from Node. ' },
+            expectedRevision: revision,
+        });
+        const newRevision = sc(r).revision;
+        check('write with the right revision succeeds', !r.isError && newRevision === revision + 1, r);
+
+        r = await callTool('jfgui_actions_execute', {
+            action: 'document.text.insert',
+            input: { text: 'stale' },
+            expectedRevision: revision,
+        });
+        let error = sc(r).error ?? {};
+        check(
+            'write with a stale revision is an isError result',
+            r.isError === true && error.reason === 'stale_revision' && error.class === 'not_executed',
+            r,
+        );
+        check(
+            'the stale error names the current revision',
+            error.data?.currentRevision === newRevision && textOf(r).includes(`expectedRevision ${newRevision}`),
+            textOf(r),
+        );
+
+        const [beforeRevision, beforeState] = await inspect();
+        r = await callTool('jfgui_actions_batch', {
+            atomic: true,
+            calls: [
+                { action: 'document.text.insert', input: { text: 'lost' }, expectedRevision: beforeRevision },
+                { action: 'document.text.replace', input: { start: 0, end: 1000000, text: 'x' }, expectedRevision: beforeRevision },
+            ],
+        });
+        error = sc(r).error ?? {};
+        check('a failing atomic batch is an isError result naming call 1', r.isError === true && error.data?.index === 1, r);
+        const [afterRevision, afterState] = await inspect();
+        check(
+            'the document is unchanged after the failed batch',
+            afterRevision === beforeRevision && afterState.text === beforeState.text,
+            [beforeRevision, afterRevision, afterState],
+        );
+
+        r = await callTool('jfgui_actions_execute', { action: 'document.export', expectedRevision: afterRevision });
+        const task = sc(r).task ?? {};
+        check('export starts a task', !r.isError && task.state === 'running', r);
+        r = await callTool('jfgui_tasks_cancel', { id: task.id ?? '' });
+        let state = sc(r).task?.state;
+        check('cancel moves the task to cancelling', state === 'cancelling' || state === 'cancelled', r);
+        const deadline = Date.now() + 20000;
+        while (state !== 'cancelled' && Date.now() < deadline) {
+            await sleep(100);
+            r = await callTool('jfgui_tasks_get', { id: task.id ?? '' });
+            state = sc(r).task?.state;
+        }
+        check('the export task ends cancelled', state === 'cancelled', r);
+
+        r = await callTool('jfgui_view_render', {});
+        const output = sc(r).output ?? {};
+        check('render names a PNG resource', output.uri === 'render://view.png' && output.mimeType === 'image/png', r);
+        // At least four chunks, whatever the PNG's size.
+        const limit = Math.max(1, Math.min(65536, Math.floor((output.size ?? 0) / 4)));
+        const parts = [];
+        let offset = 0;
+        let total;
+        let eof = false;
+        let chunks = 0;
+        while (!eof && chunks < 10000) {
+            r = await callTool('jfgui_resources_read', { uri: output.uri, offset, limit });
+            if (r.isError) break;
+            const chunk = Buffer.from(sc(r).data, 'base64');
+            parts.push(chunk);
+            offset += chunk.length;
+            total = sc(r).totalSize;
+            eof = sc(r).eof;
+            chunks += 1;
+        }
+        const data = Buffer.concat(parts);
+        check('chunked read reaches eof in several chunks', eof && chunks >= 4, [eof, chunks, limit]);
+        check('PNG signature', data.subarray(0, 8).equals(PNG_SIGNATURE), data.subarray(0, 8).toString('hex'));
+        check('PNG size matches totalSize and the render', data.length === total && total === output.size, [data.length, total, output]);
+
+        const { resources } = await client.listResources();
+        check('resources/list names the PNG', resources.some((x) => x.uri === 'render://view.png'), resources);
+        const whole = await client.readResource({ uri: 'render://view.png' });
+        const blob = Buffer.from(whole.contents[0].blob ?? '', 'base64');
+        check('resources/read returns the same PNG whole', blob.equals(data), [blob.length, data.length]);
+
+        try {
+            await callTool('jfgui_no_such_tool', {});
+            check('an unknown tool is a protocol error', false, 'no error thrown');
+        } catch (e) {
+            check('an unknown tool is a protocol error', e.code === -32602, String(e));
+        }
+    } finally {
+        await client.close();
+    }
+}
+
+try {
+    const timer = setTimeout(() => {
+        check('session ran to the end', false, 'timed out after 120 s');
+        console.log(`${label}: ${passed} passed, ${failed} failed`);
+        process.exit(1);
+    }, 120000);
+    await run();
+    clearTimeout(timer);
+} catch (e) {
+    check('session ran to the end', false, `${e?.name}: ${e?.message}`);
+}
+console.log(`${label}: ${passed} passed, ${failed} failed`);
+process.exit(failed === 0 && passed > 0 ? 0 : 1);

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Drives Notepad through `jfgui-agent stdio notepad --protocol mcp` with the official Python
+MCP SDK (PyPI `mcp`, version pinned in requirements.txt).
+
+    client_check.py --mode auto     # discover probe -> 2026-07-28
+    client_check.py --mode legacy   # initialize handshake -> 2025-11-25
+
+Needs JFGUI_AGENT (the gateway binary) and JFGUI_RUNTIME_DIR in the environment (driver.py sets
+both). Prints one PASS/FAIL line per check and a final "N passed, M failed" line; exits 1 on
+any failure.
+"""
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import sys
+import time
+from importlib.metadata import version as package_version
+
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+NINE_TOOLS = {
+    "jfgui_actions_search",
+    "jfgui_actions_describe",
+    "jfgui_actions_execute",
+    "jfgui_actions_batch",
+    "jfgui_state_inspect",
+    "jfgui_tasks_get",
+    "jfgui_tasks_cancel",
+    "jfgui_resources_read",
+    "jfgui_view_render",
+}
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+EXPECTED_VERSION = {"auto": "2026-07-28", "legacy": "2025-11-25"}
+
+
+class Checks:
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name: str, condition: bool, detail: object = "") -> bool:
+        if condition:
+            self.passed += 1
+            print(f"PASS [{self.label}] {name}", flush=True)
+        else:
+            self.failed += 1
+            print(f"FAIL [{self.label}] {name}: {detail}", flush=True)
+        return condition
+
+
+def structured(result) -> dict:
+    return result.structured_content or {}
+
+
+def text_of(result) -> str:
+    return " ".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+async def call(client: Client, name: str, arguments: dict):
+    return await client.call_tool(name, arguments)
+
+
+async def inspect(client: Client) -> tuple[int, dict]:
+    r = await call(client, "jfgui_state_inspect", {})
+    sc = structured(r)
+    return sc["revision"], sc["state"]
+
+
+async def run(mode: str, checks: Checks) -> None:
+    agent = os.environ["JFGUI_AGENT"]
+    params = StdioServerParameters(
+        command=agent,
+        args=["stdio", "notepad", "--protocol", "mcp"],
+        env=dict(os.environ),
+    )
+    async with Client(params, mode=mode, read_timeout_seconds=30) as client:
+        checks.check("negotiated revision", client.protocol_version == EXPECTED_VERSION[mode], client.protocol_version)
+        caps = client.server_capabilities
+        checks.check("tools and resources advertised", caps.tools is not None and caps.resources is not None, caps)
+
+        tools = (await client.list_tools()).tools
+        names = {t.name for t in tools}
+        checks.check("lists the nine tools", names == NINE_TOOLS, sorted(names))
+        checks.check("every tool has input and output schemas", all(t.input_schema and t.output_schema for t in tools))
+
+        r = await call(client, "jfgui_actions_search", {"query": "text"})
+        found = [a["name"] for a in structured(r).get("actions", [])]
+        checks.check("search finds document.text.insert", "document.text.insert" in found, found)
+        checks.check("search result text is its structured content", json.loads(r.content[0].text) == structured(r))
+
+        r = await call(client, "jfgui_actions_describe", {"action": "document.text.insert"})
+        action = structured(r).get("action", {})
+        checks.check("describe returns the input schema", action.get("inputSchema", {}).get("type") == "object", action)
+
+        revision, state = await inspect(client)
+        r = await call(
+            client,
+            "jfgui_actions_execute",
+            {"action": "document.text.insert", "input": {"text": "Hello from Python. "}, "expectedRevision": revision},
+        )
+        new_revision = structured(r).get("revision")
+        checks.check("write with the right revision succeeds", not r.is_error and new_revision == revision + 1, r)
+
+        r = await call(
+            client,
+            "jfgui_actions_execute",
+            {"action": "document.text.insert", "input": {"text": "stale"}, "expectedRevision": revision},
+        )
+        error = structured(r).get("error", {})
+        checks.check(
+            "write with a stale revision is an isError result",
+            r.is_error and error.get("reason") == "stale_revision" and error.get("class") == "not_executed",
+            r,
+        )
+        checks.check(
+            "the stale error names the current revision",
+            error.get("data", {}).get("currentRevision") == new_revision and f"expectedRevision {new_revision}" in text_of(r),
+            text_of(r),
+        )
+
+        before_revision, before_state = await inspect(client)
+        r = await call(
+            client,
+            "jfgui_actions_batch",
+            {
+                "atomic": True,
+                "calls": [
+                    {"action": "document.text.insert", "input": {"text": "lost"}, "expectedRevision": before_revision},
+                    {
+                        "action": "document.text.replace",
+                        "input": {"start": 0, "end": 1_000_000, "text": "x"},
+                        "expectedRevision": before_revision,
+                    },
+                ],
+            },
+        )
+        error = structured(r).get("error", {})
+        checks.check(
+            "a failing atomic batch is an isError result naming call 1",
+            r.is_error and error.get("data", {}).get("index") == 1,
+            r,
+        )
+        after_revision, after_state = await inspect(client)
+        checks.check(
+            "the document is unchanged after the failed batch",
+            (after_revision, after_state.get("text")) == (before_revision, before_state.get("text")),
+            (before_revision, after_revision, after_state),
+        )
+
+        r = await call(client, "jfgui_actions_execute", {"action": "document.export", "expectedRevision": after_revision})
+        task = structured(r).get("task", {})
+        checks.check("export starts a task", not r.is_error and task.get("state") == "running", r)
+        r = await call(client, "jfgui_tasks_cancel", {"id": task.get("id", "")})
+        cancel_state = structured(r).get("task", {}).get("state")
+        checks.check("cancel moves the task to cancelling", cancel_state in ("cancelling", "cancelled"), r)
+        deadline = time.monotonic() + 20
+        state = cancel_state
+        while state != "cancelled" and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+            r = await call(client, "jfgui_tasks_get", {"id": task.get("id", "")})
+            state = structured(r).get("task", {}).get("state")
+        checks.check("the export task ends cancelled", state == "cancelled", r)
+
+        r = await call(client, "jfgui_view_render", {})
+        output = structured(r).get("output", {})
+        uri = output.get("uri", "")
+        checks.check("render names a PNG resource", uri == "render://view.png" and output.get("mimeType") == "image/png", r)
+        # At least four chunks, whatever the PNG's size.
+        limit = max(1, min(65536, int(output.get("size", 0)) // 4))
+        data, offset, total, eof, chunks = b"", 0, None, False, 0
+        while not eof and chunks < 10_000:
+            r = await call(client, "jfgui_resources_read", {"uri": uri, "offset": offset, "limit": limit})
+            sc = structured(r)
+            if r.is_error:
+                break
+            chunk = base64.b64decode(sc["data"])
+            data += chunk
+            offset += len(chunk)
+            total, eof, chunks = sc["totalSize"], sc["eof"], chunks + 1
+        checks.check("chunked read reaches eof in several chunks", eof and chunks >= 4, (eof, chunks, limit))
+        checks.check("PNG signature", data[:8] == PNG_SIGNATURE, data[:8])
+        checks.check("PNG size matches totalSize and the render", len(data) == total == output.get("size"), (len(data), total, output))
+
+        listed = [str(res.uri) for res in (await client.list_resources()).resources]
+        checks.check("resources/list names the PNG", "render://view.png" in listed, listed)
+        whole = await client.read_resource("render://view.png")
+        blob = base64.b64decode(whole.contents[0].blob) if hasattr(whole.contents[0], "blob") else b""
+        checks.check("resources/read returns the same PNG whole", blob == data, (len(blob), len(data)))
+
+        try:
+            await call(client, "jfgui_no_such_tool", {})
+            checks.check("an unknown tool is a protocol error", False, "no error raised")
+        except MCPError as e:
+            checks.check("an unknown tool is a protocol error", e.error.code == -32602, e.error)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mode", choices=sorted(EXPECTED_VERSION), required=True)
+    args = parser.parse_args()
+    label = f"python mcp {package_version('mcp')} {EXPECTED_VERSION[args.mode]}"
+    checks = Checks(label)
+    try:
+        asyncio.run(asyncio.wait_for(run(args.mode, checks), timeout=120))
+    except Exception as e:  # a crash is a failure with its reason, never a silent pass
+        checks.check("session ran to the end", False, f"{type(e).__name__}: {e}")
+    print(f"{label}: {checks.passed} passed, {checks.failed} failed", flush=True)
+    return 0 if checks.failed == 0 and checks.passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Drives the real daemon, gateway and Notepad with the official MCP clients: Python `mcp`
+# (PyPI) and the TypeScript `@modelcontextprotocol/client` and `@modelcontextprotocol/sdk`
+# (npm), each pinned. Builds the binaries, installs the clients (venv under the target dir,
+# `npm ci` from the committed lockfile), runs every client/revision pair through driver.py and
+# exits non-zero if any fails. Called by .ci/run.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+target=${CARGO_TARGET_DIR:-$root/target}
+venv=$target/mcp-venv
+
+cd "$root"
+cargo build -q -p daemon -p cli -p notepad
+
+# Python: a venv under the build dir, rebuilt when requirements.txt changes.
+stamp=$venv/.requirements.sha256
+want=$(sha256sum "$here/python/requirements.txt" | cut -d' ' -f1)
+if [[ ! -x $venv/bin/python || ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/python/requirements.txt"
+    echo "$want" >"$stamp"
+fi
+
+# Node: exactly the lockfile.
+(cd "$here/node" && npm ci --no-audit --no-fund --loglevel=error)
+
+runs=(
+    "python-mcp 2026-07-28|$venv/bin/python $here/python/client_check.py --mode auto"
+    "python-mcp 2025-11-25|$venv/bin/python $here/python/client_check.py --mode legacy"
+    "ts-client 2026-07-28|node $here/node/client_check.mjs --sdk client --mode auto"
+    "ts-client 2025-11-25|node $here/node/client_check.mjs --sdk client --mode legacy"
+    "ts-sdk-v1 2025-11-25|node $here/node/client_check.mjs --sdk sdk --mode legacy"
+)
+passed=0
+failed=0
+failures=()
+for run in "${runs[@]}"; do
+    name=${run%%|*}
+    read -r -a command <<<"${run#*|}"
+    echo "== $name"
+    if python3 "$here/driver.py" --bin-dir "$target/debug" -- "${command[@]}"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        failures+=("$name")
+    fi
+done
+if ((failed > 0)); then
+    echo "failed client runs: ${failures[*]}" >&2
+fi
+echo "mcp-clients: $passed passed, $failed failed"
+((failed == 0))

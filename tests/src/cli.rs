@@ -1,0 +1,264 @@
+//! Running the real `jfgui-agent` binary in the CLI suites: isolated environment, stdin fed from
+//! a thread, output captured, a hard deadline, and the checks every CLI error must pass (one
+//! stderr line with its reason, never a panic or a backtrace).
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::{PATIENCE, agent};
+
+/// What one run of `jfgui-agent` did.
+#[derive(Debug)]
+pub struct Run {
+    /// Exit status.
+    pub status: ExitStatus,
+    /// Everything written to stdout.
+    pub stdout: String,
+    /// Everything written to stderr.
+    pub stderr: String,
+}
+
+impl Run {
+    /// The exit code (panics, with the output, when killed by a signal).
+    pub fn code(&self) -> i32 {
+        self.status.code().unwrap_or_else(|| panic!("killed by a signal: {self:?}"))
+    }
+
+    /// Asserts the exit code, showing the output on failure.
+    pub fn assert_code(&self, code: i32) -> &Run {
+        assert_eq!(
+            self.code(),
+            code,
+            "exit code; stdout:\n{}\nstderr:\n{}",
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    /// Asserts a failure report: exactly one stderr line `jfgui-agent: error[REASON]: ...`.
+    pub fn assert_error(&self, code: i32, reason: &str) -> &Run {
+        self.assert_code(code);
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "one stderr line expected: {:?}", self.stderr);
+        let prefix = format!("jfgui-agent: error[{reason}]: ");
+        assert!(
+            lines[0].starts_with(&prefix),
+            "stderr {:?} does not start with {prefix:?}",
+            lines[0]
+        );
+        self
+    }
+
+    /// Asserts that nothing looks like a Rust panic or backtrace.
+    pub fn assert_no_panic(&self) -> &Run {
+        for bad in ["panicked", "stack backtrace", "RUST_BACKTRACE"] {
+            assert!(!self.stderr.contains(bad), "{bad:?} in stderr: {}", self.stderr);
+        }
+        self
+    }
+
+    /// stdout parsed as JSON lines.
+    pub fn json_lines(&self) -> Vec<serde_json::Value> {
+        self.stdout
+            .lines()
+            .map(|l| {
+                serde_json::from_str(l)
+                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {l:?}"))
+            })
+            .collect()
+    }
+
+    /// stdout as one JSON value.
+    pub fn json(&self) -> serde_json::Value {
+        let mut lines = self.json_lines();
+        assert_eq!(lines.len(), 1, "one JSON line expected on stdout: {:?}", self.stdout);
+        lines.remove(0)
+    }
+}
+
+/// A `jfgui-agent` command for runtime dir `rt`, with a backtrace-friendly environment so a
+/// panic would show (and fail [`Run::assert_no_panic`]).
+pub fn agent_command(rt: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(agent());
+    cmd.env("JFGUI_RUNTIME_DIR", rt)
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("RUST_BACKTRACE", "1")
+        .args(args);
+    cmd
+}
+
+/// Runs `jfgui-agent ARGS` on `rt` with `stdin` as its input; panics after [`PATIENCE`].
+pub fn run_agent(rt: &Path, args: &[&str], stdin: &[u8]) -> Run {
+    run_command(agent_command(rt, args), stdin)
+}
+
+/// Runs a prepared command with `stdin` as its input, capturing stdout and stderr; the child is
+/// killed and the test fails if it is still running after [`PATIENCE`].
+pub fn run_command(mut cmd: Command, stdin: &[u8]) -> Run {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.to_vec();
+    // The child may exit without reading everything: a write error is expected then.
+    let feeder = thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let out_reader = thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = out.read_to_end(&mut s);
+        s
+    });
+    let err_reader = thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = err.read_to_end(&mut s);
+        s
+    });
+    let deadline = Instant::now() + PATIENCE;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} still running after {PATIENCE:?}");
+        }
+        thread::sleep(Duration::from_millis(10));
+    };
+    let _ = feeder.join();
+    let stdout = String::from_utf8_lossy(&out_reader.join().expect("stdout reader")).into_owned();
+    let stderr = String::from_utf8_lossy(&err_reader.join().expect("stderr reader")).into_owned();
+    Run { status, stdout, stderr }
+}
+
+/// Waits until the daemon lists an enabled app with endpoint `slug` (panics after
+/// [`PATIENCE`], with the daemon's log).
+pub fn wait_endpoint(daemon: &crate::Daemon, slug: &str) {
+    let up = crate::wait_until(PATIENCE, || {
+        daemon.apps().iter().any(|a| a["slug"] == slug && a["enabled"] == true)
+    });
+    assert!(
+        up,
+        "endpoint {slug} never came up; apps {:?}; daemon log:\n{}",
+        daemon.apps(),
+        daemon.proc.stderr()
+    );
+}
+
+/// An interactive `jfgui-agent` (a gateway): lines in on stdin, lines out of stdout with a
+/// deadline, stderr collected; killed on drop.
+#[derive(Debug)]
+pub struct Session {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+    stderr: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl Session {
+    /// Starts `cmd` with piped stdio.
+    pub fn start(mut cmd: Command) -> Session {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = std::sync::mpsc::channel();
+        thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut err = child.stderr.take().expect("stderr");
+        let sink = std::sync::Arc::clone(&stderr);
+        thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(&buf[..n]);
+            }
+        });
+        let stdin = child.stdin.take();
+        Session { child, stdin, lines, stderr }
+    }
+
+    /// The gateway's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes raw bytes to its stdin.
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin still open");
+        stdin.write_all(bytes).and_then(|()| stdin.flush()).expect("write to the gateway's stdin");
+    }
+
+    /// Writes one line.
+    pub fn send(&mut self, line: &str) {
+        self.send_bytes(format!("{line}\n").as_bytes());
+    }
+
+    /// The next stdout line as JSON (panics after [`PATIENCE`] or at EOF).
+    pub fn recv(&mut self) -> serde_json::Value {
+        let line = self.lines.recv_timeout(PATIENCE).unwrap_or_else(|e| {
+            panic!("no stdout line from the gateway ({e}); stderr: {}", self.stderr())
+        });
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"))
+    }
+
+    /// Closes its stdin (EOF).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Waits for the exit (panics after [`PATIENCE`]); returns the status and the remaining
+    /// stdout lines.
+    pub fn finish(mut self) -> (ExitStatus, Vec<String>, String) {
+        let deadline = Instant::now() + PATIENCE;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "gateway still running; stderr: {}", self.stderr());
+            thread::sleep(Duration::from_millis(10));
+        };
+        let mut rest = Vec::new();
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
+            rest.push(line);
+        }
+        let stderr = self.stderr();
+        (status, rest, stderr)
+    }
+
+    /// What it wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
