@@ -134,7 +134,7 @@ impl From<Vec<Value>> for Value {
 
 /// An object: members in insertion order, keys unique. Lookups are linear, which is the fast
 /// choice for the small objects of a protocol (a handful of members); the parser checks
-/// uniqueness with its own index for large objects.
+/// uniqueness pairwise for small objects and by sorting the keys of large ones.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Map {
     entries: Vec<(String, Value)>,
