@@ -163,6 +163,9 @@ pub struct Session {
     stdin: Option<std::process::ChildStdin>,
     lines: std::sync::mpsc::Receiver<String>,
     stderr: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    /// The thread copying stderr into `stderr`: the child's exit does not mean it has read
+    /// the last bytes yet, so [`Session::finish`] waits for it to see EOF.
+    stderr_reader: thread::JoinHandle<()>,
 }
 
 impl Session {
@@ -188,7 +191,7 @@ impl Session {
         let stderr = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let mut err = child.stderr.take().expect("stderr");
         let sink = std::sync::Arc::clone(&stderr);
-        thread::spawn(move || {
+        let stderr_reader = thread::spawn(move || {
             let mut buf = [0u8; 4096];
             while let Ok(n) = err.read(&mut buf) {
                 if n == 0 {
@@ -198,7 +201,7 @@ impl Session {
             }
         });
         let stdin = child.stdin.take();
-        Session { child, stdin, lines, stderr }
+        Session { child, stdin, lines, stderr, stderr_reader }
     }
 
     /// The gateway's pid.
@@ -231,8 +234,8 @@ impl Session {
         self.stdin = None;
     }
 
-    /// Waits for the exit (panics after [`PATIENCE`]); returns the status and the remaining
-    /// stdout lines.
+    /// Waits for the exit (panics after [`PATIENCE`]); returns the status, the remaining
+    /// stdout lines and everything it wrote to stderr.
     pub fn finish(mut self) -> (ExitStatus, Vec<String>, String) {
         let deadline = Instant::now() + PATIENCE;
         let status = loop {
@@ -245,6 +248,11 @@ impl Session {
         let mut rest = Vec::new();
         while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
             rest.push(line);
+        }
+        // A process that inherited the pipe could hold stderr open past the exit: bounded wait.
+        let deadline = Instant::now() + PATIENCE;
+        while !self.stderr_reader.is_finished() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(10));
         }
         let stderr = self.stderr();
         (status, rest, stderr)
