@@ -67,8 +67,8 @@ impl EndpointSpace for RuntimeDir {
 #[cfg(windows)]
 impl EndpointSpace for crate::transport::PipeSpace {
     fn bind(&self, slug: &str) -> Result<Listener, String> {
-        Listener::bind(self, &format!("app-{slug}"))
-            .map_err(|e| format!("{}: {e}", self.pipe_name(&format!("app-{slug}"))))
+        let pipe = jfgui_proto::locations::Pipe::App(slug);
+        Listener::bind(self, pipe).map_err(|e| format!("{}: {e}", self.pipe_name(pipe)))
     }
 
     fn unbind(&self, _slug: &str) {}

@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use jfgui_proto::locations::Pipe;
 use tokio::sync::watch;
 
 use super::accept::accept_loop;
@@ -17,11 +18,6 @@ use super::sessions::Sessions;
 use super::{SHUTDOWN_SLACK, demo, idle};
 use crate::config::{Config, exit, to_usize};
 use crate::transport::{Listener, PipeSpace, is_taken};
-
-/// Pipe names (ARCHITECTURE "Locations": the control socket `agentd.sock` and `host.sock` on
-/// Unix).
-const CONTROL_PIPE: &str = "control";
-const HOST_PIPE: &str = "host";
 
 /// Runs the daemon until it stops; returns the process exit status (see `config::exit`).
 pub fn run<S, F>(config: Config, make: F) -> u8
@@ -62,24 +58,24 @@ where
             return exit::RUNTIME;
         }
     };
-    let control = match Listener::bind(&space, CONTROL_PIPE) {
+    let control = match Listener::bind(&space, Pipe::Control) {
         Ok(l) => l,
         Err(e) if is_taken(&e) => {
             tracing::error!(
                 "jfgui-agentd is already running (its control pipe {} exists)",
-                space.pipe_name(CONTROL_PIPE)
+                space.pipe_name(Pipe::Control)
             );
             return exit::ALREADY_RUNNING;
         }
         Err(e) => {
-            tracing::error!("{}: {e}", space.pipe_name(CONTROL_PIPE));
+            tracing::error!("{}: {e}", space.pipe_name(Pipe::Control));
             return exit::RUNTIME;
         }
     };
-    let host = match Listener::bind(&space, HOST_PIPE) {
+    let host = match Listener::bind(&space, Pipe::Host) {
         Ok(l) => l,
         Err(e) => {
-            tracing::error!("{}: {e}", space.pipe_name(HOST_PIPE));
+            tracing::error!("{}: {e}", space.pipe_name(Pipe::Host));
             return exit::RUNTIME;
         }
     };
@@ -101,7 +97,7 @@ where
         gate.clone(),
         stop_rx,
     ));
-    tracing::info!(control = %space.pipe_name(CONTROL_PIPE), pid = std::process::id(), "jfgui-agentd listening");
+    tracing::info!(control = %space.pipe_name(Pipe::Control), pid = std::process::id(), "jfgui-agentd listening");
     let demo = demo_app.and_then(|app| match demo::spawn(&app, None) {
         Ok(child) => Some(child),
         Err(e) => {
