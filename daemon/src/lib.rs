@@ -1,1 +1,20 @@
 //! The jfgui-agentd daemon and its session engine.
+//!
+//! The engine (`engine` module) is everything protocol and works over any byte stream; the OS
+//! layer binds it to sockets, the runtime directory and signals.
+
+mod engine;
+
+pub use engine::{
+    AppHandle, AppSummary, EndpointEvent, Engine, EngineConfig, LinkStatus, Method, MethodError,
+    PeerInfo, methods,
+};
+
+// OS layer (daemon-os): runtime dir, lock, listeners, endpoints, process life.
+pub mod config;
+pub mod endpoints;
+pub mod lock;
+pub mod logging;
+pub mod runtime_dir;
+pub mod server;
+pub mod transport;

@@ -1,1 +1,594 @@
-//! Helpers for the cross-process suites: locate the built binaries, isolated runtime dirs.
+//! Helpers for the cross-process suites (FAULTS §0): locate (and build) the real binaries,
+//! isolated runtime dirs, a daemon/app process handle that never outlives its test, a
+//! watchdog, raw JSON-RPC line clients, `/proc` resource probes and the cross-UID helper.
+//!
+//! **Binaries.** `CARGO_BIN_EXE_*` only covers a package's own bins, so [`bin`] runs
+//! `cargo build -p daemon -p notepad --bins` once per test process (a no-op when they are
+//! fresh) into the same target dir as the running test, then returns
+//! `target/<profile>/NAME`. `cargo test --workspace` therefore always runs the suites against
+//! binaries built from the current sources. Set `JFGUI_TEST_BIN_DIR` to test prebuilt
+//! binaries instead (nothing is built then).
+
+use std::fs;
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock, mpsc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+pub use serde_json;
+
+/// Generous bound for anything that should take milliseconds (CI machines are shared).
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+// ---------------------------------------------------------------------------------------------
+// Binaries
+
+/// The directory holding the built binaries (building them first, once).
+pub fn bin_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        if let Some(dir) = std::env::var_os("JFGUI_TEST_BIN_DIR") {
+            return PathBuf::from(dir);
+        }
+        let exe = std::env::current_exe().expect("test executable path");
+        // target/<profile>/deps/<suite>-<hash>
+        let profile_dir =
+            exe.parent().and_then(Path::parent).expect("target/<profile>/deps").to_path_buf();
+        let target_dir = profile_dir.parent().expect("target dir").to_path_buf();
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.current_dir(workspace)
+            .args(["build", "--quiet", "--bins", "-p", "daemon", "-p", "notepad", "--target-dir"])
+            .arg(&target_dir);
+        if profile_dir.file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        let status = cmd.status().expect("run cargo build for the suite's binaries");
+        assert!(status.success(), "cargo build of the binaries failed: {status}");
+        profile_dir
+    })
+}
+
+/// The path of the built binary `name` (e.g. `jfgui-agentd`).
+pub fn bin(name: &str) -> PathBuf {
+    let path = bin_dir().join(name);
+    assert!(path.is_file(), "{} is missing", path.display());
+    path
+}
+
+/// The daemon binary.
+pub fn agentd() -> PathBuf {
+    bin("jfgui-agentd")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Temporary directories and the watchdog
+
+/// A fresh directory under the system temp dir (short path, so socket paths stay far from the
+/// `sun_path` limit), removed on drop.
+#[derive(Debug)]
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// Creates `/tmp/jft-PID-N`, mode 0755.
+    pub fn new() -> TempDir {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("jft-{}-{n}", std::process::id()));
+        let _ = fs::remove_dir_all(&path);
+        fs::create_dir(&path).expect("create temp dir");
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("chmod temp dir");
+        TempDir(path)
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// `DIR/rt`, the usual (not yet existing) runtime dir.
+    pub fn rt(&self) -> PathBuf {
+        self.0.join("rt")
+    }
+}
+
+impl Default for TempDir {
+    fn default() -> Self {
+        TempDir::new()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn children() -> &'static Mutex<Vec<u32>> {
+    static CHILDREN: OnceLock<Mutex<Vec<u32>>> = OnceLock::new();
+    CHILDREN.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+fn track(pid: u32) {
+    children().lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+}
+
+fn untrack(pid: u32) {
+    children().lock().unwrap_or_else(|e| e.into_inner()).retain(|p| *p != pid);
+}
+
+/// Aborts the whole test process (after killing every child it started) if dropped later
+/// than `limit` after arming, so no test can hang CI.
+#[derive(Debug)]
+pub struct Watchdog(Option<mpsc::Sender<()>>);
+
+impl Watchdog {
+    /// Arms the watchdog for the current test.
+    pub fn arm(limit: Duration) -> Watchdog {
+        let name = thread::current().name().unwrap_or("test").to_string();
+        let (tx, rx) = mpsc::channel::<()>();
+        thread::spawn(move || {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(limit) {
+                eprintln!(
+                    "WATCHDOG: {name} ran longer than {limit:?}; killing children and aborting"
+                );
+                for pid in children().lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                    let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+                }
+                std::process::abort();
+            }
+        });
+        Watchdog(Some(tx))
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// Polls `cond` every 10 ms until it holds (true) or `limit` passes (false).
+pub fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + limit;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+/// A child process killed (SIGKILL) and reaped on drop; stderr goes to a file for assertions.
+#[derive(Debug)]
+pub struct Proc {
+    child: Child,
+    stderr: PathBuf,
+    exited: Option<ExitStatus>,
+}
+
+impl Proc {
+    /// Spawns `cmd` with stdin closed, stdout discarded and stderr captured in `stderr`.
+    pub fn spawn(mut cmd: Command, stderr: PathBuf) -> Proc {
+        let log = fs::File::create(&stderr).expect("stderr capture file");
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+        track(child.id());
+        Proc { child, stderr, exited: None }
+    }
+
+    /// The pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// What the process wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    /// Sends `signal` (e.g. "TERM", "KILL").
+    pub fn signal(&self, signal: &str) {
+        let status =
+            Command::new("kill").arg(format!("-{signal}")).arg(self.pid().to_string()).status();
+        assert!(status.is_ok_and(|s| s.success()), "kill -{signal} {}", self.pid());
+    }
+
+    /// The exit status if it exited by now.
+    pub fn try_status(&mut self) -> Option<ExitStatus> {
+        if self.exited.is_none() {
+            self.exited = self.child.try_wait().expect("try_wait");
+        }
+        self.exited
+    }
+
+    /// Waits up to `limit` for the process to exit.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        wait_until(limit, || self.try_status().is_some());
+        self.exited
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if self.try_status().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        untrack(self.child.id());
+    }
+}
+
+/// A daemon command for runtime dir `rt` (through `JFGUI_RUNTIME_DIR`, with `XDG_RUNTIME_DIR`
+/// removed so nothing leaks in from the environment).
+pub fn daemon_command(rt: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(agentd());
+    cmd.env("JFGUI_RUNTIME_DIR", rt)
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("JFGUI_LOG", "debug")
+        .args(args);
+    cmd
+}
+
+/// A daemon that accepts on `agentd.sock`.
+#[derive(Debug)]
+pub struct Daemon {
+    /// The process.
+    pub proc: Proc,
+    /// Its runtime dir.
+    pub rt: PathBuf,
+}
+
+impl Daemon {
+    /// Starts `jfgui-agentd` on `rt` (log in `rt`'s parent) and waits until its control socket
+    /// accepts connections. Panics with the daemon's log if it exits or never gets ready.
+    pub fn start(rt: &Path, args: &[&str]) -> Daemon {
+        Daemon::start_command(rt, daemon_command(rt, args))
+    }
+
+    /// As [`Daemon::start`], for a prepared command.
+    pub fn start_command(rt: &Path, cmd: Command) -> Daemon {
+        let log = rt.with_file_name(format!("agentd-{}.log", unique()));
+        let mut proc = Proc::spawn(cmd, log);
+        let control = rt.join("agentd.sock");
+        let ready = wait_until(PATIENCE, || {
+            proc.try_status().is_some() || UnixStream::connect(&control).is_ok()
+        });
+        if !ready || proc.try_status().is_some() {
+            panic!(
+                "daemon did not get ready (status {:?}); its log:\n{}",
+                proc.try_status(),
+                proc.stderr()
+            );
+        }
+        Daemon { proc, rt: rt.to_path_buf() }
+    }
+
+    /// `agentd.sock`.
+    pub fn control(&self) -> PathBuf {
+        self.rt.join("agentd.sock")
+    }
+
+    /// `host.sock`.
+    pub fn host(&self) -> PathBuf {
+        self.rt.join("host.sock")
+    }
+
+    /// `daemon/status` result (panics with the log if the daemon does not answer).
+    pub fn status(&self) -> Value {
+        match rpc(&self.control(), "daemon/status", json!({})) {
+            Ok(v) if v.get("result").is_some() => v["result"].clone(),
+            other => panic!("daemon/status failed: {other:?}; daemon log:\n{}", self.proc.stderr()),
+        }
+    }
+
+    /// `apps/list` → the `apps` array.
+    pub fn apps(&self) -> Vec<Value> {
+        match rpc(&self.control(), "apps/list", json!({})) {
+            Ok(v) => {
+                v["result"]["apps"].as_array().cloned().unwrap_or_else(|| panic!("apps/list: {v}"))
+            }
+            Err(e) => panic!("apps/list failed: {e}; daemon log:\n{}", self.proc.stderr()),
+        }
+    }
+
+    /// The liveness probe (FAULTS §0.5): the control socket answers `daemon/status` with our
+    /// pid.
+    pub fn assert_alive(&self) {
+        let status = self.status();
+        assert_eq!(status["pid"], json!(self.proc.pid()), "status: {status}");
+    }
+}
+
+fn unique() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Runs the daemon to completion (for refusals): exit status and stderr. Panics if it is
+/// still running after [`PATIENCE`].
+pub fn run_daemon(cmd: Command) -> (ExitStatus, String) {
+    let log = std::env::temp_dir().join(format!("jft-{}-run-{}.log", std::process::id(), unique()));
+    let mut proc = Proc::spawn(cmd, log.clone());
+    let status = proc.wait_exit(PATIENCE);
+    let stderr = proc.stderr();
+    let _ = fs::remove_file(&log);
+    match status {
+        Some(status) => (status, stderr),
+        None => panic!("daemon still running after {PATIENCE:?}; log:\n{stderr}"),
+    }
+}
+
+/// Starts the example app with `JFGUI_RUNTIME_DIR=rt`.
+pub fn notepad(rt: &Path, args: &[&str]) -> Proc {
+    let mut cmd = Command::new(bin("jfgui-notepad"));
+    cmd.env("JFGUI_RUNTIME_DIR", rt).env_remove("XDG_RUNTIME_DIR").args(args);
+    Proc::spawn(cmd, rt.with_file_name(format!("notepad-{}.log", unique())))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw JSON-RPC line clients
+
+/// A line-delimited JSON-RPC connection with read/write timeouts.
+#[derive(Debug)]
+pub struct LineClient {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+    next_id: u64,
+}
+
+impl LineClient {
+    /// Connects to `path`.
+    pub fn connect(path: &Path) -> io::Result<LineClient> {
+        let stream = UnixStream::connect(path)?;
+        stream.set_read_timeout(Some(PATIENCE))?;
+        stream.set_write_timeout(Some(PATIENCE))?;
+        Ok(LineClient { reader: BufReader::new(stream.try_clone()?), writer: stream, next_id: 1 })
+    }
+
+    /// Sends one raw line (a newline is appended).
+    pub fn send_raw(&mut self, line: &str) -> io::Result<()> {
+        self.writer.write_all(line.as_bytes())?;
+        self.writer.write_all(b"\n")
+    }
+
+    /// Reads one line; `Ok(None)` at EOF.
+    pub fn read_line(&mut self) -> io::Result<Option<String>> {
+        let mut line = String::new();
+        match self.reader.read_line(&mut line)? {
+            0 => Ok(None),
+            _ => Ok(Some(line)),
+        }
+    }
+
+    /// Sends a request with a fresh numeric id and returns the parsed response line.
+    pub fn call(&mut self, method: &str, params: Value) -> io::Result<Value> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send_raw(&request.to_string())?;
+        let line = self.read_line()?.ok_or_else(|| {
+            io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed before a response")
+        })?;
+        serde_json::from_str(&line)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{e}: {line:?}")))
+    }
+}
+
+/// One request on a fresh connection to `path`.
+pub fn rpc(path: &Path, method: &str, params: Value) -> io::Result<Value> {
+    LineClient::connect(path)?.call(method, params)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resource probes (FAULTS §0.6)
+
+/// Open descriptors of `pid`.
+pub fn fd_count(pid: u32) -> usize {
+    fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
+}
+
+/// A `kB` field of `/proc/PID/status` (`VmRSS`, `VmHWM`, ...), in KiB.
+pub fn status_kib(pid: u32, field: &str) -> Option<u64> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// CPU time (user + system) of `pid` so far, in clock ticks (`/proc/PID/stat` fields 14+15).
+pub fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may contain spaces: fields after the closing parenthesis.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+/// The mode bits (`st_mode & 0o7777`) of `path`, without following a final symlink.
+pub fn mode(path: &Path) -> u32 {
+    fs::symlink_metadata(path)
+        .map(|m| m.permissions().mode() & 0o7777)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The inode of `path`.
+pub fn inode(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    fs::symlink_metadata(path)
+        .map(|m| m.ino())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Our real uid (from `/proc/self/status`).
+pub fn my_uid() -> u32 {
+    let status = fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("Uid line")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cross-UID (FAULTS §0.7)
+
+/// A throw-away local user, deleted on drop.
+#[derive(Debug)]
+pub struct User {
+    /// Login name.
+    pub name: String,
+    /// Its uid.
+    pub uid: u32,
+}
+
+impl Drop for User {
+    fn drop(&mut self) {
+        let _ = Command::new("userdel").arg(&self.name).stderr(Stdio::null()).status();
+        let _ = Command::new("groupdel").arg(&self.name).stderr(Stdio::null()).status();
+    }
+}
+
+/// Two throw-away users and a 0755 copy of the binaries they can execute (`/root` is 0700).
+#[derive(Debug)]
+pub struct CrossUid {
+    /// The daemon's user.
+    pub a: User,
+    /// The attacker.
+    pub b: User,
+    bins: TempDir,
+}
+
+impl CrossUid {
+    /// Creates the users, or says why the cross-UID tests cannot run here (the caller prints
+    /// `SKIPPED: <reason>`; never a silent pass).
+    pub fn setup() -> Result<CrossUid, String> {
+        if my_uid() != 0 {
+            return Err("cross-UID tests need root to create users (run the suite as root)".into());
+        }
+        for tool in ["useradd", "userdel", "setpriv"] {
+            let found = Command::new("sh")
+                .args(["-c", &format!("command -v {tool}")])
+                .stdout(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if !found {
+                return Err(format!("`{tool}` is not installed"));
+            }
+        }
+        let tag = format!("{}{}", std::process::id() % 100_000, unique());
+        let a = create_user(&format!("jfa{tag}"))?;
+        let b = create_user(&format!("jfb{tag}"))?;
+        let bins = TempDir::new();
+        for name in ["jfgui-agentd", "jfgui-notepad"] {
+            let from = bin_dir().join(name);
+            if from.is_file() {
+                let to = bins.path().join(name);
+                fs::copy(&from, &to).map_err(|e| format!("copy {}: {e}", from.display()))?;
+                fs::set_permissions(&to, fs::Permissions::from_mode(0o755))
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(CrossUid { a, b, bins })
+    }
+
+    /// The 0755 copy of binary `name`.
+    pub fn bin(&self, name: &str) -> PathBuf {
+        self.bins.path().join(name)
+    }
+
+    /// `program args...` run as `user` (real and effective uid and gid, its groups only).
+    pub fn command_as(&self, user: &User, program: &Path) -> Command {
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid", &user.name, "--regid", &user.name, "--init-groups", "--"])
+            .arg(program);
+        cmd
+    }
+
+    /// A directory `user` owns (0700), to hold its runtime dir.
+    pub fn home_for(&self, user: &User) -> TempDir {
+        let dir = TempDir::new();
+        let status =
+            Command::new("chown").arg(format!("{0}:{0}", user.name)).arg(dir.path()).status();
+        assert!(status.is_ok_and(|s| s.success()), "chown {}", dir.path().display());
+        dir
+    }
+
+    /// From `/usr/bin/python3` as `user`: connect to `socket`, send `line`, and report what
+    /// happened: `EOF` (closed without a byte), `DATA:<text>`, `ERR:<errno name>`, or `TIMEOUT`.
+    pub fn probe_as(&self, user: &User, socket: &Path, line: &str) -> String {
+        const SCRIPT: &str = r#"
+import errno, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(10)
+try:
+    s.connect(sys.argv[1])
+except OSError as e:
+    print("ERR:" + errno.errorcode.get(e.errno, str(e.errno))); sys.exit(0)
+try:
+    s.sendall(sys.argv[2].encode() + b"\n")
+except OSError as e:
+    pass
+try:
+    data = s.recv(65536)
+    print("DATA:" + data.decode(errors="replace") if data else "EOF")
+except socket.timeout:
+    print("TIMEOUT")
+except OSError as e:
+    print("EOF" if e.errno == errno.ECONNRESET else "ERR:" + errno.errorcode.get(e.errno, str(e.errno)))
+"#;
+        let out = self
+            .command_as(user, Path::new("/usr/bin/python3"))
+            .args(["-c", SCRIPT])
+            .arg(socket)
+            .arg(line)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run python3 as the other user");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+fn create_user(name: &str) -> Result<User, String> {
+    let out = Command::new("useradd")
+        .args(["-M", "-U", "-s", "/usr/sbin/nologin", name])
+        .output()
+        .map_err(|e| format!("useradd: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("useradd {name}: {}", String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    let id = Command::new("id").args(["-u", name]).output().map_err(|e| format!("id: {e}"))?;
+    let uid = String::from_utf8_lossy(&id.stdout)
+        .trim()
+        .parse()
+        .map_err(|e| format!("id -u {name}: {e}"))?;
+    Ok(User { name: name.into(), uid })
+}
+
+/// Prints the standard skip line (the cross-UID tests call it when [`CrossUid::setup`] fails).
+pub fn skipped(test: &str, reason: &str) {
+    eprintln!("SKIPPED: {test}: {reason}");
+    println!("SKIPPED: {test}: {reason}");
+}

@@ -1,0 +1,243 @@
+//! Command-line flags of `jfgui-agentd` (clap) and the validated `Config` built from them.
+//!
+//! Every bound and deadline of SPEC S8 "Defaults" is a flag with the spec value as its default,
+//! so tests can hit a limit in milliseconds (FAULTS §0.2) and nobody needs a config file.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+
+/// Process exit statuses, also listed in `--help`.
+pub mod exit {
+    /// Clean stop (signal, idle exit).
+    pub const OK: u8 = 0;
+    /// A runtime error after start-up (I/O, runtime dir removed under us, ...).
+    pub const RUNTIME: u8 = 1;
+    /// Bad flags (clap's own status).
+    pub const USAGE: u8 = 2;
+    /// The runtime dir, a path inside it or the socket path length was refused.
+    pub const RUNTIME_DIR_REFUSED: u8 = 3;
+    /// Another daemon of this user holds the lock.
+    pub const ALREADY_RUNNING: u8 = 4;
+}
+
+const AFTER_HELP: &str = "\
+Files (ARCHITECTURE \"Locations\"): the runtime dir is --runtime-dir, else $JFGUI_RUNTIME_DIR, \
+else $XDG_RUNTIME_DIR/jfgui-agent, else /tmp/jfgui-agent-UID. It holds agentd.lock, \
+agentd.sock (control), host.sock (apps) and apps/SLUG.sock (one per enabled app). The dir is \
+created 0700; an existing one must be ours, not a symlink and not group/world-writable \
+(group/other read or search bits are removed with a warning). Sockets are 0600. Connections \
+from other users are closed before anything is read; root (uid 0) is admitted, as by \
+ssh-agent and dbus-daemon.
+
+Durations take a unit: 250ms, 5s, 2m (0 needs none).
+
+Logging goes to stderr only; the filter comes from $JFGUI_LOG, else $RUST_LOG, else \"info\".
+
+Exit status: 0 stopped cleanly (SIGTERM/SIGINT, idle exit); 1 runtime error (including the \
+runtime dir removed under a running daemon); 2 usage; 3 runtime dir or socket path refused; \
+4 another daemon of this user is already running.";
+
+/// Output format of the log lines on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// The flags, as clap parses them.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "jfgui-agentd",
+    version,
+    about = "The per-user jfgui agent daemon: apps register on host.sock, clients reach each \
+             enabled app on apps/SLUG.sock (JSON control protocol 1 or MCP).",
+    after_help = AFTER_HELP
+)]
+pub struct Config {
+    /// Runtime directory (overrides $JFGUI_RUNTIME_DIR and $XDG_RUNTIME_DIR); absolute.
+    #[arg(long, value_name = "DIR")]
+    pub runtime_dir: Option<PathBuf>,
+
+    /// Exit after SECS with no connected app and no client connection (off by default).
+    #[arg(long, value_name = "SECS")]
+    pub idle_exit: Option<u64>,
+
+    /// Log line format on stderr.
+    #[arg(long, value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+
+    /// Also start the example app (`jfgui-notepad --agent-enable`, found next to this
+    /// executable) and stop it when the daemon stops.
+    #[arg(long)]
+    pub demo: bool,
+
+    /// How often the daemon checks that its runtime dir still exists (0 = never). A removed
+    /// dir (logout cleanup) makes the daemon exit with status 1.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub dir_check: Duration,
+
+    /// Maximum client connections (control socket and app endpoints together); more are
+    /// answered with an error line and closed.
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_clients: u64,
+
+    /// Maximum registered apps.
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_apps: u64,
+
+    /// Requests in flight per client connection.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_in_flight_per_client: u64,
+
+    /// Requests queued per app.
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_queued_per_app: u64,
+
+    /// Size of the task table (finished tasks are evicted oldest first).
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tasks: u64,
+
+    /// A client line or response larger than this many bytes is refused.
+    #[arg(long, value_name = "BYTES", default_value_t = 1024 * 1024, value_parser = clap::value_parser!(u64).range(64..))]
+    pub max_message_bytes: u64,
+
+    /// Maximum JSON nesting depth.
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_depth: u64,
+
+    /// Maximum JSON values in one message.
+    #[arg(long, value_name = "N", default_value_t = 16384, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_values: u64,
+
+    /// Maximum members of one JSON array or object.
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_members: u64,
+
+    /// Maximum decoded bytes of one JSON string.
+    #[arg(long, value_name = "BYTES", default_value_t = 256 * 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_string_bytes: u64,
+
+    /// Maximum host-channel frame (1 MiB + 64 KiB envelope).
+    #[arg(long, value_name = "BYTES", default_value_t = 1024 * 1024 + 64 * 1024, value_parser = clap::value_parser!(u64).range(64..))]
+    pub max_frame: u64,
+
+    /// An app must complete its hello/registration within this time.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration)]
+    pub handshake_deadline: Duration,
+
+    /// An app must answer a request within this time (deferred tasks are not bound by it).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub request_deadline: Duration,
+
+    /// A partial line or frame idle this long drops the connection.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub partial_idle: Duration,
+
+    /// On shutdown, wait this long for in-flight replies before failing them.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration)]
+    pub shutdown_drain: Duration,
+}
+
+impl Config {
+    /// The JSON bounds of client messages.
+    pub fn json_limits(&self) -> jfgui_proto::Limits {
+        jfgui_proto::Limits {
+            max_bytes: to_usize(self.max_message_bytes),
+            max_depth: to_usize(self.max_depth),
+            max_values: to_usize(self.max_values),
+            max_members: to_usize(self.max_members),
+            max_string_bytes: to_usize(self.max_string_bytes),
+        }
+    }
+}
+
+/// Saturates: a bound above the address space is as good as unbounded.
+pub fn to_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// Parses `250ms`, `5s`, `2m` or `0`; a unit is required otherwise, so `5` is never misread.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits.parse().map_err(|_| {
+        format!("{text:?} is not a duration: expected a number and a unit, e.g. 250ms, 5s, 2m")
+    })?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(n)),
+        "s" => Ok(Duration::from_secs(n)),
+        "m" => n
+            .checked_mul(60)
+            .map(Duration::from_secs)
+            .ok_or_else(|| format!("{text:?} is too large")),
+        "" if n == 0 => Ok(Duration::ZERO),
+        "" => Err(format!("{text:?} needs a unit: ms, s or m (e.g. {n}s)")),
+        other => Err(format!("{text:?} has an unknown unit {other:?}: use ms, s or m")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("5").unwrap_err().contains("needs a unit"));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert!(parse_duration("5h").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("ms").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn defaults_are_the_spec_values() {
+        let c = Config::try_parse_from(["jfgui-agentd"]).unwrap();
+        assert_eq!(c.max_clients, 1024);
+        assert_eq!(c.max_apps, 256);
+        assert_eq!(c.max_in_flight_per_client, 64);
+        assert_eq!(c.max_queued_per_app, 256);
+        assert_eq!(c.max_tasks, 4096);
+        assert_eq!(c.max_frame, 1024 * 1024 + 64 * 1024);
+        assert_eq!(c.handshake_deadline, Duration::from_secs(5));
+        assert_eq!(c.request_deadline, Duration::from_secs(30));
+        assert_eq!(c.partial_idle, Duration::from_secs(30));
+        assert_eq!(c.shutdown_drain, Duration::from_secs(5));
+        assert_eq!(c.json_limits(), jfgui_proto::Limits::DEFAULT);
+        assert_eq!(c.idle_exit, None);
+        assert!(!c.demo);
+        assert_eq!(c.log_format, LogFormat::Text);
+    }
+
+    #[test]
+    fn flags_parse_and_bad_values_are_usage_errors() {
+        let c = Config::try_parse_from([
+            "jfgui-agentd",
+            "--handshake-deadline",
+            "50ms",
+            "--idle-exit",
+            "3",
+            "--log-format",
+            "json",
+        ])
+        .unwrap();
+        assert_eq!(c.handshake_deadline, Duration::from_millis(50));
+        assert_eq!(c.idle_exit, Some(3));
+        assert_eq!(c.log_format, LogFormat::Json);
+        let e = Config::try_parse_from(["jfgui-agentd", "--max-clients", "0"]).unwrap_err();
+        assert_eq!(e.exit_code(), i32::from(exit::USAGE));
+    }
+
+    #[test]
+    fn help_is_consistent() {
+        Config::command().debug_assert();
+    }
+}

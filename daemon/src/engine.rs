@@ -1,0 +1,296 @@
+//! The session engine: everything protocol, nothing OS-specific (`DAEMON-SEAM.md`).
+//!
+//! It serves three kinds of connection over any `AsyncRead + AsyncWrite` stream, so the daemon
+//! runs it over Unix sockets, `jfgui-agent headless` over a child's stdio and the browser
+//! bridge over HTTP poll/result:
+//!
+//! | connection | entry point | module |
+//! |---|---|---|
+//! | an app's host channel (SPEC S8) | [`Engine::serve_app`] | `engine/app_link.rs` |
+//! | a client of one app, JSON control protocol 1 (SPEC S6) | [`Engine::serve_client`] | `engine/session.rs`, `engine/session/json1.rs` |
+//! | the control socket (SPEC S8) | [`Engine::serve_control`] | `engine/control.rs` |
+//!
+//! The ten JSON-1 methods are implemented once in `engine/session/methods.rs`
+//! ([`methods::call`]), protocol-neutral, so MCP reuses them. Shared state: the registry of
+//! apps and their slugs (`engine/registry.rs`), the task table (`engine/tasks.rs`). Lines are
+//! framed by the bounded codec in `engine/lines.rs`.
+//!
+//! # Bounds
+//!
+//! Every bound is a field of [`EngineConfig`] (defaults: SPEC S8). Per client connection at
+//! most `max_in_flight_per_client` requests run at once; beyond that the engine stops reading
+//! the connection (backpressure), and it also stops reading while about one maximum-size
+//! response (`json.max_bytes`) waits to be written, so a client that never reads costs at most
+//! about two maximum-size messages of memory (ssh-agent's rule, FAULTS C2).
+
+mod app_link;
+mod control;
+mod lines;
+mod registry;
+pub mod session;
+mod tasks;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{broadcast, watch};
+
+pub use app_link::{AppHandle, LinkStatus};
+pub use session::methods::{self, Method, MethodError};
+
+use registry::Registry;
+use tasks::TaskTable;
+
+/// All bounds and deadlines of the engine. [`Default`] gives the values of SPEC S8.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Client line/message bounds (SPEC S5): a request line and a response are at most
+    /// `json.max_bytes` (1 MiB).
+    pub json: jfgui_proto::Limits,
+    /// Largest host-channel frame body in either direction (1 MiB + 64 KiB).
+    pub max_frame: usize,
+    /// An app must complete hello → actions → ready within this (5 s).
+    pub handshake_deadline: Duration,
+    /// A forwarded call without a reply within this fails `outcome_unknown/timeout` (30 s).
+    pub request_deadline: Duration,
+    /// A partial line or frame that sees no byte for this long ends its connection (30 s).
+    pub partial_idle: Duration,
+    /// Most registered apps (256).
+    pub max_apps: usize,
+    /// Most requests in flight per client connection (64).
+    pub max_in_flight_per_client: usize,
+    /// Most requests outstanding (queued or awaiting reply) per app (256).
+    pub max_queued_per_app: usize,
+    /// Most tasks in the task table (4096; finished ones evicted oldest first).
+    pub max_tasks: usize,
+    /// On shutdown, how long outstanding calls may still be answered (5 s).
+    pub shutdown_drain: Duration,
+    /// Longest endpoint slug (48; the OS layer may lower it to fit `sun_path`).
+    pub max_slug_len: usize,
+    /// The runtime directory, reported by `daemon/status` and used for the endpoint paths of
+    /// `apps/list` (`RUNTIME_DIR/apps/SLUG.sock`). `None` (e.g. headless) reports `null`.
+    pub runtime_dir: Option<PathBuf>,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            json: jfgui_proto::Limits::DEFAULT,
+            max_frame: jfgui_proto::channel::DEFAULT_MAX_FRAME,
+            handshake_deadline: Duration::from_secs(5),
+            request_deadline: Duration::from_secs(30),
+            partial_idle: Duration::from_secs(30),
+            max_apps: 256,
+            max_in_flight_per_client: 64,
+            max_queued_per_app: 256,
+            max_tasks: 4096,
+            shutdown_drain: Duration::from_secs(5),
+            max_slug_len: 48,
+            runtime_dir: None,
+        }
+    }
+}
+
+impl EngineConfig {
+    /// The JSON bounds of a host-channel frame: the client bounds widened by the envelope
+    /// (`jfgui_proto::channel::frame_limits`), so any client-sized payload fits in a frame.
+    pub fn frame_limits(&self) -> jfgui_proto::Limits {
+        jfgui_proto::channel::frame_limits(&self.json, self.max_frame)
+    }
+
+    /// The endpoint path of `slug`, when the runtime dir is known.
+    pub fn endpoint_path(&self, slug: &str) -> Option<PathBuf> {
+        self.runtime_dir.as_ref().map(|d| d.join("apps").join(format!("{slug}.sock")))
+    }
+}
+
+/// Who is on the other end of a connection (for logs only; the OS layer has already checked).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PeerInfo {
+    /// Peer process id, when the transport tells.
+    pub pid: Option<u32>,
+    /// Peer user id, when the transport tells.
+    pub uid: Option<u32>,
+}
+
+/// Endpoint lifecycle: `Up` when an app is connected and enabled, `Down` when it is disabled
+/// or gone. Events for one slug alternate, starting with `Up`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndpointEvent {
+    /// Bind `apps/SLUG.sock`.
+    Up {
+        /// The app's slug.
+        slug: String,
+    },
+    /// Unbind `apps/SLUG.sock`.
+    Down {
+        /// The app's slug.
+        slug: String,
+    },
+}
+
+/// One registered app, for listings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppSummary {
+    /// Endpoint slug.
+    pub slug: String,
+    /// Display name exactly as registered.
+    pub display_name: String,
+    /// The app's pid as it announced it.
+    pub pid: u32,
+    /// Whether its endpoint exists.
+    pub enabled: bool,
+    /// Registered actions.
+    pub action_count: usize,
+}
+
+/// The session engine (see the module docs). Cheap to clone; all clones share one state.
+#[derive(Clone, Debug)]
+pub struct Engine(Arc<Shared>);
+
+#[derive(Debug)]
+struct Shared {
+    config: Arc<EngineConfig>,
+    registry: Arc<Registry>,
+    tasks: Arc<Mutex<TaskTable>>,
+    shutdown: watch::Sender<bool>,
+    /// Live `serve_app` calls (registered or still in the handshake).
+    app_links: watch::Sender<usize>,
+    /// Live `serve_client` calls.
+    clients: watch::Sender<usize>,
+    next_app_id: AtomicU64,
+    started: Instant,
+}
+
+/// Counts a live connection in a watch counter for as long as it exists.
+struct Live<'a>(&'a watch::Sender<usize>);
+
+impl<'a> Live<'a> {
+    fn enter(counter: &'a watch::Sender<usize>) -> Self {
+        counter.send_modify(|n| *n += 1);
+        Live(counter)
+    }
+}
+
+impl Drop for Live<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
+    }
+}
+
+impl Engine {
+    /// A new engine with no apps.
+    pub fn new(config: EngineConfig) -> Engine {
+        let config = Arc::new(config);
+        Engine(Arc::new(Shared {
+            registry: Arc::new(Registry::new(config.max_apps, config.max_slug_len)),
+            tasks: Arc::new(Mutex::new(TaskTable::new(config.max_tasks))),
+            shutdown: watch::Sender::new(false),
+            app_links: watch::Sender::new(0),
+            clients: watch::Sender::new(0),
+            next_app_id: AtomicU64::new(1),
+            started: Instant::now(),
+            config,
+        }))
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.0.config
+    }
+
+    /// Runs one app connection (host channel: handshake with deadline, registration, requests,
+    /// replies, task updates, enable/disable) until it closes. Errors are logged.
+    pub async fn serve_app<S>(&self, stream: S, peer: PeerInfo)
+    where
+        S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+    {
+        let _live = Live::enter(&self.0.app_links);
+        let cx = app_link::LinkContext {
+            config: self.0.config.clone(),
+            registry: self.0.registry.clone(),
+            tasks: self.0.tasks.clone(),
+            shutdown: self.0.shutdown.subscribe(),
+            next_app_id: self.0.next_app_id.fetch_add(1, Ordering::Relaxed),
+        };
+        app_link::serve(stream, peer, cx).await;
+    }
+
+    /// Runs one client connection to the app whose endpoint slug is `slug`, speaking JSON-1,
+    /// until EOF, the app disconnecting or being disabled (then the connection is closed once
+    /// the calls already running are answered), or shutdown. A slug that has no enabled app
+    /// closes the connection at once.
+    pub async fn serve_client<S>(&self, stream: S, slug: &str, peer: PeerInfo)
+    where
+        S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+    {
+        let _live = Live::enter(&self.0.clients);
+        if *self.0.shutdown.borrow() {
+            return;
+        }
+        let Some(app) = self.0.registry.get(slug).filter(AppHandle::is_enabled) else {
+            tracing::info!(slug, ?peer, "client for an endpoint that is not up; closing");
+            return;
+        };
+        session::serve(stream, app, self.0.shutdown.subscribe(), peer).await;
+    }
+
+    /// Runs one control connection (`agentd.sock`: `daemon/status`, `apps/list`).
+    pub async fn serve_control<S>(&self, stream: S, peer: PeerInfo)
+    where
+        S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+    {
+        control::serve(stream, self, peer).await;
+    }
+
+    /// Endpoint lifecycle events, so the OS layer can bind/unbind `apps/SLUG.sock`. Subscribe
+    /// before serving apps; after `RecvError::Lagged`, resynchronise from [`Engine::apps`].
+    pub fn subscribe(&self) -> broadcast::Receiver<EndpointEvent> {
+        self.0.registry.subscribe()
+    }
+
+    /// Every registered app (enabled or not), in registration order.
+    pub fn apps(&self) -> Vec<AppSummary> {
+        self.0.registry.summaries()
+    }
+
+    /// The registered app of endpoint `slug`, for in-process users of [`methods::call`] (MCP,
+    /// headless).
+    pub fn app(&self, slug: &str) -> Option<AppHandle> {
+        self.0.registry.get(slug)
+    }
+
+    /// Client connections currently served.
+    pub fn client_count(&self) -> usize {
+        *self.0.clients.borrow()
+    }
+
+    /// Time since [`Engine::new`].
+    pub fn uptime(&self) -> Duration {
+        self.0.started.elapsed()
+    }
+
+    /// Graceful stop: no new calls; outstanding calls may still be answered for
+    /// `shutdown_drain`, then fail `outcome_unknown/daemon_shutdown`; apps are told `bye`;
+    /// every `serve_*` future ends. Returns when they have (or after the drain plus a grace
+    /// period, if a peer does not let go).
+    pub async fn shutdown(&self) {
+        self.0.shutdown.send_replace(true);
+        let grace = self.0.config.shutdown_drain + Duration::from_secs(2);
+        let mut apps = self.0.app_links.subscribe();
+        let mut clients = self.0.clients.subscribe();
+        let _ = tokio::time::timeout(grace, async {
+            let _ = apps.wait_for(|n| *n == 0).await;
+            let _ = clients.wait_for(|n| *n == 0).await;
+        })
+        .await;
+    }
+
+    /// True once [`Engine::shutdown`] was called.
+    pub fn is_shutting_down(&self) -> bool {
+        *self.0.shutdown.borrow()
+    }
+}

@@ -1,0 +1,221 @@
+//! One client connection to one app: bounded lines in, responses out, many requests in flight.
+//!
+//! The connection owns its framing and protocol state (SPEC S8). Work and memory are bounded:
+//! at most `max_in_flight_per_client` requests run at once, and the reader stops while about
+//! one maximum-size response is buffered for a client that does not read (ssh-agent's rule).
+//! Responses are written as they complete, so they may be out of order; each carries its id.
+//!
+//! The protocol is decided per line by `json1.rs` today; MCP selection (SPEC S7) plugs in at
+//! [`Connection::handle_line`], and `notifications/cancelled` (suppress the response of a call
+//! in flight) belongs there too: calls are spawned with their client id at hand.
+
+pub mod json1;
+pub mod methods;
+
+use std::sync::Arc;
+
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, WriteHalf};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
+use tokio::task::{JoinHandle, JoinSet};
+
+use super::PeerInfo;
+use super::app_link::{AppHandle, LinkStatus};
+use super::lines::{Line, LineReader};
+
+/// Runs the connection until EOF, the app leaving, or shutdown; then answers the calls already
+/// running (bounded by the request deadline plus the drain time) and closes.
+pub async fn serve<S>(
+    stream: S,
+    app: AppHandle,
+    mut shutdown: watch::Receiver<bool>,
+    peer: PeerInfo,
+) where
+    S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+{
+    let config = app.config().clone();
+    let (rd, wr) = tokio::io::split(stream);
+    let mut lines = LineReader::new(rd, config.json.max_bytes, config.partial_idle);
+    let output = Output::start(wr, config.json.max_bytes);
+    let in_flight = Arc::new(Semaphore::new(config.max_in_flight_per_client.max(1)));
+    let mut status = app.status();
+    let mut conn = Connection { app: app.clone(), output: output.clone(), calls: JoinSet::new() };
+    tracing::debug!(slug = app.slug(), ?peer, "client connected");
+
+    let ended = loop {
+        // Backpressure first: a free in-flight slot and room in the output buffer.
+        let ready = async {
+            let permit = in_flight.clone().acquire_owned().await;
+            output.wait_room().await;
+            permit
+        };
+        let permit = tokio::select! {
+            p = ready => match p { Ok(p) => p, Err(_) => break "closed" },
+            _ = status.wait_for(|s| *s != LinkStatus::Enabled) => break "app left",
+            _ = shutdown.wait_for(|s| *s) => break "shutdown",
+        };
+        let line = tokio::select! {
+            l = lines.next_line() => l,
+            _ = status.wait_for(|s| *s != LinkStatus::Enabled) => break "app left",
+            _ = shutdown.wait_for(|s| *s) => break "shutdown",
+        };
+        match line {
+            Ok(Some(Line::Complete(bytes))) => conn.handle_line(&bytes, permit).await,
+            Ok(Some(Line::TooLong)) => {
+                output.send(json1::too_long_response(&config.json)).await;
+            }
+            Ok(None) => break "eof",
+            Err(e) => {
+                tracing::info!(slug = app.slug(), ?peer, "client connection ended: {e}");
+                break "read error";
+            }
+        }
+        // Reap finished calls so the set stays as small as the in-flight bound.
+        while conn.calls.try_join_next().is_some() {}
+    };
+    tracing::debug!(slug = app.slug(), ?peer, reason = ended, "client stops reading");
+    let Connection { calls, .. } = conn;
+    let finish = async {
+        let mut calls = calls;
+        while calls.join_next().await.is_some() {}
+        output.close().await;
+    };
+    if tokio::time::timeout(config.request_deadline + config.shutdown_drain, finish).await.is_err()
+    {
+        tracing::warn!(slug = app.slug(), ?peer, "client never took its responses; dropped");
+        if let Some(writer) = output.take_writer() {
+            writer.abort();
+        }
+    }
+}
+
+/// Per-connection protocol state.
+struct Connection {
+    app: AppHandle,
+    output: Output,
+    calls: JoinSet<()>,
+}
+
+impl Connection {
+    /// Handles one complete line: answers at once, stays silent (notifications), or spawns the
+    /// call, which keeps `permit` (one in-flight slot) until its response is buffered.
+    async fn handle_line(&mut self, line: &[u8], permit: OwnedSemaphorePermit) {
+        match json1::prepare(line, &self.app.config().json, self.app.slug()) {
+            json1::Prepared::Respond(bytes) => self.output.send(bytes).await,
+            json1::Prepared::Silent => {}
+            json1::Prepared::Call(call) => {
+                let app = self.app.clone();
+                let output = self.output.clone();
+                self.calls.spawn(async move {
+                    let response = json1::execute(&app, call).await;
+                    output.send(response).await;
+                    drop(permit);
+                });
+            }
+        }
+    }
+}
+
+/// The connection's writer: a task draining a queue of encoded lines, with the queue bounded
+/// in bytes. `buffered` counts bytes queued or being written.
+#[derive(Clone)]
+struct Output {
+    queue: mpsc::UnboundedSender<Vec<u8>>,
+    buffered: Arc<watch::Sender<usize>>,
+    limit: usize,
+    writer: Arc<std::sync::Mutex<Option<JoinHandle<()>>>>,
+}
+
+impl Output {
+    fn start<W: AsyncWrite + Send + 'static>(wr: WriteHalf<W>, limit: usize) -> Output {
+        let (queue, rx) = mpsc::unbounded_channel();
+        let buffered = Arc::new(watch::Sender::new(0usize));
+        let writer = tokio::spawn(write_lines(wr, rx, buffered.clone()));
+        Output {
+            queue,
+            buffered,
+            limit: limit.max(1),
+            writer: Arc::new(std::sync::Mutex::new(Some(writer))),
+        }
+    }
+
+    /// Waits until less than `limit` bytes are buffered.
+    async fn wait_room(&self) {
+        let mut rx = self.buffered.subscribe();
+        let _ = rx.wait_for(|b| *b < self.limit).await;
+    }
+
+    /// Queues one response line (`line` without its newline). Waits for room first, and takes
+    /// the room atomically, so the buffer never holds more than `limit` plus one response.
+    async fn send(&self, mut line: Vec<u8>) {
+        line.push(b'\n');
+        let len = line.len();
+        loop {
+            self.wait_room().await;
+            let limit = self.limit;
+            let taken = self.buffered.send_if_modified(|b| {
+                if *b < limit {
+                    *b += len;
+                    true
+                } else {
+                    false
+                }
+            });
+            if taken {
+                break;
+            }
+        }
+        if self.queue.send(line).is_err() {
+            // The writer ended (transport broken): nothing will ever drain this.
+            self.buffered.send_modify(|b| *b -= len);
+        }
+    }
+
+    fn take_writer(&self) -> Option<JoinHandle<()>> {
+        self.writer.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    /// Writes what is queued, then shuts the write side down.
+    async fn close(&self) {
+        // An empty line is never a response; it tells the writer to finish.
+        let _ = self.queue.send(Vec::new());
+        if let Some(writer) = self.take_writer() {
+            let abort = writer.abort_handle();
+            let _stop = AbortOnDrop(abort);
+            let _ = writer.await;
+        }
+    }
+}
+
+/// Stops the writer if closing is abandoned (a client that never reads).
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+async fn write_lines<W: AsyncWrite>(
+    mut wr: WriteHalf<W>,
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    buffered: Arc<watch::Sender<usize>>,
+) {
+    while let Some(line) = rx.recv().await {
+        if line.is_empty() {
+            break;
+        }
+        let len = line.len();
+        let written = wr.write_all(&line).await;
+        buffered.send_modify(|b| *b -= len);
+        if let Err(e) = written {
+            tracing::debug!("client write failed: {e}");
+            // Keep accounting right for senders still queuing; their lines go nowhere.
+            rx.close();
+            while let Some(line) = rx.recv().await {
+                buffered.send_modify(|b| *b -= line.len());
+            }
+            return;
+        }
+    }
+    let _ = wr.shutdown().await;
+}

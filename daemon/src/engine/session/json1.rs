@@ -1,0 +1,324 @@
+//! JSON control protocol 1 (SPEC S6) on the wire: the JSON-RPC 2.0 envelope, the protocol
+//! errors, `protocolVersion`, and turning [`methods::call`] results into response lines.
+//!
+//! Protocol errors: -32700 parse error (id `null`), -32600 invalid request (also a top-level
+//! array, which is not a batch, and an over-long line), -32601 unknown method, -32602 invalid
+//! params, -32603 internal. Every error carries `data.reason`. Application errors use the
+//! class code (1000–1004) with `data: {class, reason, ...reason data}`. Ids are echoed with
+//! their exact token. Notifications are never answered and never forwarded.
+
+use std::time::Instant;
+
+use jfgui_proto::{ActionError, Limits, Map, Value};
+
+use super::methods::{self, Method, MethodError};
+use crate::engine::app_link::AppHandle;
+
+/// The only protocol revision (SPEC S6).
+pub const PROTOCOL_VERSION: &str = "1";
+
+/// JSON-RPC 2.0 error codes.
+pub mod code {
+    /// The line is not strict JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// Not a valid request object.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// No such method.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Bad params.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// Our bug.
+    pub const INTERNAL_ERROR: i64 = -32603;
+}
+
+/// A request envelope that passed the JSON-RPC checks.
+#[derive(Debug)]
+pub struct Envelope {
+    /// The id exactly as sent; `None` for a notification.
+    pub id: Option<Value>,
+    /// The method name.
+    pub method: String,
+    /// The params (an absent `params` is `{}`).
+    pub params: Map,
+}
+
+/// Parses one line into a request envelope, or the error response line to send back (`None`
+/// when nothing may be answered).
+pub fn parse_envelope(line: &[u8], limits: &Limits) -> Result<Envelope, Option<Vec<u8>>> {
+    let value = match jfgui_proto::parse(line, limits) {
+        Ok(v) => v,
+        Err(e) => {
+            let mut data = reason_data(e.kind().as_str());
+            data.insert("offset", e.offset() as u64);
+            return Err(Some(error_line(
+                &Value::Null,
+                code::PARSE_ERROR,
+                &format!("Parse error: {e}."),
+                data,
+                limits,
+            )));
+        }
+    };
+    let mut object = match value {
+        Value::Object(m) => m,
+        Value::Array(_) => {
+            return Err(Some(error_line(
+                &Value::Null,
+                code::INVALID_REQUEST,
+                "A JSON array is not a batch here: send one request per line and use actions/batch.",
+                reason_data("batch_array"),
+                limits,
+            )));
+        }
+        other => {
+            let message = format!("A request must be a JSON object, not {}.", other.type_name());
+            return Err(Some(invalid_request(&Value::Null, &message, "not_an_object", limits)));
+        }
+    };
+    let id = object.remove("id");
+    let reply_id = match &id {
+        Some(v @ (Value::String(_) | Value::Number(_) | Value::Null)) => v.clone(),
+        Some(other) => {
+            let message =
+                format!("The id must be a string, a number or null, not {}.", other.type_name());
+            return Err(Some(invalid_request(&Value::Null, &message, "invalid_id", limits)));
+        }
+        None => Value::Null,
+    };
+    if object.remove("jsonrpc").as_ref().and_then(Value::as_str) != Some("2.0") {
+        return Err(Some(invalid_request(
+            &reply_id,
+            "The request must carry \"jsonrpc\": \"2.0\".",
+            "jsonrpc_version",
+            limits,
+        )));
+    }
+    let method = match object.remove("method") {
+        Some(Value::String(m)) => m,
+        _ => {
+            return Err(Some(invalid_request(
+                &reply_id,
+                "The request must carry a string \"method\".",
+                "invalid_method",
+                limits,
+            )));
+        }
+    };
+    let params = match object.remove("params") {
+        None => Map::new(),
+        Some(Value::Object(p)) => p,
+        Some(Value::Array(_)) => {
+            return Err(Some(error_line(
+                &reply_id,
+                code::INVALID_PARAMS,
+                "Params must be an object of named parameters, not an array.",
+                reason_data("params_not_object"),
+                limits,
+            )));
+        }
+        Some(other) => {
+            let message = format!("Params must be an object, not {}.", other.type_name());
+            return Err(Some(invalid_request(&reply_id, &message, "invalid_params_type", limits)));
+        }
+    };
+    if let Some(member) = object.keys().next() {
+        let message = format!("Unknown request member {member:?}.");
+        let mut data = reason_data("unknown_member");
+        data.insert("member", member);
+        return Err(Some(error_line(&reply_id, code::INVALID_REQUEST, &message, data, limits)));
+    }
+    Ok(Envelope { id, method, params })
+}
+
+/// What to do with one line.
+#[derive(Debug)]
+pub enum Prepared {
+    /// Answer with this line at once.
+    Respond(Vec<u8>),
+    /// Nothing to answer (a notification).
+    Silent,
+    /// Run this call; its response comes from [`execute`].
+    Call(Json1Call),
+}
+
+/// A validated JSON-1 call.
+#[derive(Debug)]
+pub struct Json1Call {
+    /// The id exactly as sent.
+    pub id: Value,
+    /// The method.
+    pub method: Method,
+    /// The params without `protocolVersion`.
+    pub params: Map,
+}
+
+/// Checks one line of a JSON-1 connection (envelope, method, `protocolVersion`).
+pub fn prepare(line: &[u8], limits: &Limits, slug: &str) -> Prepared {
+    let envelope = match parse_envelope(line, limits) {
+        Ok(e) => e,
+        Err(Some(response)) => return Prepared::Respond(response),
+        Err(None) => return Prepared::Silent,
+    };
+    let Some(id) = envelope.id else {
+        // SPEC S11: a notification's outcome could never be reported, so nothing is run.
+        if matches!(envelope.method.as_str(), "actions/execute" | "actions/batch") {
+            tracing::warn!(endpoint = slug, method = %envelope.method, "write notification (no id) dropped, not executed");
+        } else {
+            tracing::debug!(endpoint = slug, method = %envelope.method, "notification ignored");
+        }
+        return Prepared::Silent;
+    };
+    let Some(method) = Method::from_name(&envelope.method) else {
+        let message = format!("Unknown method {:?}.", envelope.method);
+        let mut data = reason_data("unknown_method");
+        data.insert("method", envelope.method.as_str());
+        return Prepared::Respond(error_line(&id, code::METHOD_NOT_FOUND, &message, data, limits));
+    };
+    let mut params = envelope.params;
+    if let Some(version) = params.remove("protocolVersion")
+        && version.as_str() != Some(PROTOCOL_VERSION)
+    {
+        let mut data = reason_data("unsupported_protocol_version");
+        data.insert("supported", Value::Array(vec![Value::from(PROTOCOL_VERSION)]));
+        return Prepared::Respond(error_line(
+            &id,
+            code::INVALID_PARAMS,
+            "Unsupported protocolVersion; this endpoint speaks \"1\".",
+            data,
+            limits,
+        ));
+    }
+    Prepared::Call(Json1Call { id, method, params })
+}
+
+/// Runs a call against the app and returns the response line. One tracing span per call with
+/// endpoint, method, action, duration and outcome.
+pub async fn execute(app: &AppHandle, call: Json1Call) -> Vec<u8> {
+    let limits = app.config().json;
+    let action = call.params.get("action").and_then(Value::as_str).unwrap_or("").to_string();
+    let span = tracing::info_span!("call", endpoint = app.slug(), method = call.method.name(), action = %action);
+    let started = Instant::now();
+    let result =
+        tracing::Instrument::instrument(methods::call(app, call.method, call.params), span.clone())
+            .await;
+    let (line, outcome) = match result {
+        Ok(result) => success_line(&call.id, result, &limits, &action),
+        Err(error) => {
+            let outcome = error.outcome_name();
+            (method_error_line(&call.id, error, &limits), outcome)
+        }
+    };
+    span.in_scope(|| {
+        tracing::info!(duration_us = started.elapsed().as_micros() as u64, outcome, "call done");
+    });
+    line
+}
+
+/// The response to an over-long line (-32600, `data.reason: "too_large"`, id `null`).
+pub fn too_long_response(limits: &Limits) -> Vec<u8> {
+    let mut data = reason_data("too_large");
+    data.insert("limit", limits.max_bytes as u64);
+    error_line(
+        &Value::Null,
+        code::INVALID_REQUEST,
+        &format!("The request line exceeds the limit of {} bytes.", limits.max_bytes),
+        data,
+        limits,
+    )
+}
+
+/// A success line: the result with `protocolVersion` first. A result over the message bounds
+/// becomes `internal/response_too_large` (never a truncated or multi-line reply).
+fn success_line(id: &Value, result: Map, limits: &Limits, action: &str) -> (Vec<u8>, &'static str) {
+    let mut full = Map::with_capacity(result.len() + 1);
+    full.insert("protocolVersion", PROTOCOL_VERSION);
+    for (k, v) in result {
+        full.insert(k, v);
+    }
+    let mut response = Map::with_capacity(3);
+    response.insert("jsonrpc", "2.0");
+    response.insert("id", id.clone());
+    response.insert("result", full);
+    match jfgui_proto::encode(&Value::Object(response), limits) {
+        Ok(line) => (line, "ok"),
+        Err(e) => {
+            tracing::warn!(action, "result over the message bounds: {e}");
+            let error = ActionError::new(
+                jfgui_proto::Reason::ResponseTooLarge {
+                    action: (!action.is_empty()).then(|| action.to_string()),
+                },
+                "The result exceeds the message size bounds; page or chunk the request.",
+            );
+            (method_error_line(id, MethodError::Action(error), limits), "response_too_large")
+        }
+    }
+}
+
+/// The error line for a method failure.
+pub fn method_error_line(id: &Value, error: MethodError, limits: &Limits) -> Vec<u8> {
+    match error {
+        MethodError::InvalidParams { message, data } => {
+            error_line(id, code::INVALID_PARAMS, &message, data, limits)
+        }
+        MethodError::Internal { message } => {
+            error_line(id, code::INTERNAL_ERROR, &message, reason_data("internal"), limits)
+        }
+        MethodError::Action(e) => {
+            let (code, message, data) = action_error_parts(&e);
+            error_line(id, code, &message, data, limits)
+        }
+    }
+}
+
+/// `(code, message, data)` of an application error in JSON-1: `data` is
+/// `{class, reason, ...reason data}`.
+pub fn action_error_parts(error: &ActionError) -> (i64, String, Map) {
+    let class = error.class();
+    let mut data = Map::new();
+    data.insert("class", class.as_str());
+    data.insert("reason", error.reason.as_str());
+    for (k, v) in error.reason.data() {
+        data.insert(k, v);
+    }
+    (class.code(), error.message.clone(), data)
+}
+
+fn invalid_request(id: &Value, message: &str, reason: &str, limits: &Limits) -> Vec<u8> {
+    error_line(id, code::INVALID_REQUEST, message, reason_data(reason), limits)
+}
+
+/// `{"reason": reason}`.
+pub fn reason_data(reason: &str) -> Map {
+    let mut data = Map::with_capacity(1);
+    data.insert("reason", reason);
+    data
+}
+
+/// Encodes an error response. Error data can hold app-supplied text; if it breaks the bounds
+/// the error is reported without it.
+pub fn error_line(id: &Value, code: i64, message: &str, data: Map, limits: &Limits) -> Vec<u8> {
+    let build = |message: &str, data: Map| {
+        let mut error = Map::with_capacity(3);
+        error.insert("code", code);
+        error.insert("message", message);
+        error.insert("data", data);
+        let mut response = Map::with_capacity(3);
+        response.insert("jsonrpc", "2.0");
+        response.insert("id", id.clone());
+        response.insert("error", error);
+        Value::Object(response)
+    };
+    match jfgui_proto::encode(&build(message, data), limits) {
+        Ok(line) => line,
+        Err(e) => {
+            tracing::warn!("error response over the message bounds: {e}");
+            let fallback = build(
+                "The error details exceed the message bounds.",
+                reason_data("response_too_large"),
+            );
+            // Small and bounded by construction unless the id itself is huge; the id came in
+            // a line within the same bounds, so this fits.
+            jfgui_proto::encode(&fallback, limits).unwrap_or_default()
+        }
+    }
+}

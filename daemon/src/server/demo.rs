@@ -1,0 +1,47 @@
+//! `--demo`: the example app `jfgui-notepad --agent-enable`, started next to the daemon so the
+//! README's run command is one command, and stopped with it.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::{Child, Command};
+
+/// The example app's executable name.
+const NOTEPAD: &str = "jfgui-notepad";
+/// How long the app gets to leave on its own after the daemon said `bye`.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// Finds `jfgui-notepad` beside our own executable (both live in `target/<profile>/` after
+/// `cargo build --workspace`, and in the same bin dir when installed).
+pub fn locate() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("--demo: cannot find our own executable: {e}"))?;
+    let app = exe.with_file_name(format!("{NOTEPAD}{}", std::env::consts::EXE_SUFFIX));
+    if app.is_file() {
+        Ok(app)
+    } else {
+        Err(format!(
+            "--demo needs the example app at {}, which does not exist; build it with \
+             `cargo build -p notepad` (or build everything with `cargo build --workspace`)",
+            app.display()
+        ))
+    }
+}
+
+/// Starts the example app, enabled, pointed at our runtime dir.
+pub fn spawn(app: &PathBuf, runtime_dir: &std::path::Path) -> std::io::Result<Child> {
+    Command::new(app)
+        .arg("--agent-enable")
+        .env(jfgui_proto::locations::ENV_RUNTIME_DIR, runtime_dir)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+}
+
+/// Lets the app exit after the daemon's `bye`, then kills it if it is still there.
+pub async fn stop(mut child: Child) {
+    if tokio::time::timeout(GRACE, child.wait()).await.is_err() {
+        let _ = child.kill().await;
+    }
+}

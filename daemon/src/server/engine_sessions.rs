@@ -1,0 +1,102 @@
+//! The engine behind the listeners: [`Sessions`] for [`Engine`], and the `EngineConfig` built
+//! from the flags and the runtime dir.
+
+use std::future::Future;
+
+use tokio::sync::broadcast;
+
+use super::sessions::{EndpointChange, EndpointFeed, Sessions};
+use crate::config::{Config, to_usize};
+use crate::runtime_dir::RuntimeDir;
+use crate::transport::{Peer, Stream};
+use crate::{EndpointEvent, Engine, EngineConfig, PeerInfo};
+
+/// The slug bound of SPEC S8, lowered when the runtime dir leaves less room in `sun_path`.
+const SPEC_MAX_SLUG: usize = 48;
+
+/// Builds the engine for `config`, reporting endpoints under `rt`.
+pub fn engine(config: &Config, rt: &RuntimeDir) -> Engine {
+    Engine::new(EngineConfig {
+        json: config.json_limits(),
+        max_frame: to_usize(config.max_frame),
+        handshake_deadline: config.handshake_deadline,
+        request_deadline: config.request_deadline,
+        partial_idle: config.partial_idle,
+        max_apps: to_usize(config.max_apps),
+        max_in_flight_per_client: to_usize(config.max_in_flight_per_client),
+        max_queued_per_app: to_usize(config.max_queued_per_app),
+        max_tasks: to_usize(config.max_tasks),
+        shutdown_drain: config.shutdown_drain,
+        max_slug_len: SPEC_MAX_SLUG.min(rt.max_slug_len()),
+        runtime_dir: Some(rt.path().to_path_buf()),
+    })
+}
+
+fn info(peer: Peer) -> PeerInfo {
+    PeerInfo { pid: peer.pid, uid: Some(peer.uid) }
+}
+
+impl Sessions for Engine {
+    fn serve_app(self, stream: Stream, peer: Peer) -> impl Future<Output = ()> + Send + 'static {
+        async move { Engine::serve_app(&self, stream, info(peer)).await }
+    }
+
+    fn serve_client(
+        self,
+        stream: Stream,
+        slug: String,
+        peer: Peer,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        async move { Engine::serve_client(&self, stream, &slug, info(peer)).await }
+    }
+
+    fn serve_control(
+        self,
+        stream: Stream,
+        peer: Peer,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        async move { Engine::serve_control(&self, stream, info(peer)).await }
+    }
+
+    fn endpoint_changes(&self) -> impl EndpointFeed {
+        Feed { events: self.subscribe(), engine: self.clone(), primed: false }
+    }
+
+    fn shutdown(&self) -> impl Future<Output = ()> + Send {
+        Engine::shutdown(self)
+    }
+}
+
+/// Subscribed at creation; the first item is a snapshot, so an app that registered before
+/// the subscription is not missed, and a lagging receiver resynchronises the same way.
+struct Feed {
+    events: broadcast::Receiver<EndpointEvent>,
+    engine: Engine,
+    primed: bool,
+}
+
+impl Feed {
+    fn snapshot(&self) -> EndpointChange {
+        EndpointChange::Resync(
+            self.engine.apps().into_iter().filter(|a| a.enabled).map(|a| a.slug).collect(),
+        )
+    }
+}
+
+impl EndpointFeed for Feed {
+    async fn next(&mut self) -> Option<EndpointChange> {
+        if !self.primed {
+            self.primed = true;
+            return Some(self.snapshot());
+        }
+        match self.events.recv().await {
+            Ok(EndpointEvent::Up { slug }) => Some(EndpointChange::Up(slug)),
+            Ok(EndpointEvent::Down { slug }) => Some(EndpointChange::Down(slug)),
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::warn!(missed, "missed endpoint events; resynchronising");
+                Some(self.snapshot())
+            }
+            Err(broadcast::error::RecvError::Closed) => None,
+        }
+    }
+}

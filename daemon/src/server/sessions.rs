@@ -1,0 +1,46 @@
+//! What the OS layer needs from the session engine: serve accepted streams, report endpoint
+//! changes, shut down. A trait, so the listeners are tested against a fake and the engine is
+//! wired in one `impl`.
+
+use std::future::Future;
+
+use crate::transport::{Peer, Stream};
+
+/// A change in the set of endpoints that must exist (`apps/SLUG.sock`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndpointChange {
+    /// An app became connected and enabled.
+    Up(String),
+    /// An app was disabled or disconnected.
+    Down(String),
+    /// The full current set (at start, and after missed events): bind what is missing,
+    /// remove what is not listed.
+    Resync(Vec<String>),
+}
+
+/// A stream of endpoint changes; `None` once the engine is gone.
+pub trait EndpointFeed: Send + 'static {
+    /// The next change.
+    fn next(&mut self) -> impl Future<Output = Option<EndpointChange>> + Send;
+}
+
+/// The engine as the listeners see it. The `serve_*` methods take `self` (a cheap clone) so
+/// their futures borrow nothing and can be spawned.
+pub trait Sessions: Clone + Send + Sync + 'static {
+    /// Serves one app connection from `host.sock` until it ends.
+    fn serve_app(self, stream: Stream, peer: Peer) -> impl Future<Output = ()> + Send + 'static;
+    /// Serves one client connection to the endpoint `slug` until it ends.
+    fn serve_client(
+        self,
+        stream: Stream,
+        slug: String,
+        peer: Peer,
+    ) -> impl Future<Output = ()> + Send + 'static;
+    /// Serves one control connection from `agentd.sock` until it ends.
+    fn serve_control(self, stream: Stream, peer: Peer)
+    -> impl Future<Output = ()> + Send + 'static;
+    /// Endpoint changes from now on, starting with a [`EndpointChange::Resync`].
+    fn endpoint_changes(&self) -> impl EndpointFeed;
+    /// Graceful stop: apps told, in-flight calls answered, every `serve_*` future ended.
+    fn shutdown(&self) -> impl Future<Output = ()> + Send;
+}

@@ -1,0 +1,161 @@
+//! Unix-domain listeners (FAULTS A1, A6, A8, A13, C1): bound relative to the verified runtime
+//! dir under umask 077 (no instant where a socket is wider than 0600), stale sockets removed
+//! first (sockets only), the peer's uid checked on every accept before a byte is read, and an
+//! accept loop that backs off instead of spinning when the process is out of descriptors.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tokio::net::UnixListener;
+
+use crate::runtime_dir::{DirError, RuntimeDir, remove_stale_socket};
+
+/// An accepted, identity-checked connection.
+pub type Stream = tokio::net::UnixStream;
+
+/// Who is on the other end (from `SO_PEERCRED` / `getpeereid`), for logs and the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer {
+    /// Effective uid of the peer.
+    pub uid: u32,
+    /// Its pid where the platform reports one.
+    pub pid: Option<u32>,
+}
+
+/// How long accept pauses after `EMFILE`/`ENFILE`/`ENOBUFS`/`ENOMEM`: the pending connection
+/// stays in the backlog and is retried, at most ten times a second (ssh-agent disarms its
+/// listener the same way).
+const EXHAUSTED_BACKOFF: Duration = Duration::from_millis(100);
+/// At most one "out of descriptors" warning per this interval.
+const EXHAUSTED_LOG_EVERY: Duration = Duration::from_secs(10);
+
+/// Sets the process umask to 077, before the runtime dir, lock or any socket is created, so
+/// every node we create starts private whatever umask we were started with (FAULTS A8).
+pub fn restrict_umask() {
+    set_umask(0o077);
+}
+
+/// A socket node gets `0777 & !umask`; binding under 0177 makes it 0600 from its first instant.
+/// The daemon creates files from one thread, so flipping the process umask around `bind` is
+/// race-free; a child spawned meanwhile would only inherit a stricter mask.
+const SOCKET_UMASK: u32 = 0o177;
+
+#[allow(unsafe_code)]
+fn set_umask(mask: u32) -> u32 {
+    // SAFETY: umask has no preconditions and cannot fail.
+    let old = unsafe { libc::umask(mask as libc::mode_t) };
+    #[allow(clippy::useless_conversion)] // mode_t is u16 on macOS, u32 on Linux.
+    u32::from(old)
+}
+
+/// A listening socket inside the runtime dir.
+#[derive(Debug)]
+pub struct Listener {
+    inner: UnixListener,
+    /// Relative to the runtime dir (the working directory): how we unlink it.
+    name: String,
+    /// Absolute: what clients connect to, and what messages name.
+    path: PathBuf,
+    me: u32,
+    last_exhausted_warning: Option<Instant>,
+}
+
+impl Listener {
+    /// Binds `name` (relative to the runtime dir, e.g. `agentd.sock` or `apps/x.sock`).
+    /// Must run under the single-instance lock: a socket already at `name` is stale and is
+    /// removed; any other kind of file there is refused, untouched.
+    pub fn bind(rt: &RuntimeDir, name: &str) -> Result<Listener, DirError> {
+        let path = rt.socket_path(name)?;
+        remove_stale_socket(rt, name)?;
+        let old = set_umask(SOCKET_UMASK);
+        let bound = UnixListener::bind(name);
+        set_umask(old);
+        let inner = bound.map_err(|source| DirError::Io { path: path.clone(), source })?;
+        Ok(Listener {
+            inner,
+            name: name.into(),
+            path,
+            me: jfgui_proto::locations::uid(),
+            last_exhausted_warning: None,
+        })
+    }
+
+    /// The absolute socket path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Waits for the next connection from our own uid or root. Others are closed at once,
+    /// before anything is read, with one log line naming both uids. Never fails: transient
+    /// errors are logged and retried (descriptor exhaustion with a pause).
+    pub async fn accept(&mut self) -> (Stream, Peer) {
+        loop {
+            match self.inner.accept().await {
+                Ok((stream, _)) => {
+                    if let Some(peer) = self.admit(&stream) {
+                        return (stream, peer);
+                    }
+                }
+                Err(e) if is_exhaustion(&e) => {
+                    let now = Instant::now();
+                    if self.last_exhausted_warning.is_none_or(|t| now - t >= EXHAUSTED_LOG_EVERY) {
+                        self.last_exhausted_warning = Some(now);
+                        tracing::warn!(socket = %self.path.display(), error = %e,
+                            "cannot accept: out of descriptors or memory; retrying every {} ms",
+                            EXHAUSTED_BACKOFF.as_millis());
+                    }
+                    tokio::time::sleep(EXHAUSTED_BACKOFF).await;
+                }
+                Err(e) => {
+                    tracing::debug!(socket = %self.path.display(), error = %e, "accept failed");
+                }
+            }
+        }
+    }
+
+    /// The peer check (S11): same uid, or root, which can bypass file modes anyway.
+    fn admit(&self, stream: &Stream) -> Option<Peer> {
+        let cred = match stream.peer_cred() {
+            Ok(cred) => cred,
+            Err(e) => {
+                tracing::warn!(socket = %self.path.display(), error = %e,
+                    "closed a connection whose peer credentials could not be read");
+                return None;
+            }
+        };
+        let peer = Peer { uid: cred.uid(), pid: cred.pid().and_then(|p| u32::try_from(p).ok()) };
+        if peer.uid == self.me || peer.uid == 0 {
+            Some(peer)
+        } else {
+            tracing::warn!(socket = %self.path.display(), peer_uid = peer.uid, daemon_uid = self.me,
+                peer_pid = ?peer.pid, "closed a connection from another user before reading from it");
+            None
+        }
+    }
+
+    /// Stops listening and unlinks the socket (only if it still is a socket).
+    pub fn close(self, rt: &RuntimeDir) {
+        let Listener { inner, name, path, .. } = self;
+        drop(inner);
+        if let Err(e) = remove_stale_socket(rt, &name) {
+            tracing::warn!(socket = %path.display(), error = %e, "could not remove the socket");
+        }
+    }
+}
+
+fn is_exhaustion(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exhaustion_errors_are_recognised() {
+        assert!(is_exhaustion(&io::Error::from_raw_os_error(libc::EMFILE)));
+        assert!(is_exhaustion(&io::Error::from_raw_os_error(libc::ENFILE)));
+        assert!(!is_exhaustion(&io::Error::from_raw_os_error(libc::ECONNABORTED)));
+    }
+}
