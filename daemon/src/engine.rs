@@ -29,6 +29,8 @@ mod lines;
 mod registry;
 pub mod session;
 mod tasks;
+#[cfg(test)]
+mod tests;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -163,6 +165,12 @@ struct Shared {
     clients: watch::Sender<usize>,
     next_app_id: AtomicU64,
     started: Instant,
+}
+
+/// Waits until the watched value satisfies `f`. The borrow `wait_for` returns is dropped
+/// inside, so a `select!` over this stays `Send` (the OS layer spawns the serve futures).
+async fn until<T>(rx: &mut watch::Receiver<T>, f: impl FnMut(&T) -> bool) {
+    let _ = rx.wait_for(f).await;
 }
 
 /// Counts a live connection in a watch counter for as long as it exists.

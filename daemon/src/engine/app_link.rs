@@ -27,7 +27,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::registry::{Registry, RegistryFull};
 use super::tasks::TaskTable;
-use super::{AppSummary, EngineConfig, PeerInfo};
+use super::{AppSummary, EngineConfig, PeerInfo, until};
 
 /// Most actions one app may register (16 pages of [`MAX_ACTIONS_PER_PAGE`]); keeps the
 /// registration cache of a hostile app bounded.
@@ -458,8 +458,7 @@ where
     };
     let outcome = tokio::select! {
         r = tokio::time::timeout(config.handshake_deadline, handshake(&mut reader)) => r,
-        // The watch guard must not live across the `refuse` await (the future must be Send).
-        () = async { let _ = cx.shutdown.wait_for(|s| *s).await; } => {
+        _ = until(&mut cx.shutdown, |s| *s) => {
             refuse(&mut wr, &config, Refused::SHUTDOWN, "the daemon is shutting down").await;
             return;
         }
@@ -605,7 +604,7 @@ async fn run<R: AsyncRead + Unpin>(
         }
         let message = tokio::select! {
             m = reader.next() => m,
-            _ = shutdown.wait_for(|s| *s), if drain_until.is_none() => {
+            _ = until(shutdown, |s| *s), if drain_until.is_none() => {
                 // Stop taking calls; wait for the outstanding ones up to the drain time.
                 app.lock_calls().closed = Some(Reason::DaemonShutdown);
                 drain_until = Some(tokio::time::Instant::now() + app.config().shutdown_drain);

@@ -9,7 +9,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use super::lines::{Line, LineReader};
 use super::session::json1::{self, code};
-use super::{Engine, PeerInfo};
+use super::{Engine, PeerInfo, until};
 
 /// Serves one control connection until EOF or shutdown.
 pub async fn serve<S>(stream: S, engine: &Engine, peer: PeerInfo)
@@ -24,7 +24,7 @@ where
     loop {
         let line = tokio::select! {
             l = lines.next_line() => l,
-            _ = shutdown.wait_for(|s| *s) => break,
+            _ = until(&mut shutdown, |s| *s) => break,
         };
         let response = match line {
             Ok(Some(Line::Complete(bytes))) => answer(engine, &bytes),

@@ -18,9 +18,9 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, WriteHalf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
-use super::PeerInfo;
 use super::app_link::{AppHandle, LinkStatus};
 use super::lines::{Line, LineReader};
+use super::{PeerInfo, until};
 
 /// Runs the connection until EOF, the app leaving, or shutdown; then answers the calls already
 /// running (bounded by the request deadline plus the drain time) and closes.
@@ -50,13 +50,13 @@ pub async fn serve<S>(
         };
         let permit = tokio::select! {
             p = ready => match p { Ok(p) => p, Err(_) => break "closed" },
-            _ = status.wait_for(|s| *s != LinkStatus::Enabled) => break "app left",
-            _ = shutdown.wait_for(|s| *s) => break "shutdown",
+            _ = until(&mut status, |s| *s != LinkStatus::Enabled) => break "app left",
+            _ = until(&mut shutdown, |s| *s) => break "shutdown",
         };
         let line = tokio::select! {
             l = lines.next_line() => l,
-            _ = status.wait_for(|s| *s != LinkStatus::Enabled) => break "app left",
-            _ = shutdown.wait_for(|s| *s) => break "shutdown",
+            _ = until(&mut status, |s| *s != LinkStatus::Enabled) => break "app left",
+            _ = until(&mut shutdown, |s| *s) => break "shutdown",
         };
         match line {
             Ok(Some(Line::Complete(bytes))) => conn.handle_line(&bytes, permit).await,

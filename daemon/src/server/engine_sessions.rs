@@ -37,25 +37,16 @@ fn info(peer: Peer) -> PeerInfo {
 }
 
 impl Sessions for Engine {
-    fn serve_app(self, stream: Stream, peer: Peer) -> impl Future<Output = ()> + Send + 'static {
-        async move { Engine::serve_app(&self, stream, info(peer)).await }
+    async fn serve_app(self, stream: Stream, peer: Peer) {
+        Engine::serve_app(&self, stream, info(peer)).await;
     }
 
-    fn serve_client(
-        self,
-        stream: Stream,
-        slug: String,
-        peer: Peer,
-    ) -> impl Future<Output = ()> + Send + 'static {
-        async move { Engine::serve_client(&self, stream, &slug, info(peer)).await }
+    async fn serve_client(self, stream: Stream, slug: String, peer: Peer) {
+        Engine::serve_client(&self, stream, &slug, info(peer)).await;
     }
 
-    fn serve_control(
-        self,
-        stream: Stream,
-        peer: Peer,
-    ) -> impl Future<Output = ()> + Send + 'static {
-        async move { Engine::serve_control(&self, stream, info(peer)).await }
+    async fn serve_control(self, stream: Stream, peer: Peer) {
+        Engine::serve_control(&self, stream, info(peer)).await;
     }
 
     fn endpoint_changes(&self) -> impl EndpointFeed {

@@ -316,9 +316,11 @@ pub fn error_line(id: &Value, code: i64, message: &str, data: Map, limits: &Limi
                 "The error details exceed the message bounds.",
                 reason_data("response_too_large"),
             );
-            // Small and bounded by construction unless the id itself is huge; the id came in
-            // a line within the same bounds, so this fits.
-            jfgui_proto::encode(&fallback, limits).unwrap_or_default()
+            // The fallback is a few dozen bytes plus the id, which arrived within the bounds;
+            // only absurdly small configured bounds need the wider ones below.
+            jfgui_proto::encode(&fallback, limits)
+                .or_else(|_| jfgui_proto::encode(&fallback, &Limits { max_bytes: usize::MAX, ..Limits::DEFAULT }))
+                .unwrap_or_else(|_| br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error.","data":{"reason":"internal"}}}"#.to_vec())
         }
     }
 }

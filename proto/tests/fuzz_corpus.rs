@@ -1,0 +1,28 @@
+//! Replays the committed fuzz seeds (`fuzz/corpus/json_parse/`) through the same property the
+//! `json_parse` fuzz target checks, so CI exercises them on stable without libFuzzer.
+
+use std::path::Path;
+
+use jfgui_proto::{JsonErrorKind, Limits, encode, parse};
+
+#[test]
+fn json_parse_seeds_keep_the_fuzz_property() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/json_parse");
+    let mut replayed = 0;
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap().path();
+        let data = std::fs::read(&path).unwrap();
+        let limits = Limits::DEFAULT;
+        if let Ok(value) = parse(&data, &limits) {
+            match encode(&value, &limits) {
+                Ok(bytes) => {
+                    assert!(!bytes.contains(&b'\n'), "{}", path.display());
+                    assert_eq!(parse(&bytes, &limits).unwrap(), value, "{}", path.display());
+                }
+                Err(e) => assert_eq!(e.kind(), JsonErrorKind::TooLarge, "{}", path.display()),
+            }
+        }
+        replayed += 1;
+    }
+    assert!(replayed >= 10, "only {replayed} seeds in {}", dir.display());
+}
