@@ -11,6 +11,8 @@ pub use engine::{
 };
 
 // OS layer (daemon-os): runtime dir, lock, listeners, endpoints, process life.
+#[cfg(unix)]
+pub mod activation;
 pub mod config;
 pub mod endpoints;
 pub mod lock;
