@@ -10,13 +10,20 @@ pub use engine::{
     PeerInfo, methods,
 };
 
-// OS layer (daemon-os): runtime dir, lock, listeners, endpoints, process life.
+// OS layer (daemon-os): runtime dir, lock, listeners, endpoints, process life. Unix only for
+// now: the Windows named-pipe transport (user-SID DACL, DEPENDENCIES.md §1) is not written
+// yet, and `jfgui-agentd` says so and exits there.
 #[cfg(unix)]
 pub mod activation;
 pub mod config;
+#[cfg(unix)]
 pub mod endpoints;
+#[cfg(unix)]
 pub mod lock;
 pub mod logging;
+#[cfg(unix)]
 pub mod runtime_dir;
+#[cfg(unix)]
 pub mod server;
+#[cfg(unix)]
 pub mod transport;

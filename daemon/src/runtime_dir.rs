@@ -130,6 +130,9 @@ impl RuntimeDir {
                         .into(),
                 ));
             }
+            // mkdir may report EACCES for an existing entry in a parent we cannot write: judge
+            // what is there instead of reporting the less useful error.
+            Err(_) if std::fs::symlink_metadata(path).is_ok() => false,
             Err(source) => return Err(DirError::Io { path: path.into(), source }),
         };
         let dir = match OpenOptions::new()
@@ -150,6 +153,16 @@ impl RuntimeDir {
                     "it exists and is not a directory"
                 };
                 return Err(refused(path, reason.into()));
+            }
+            // Someone else's private dir cannot even be opened: lstat names its owner and mode.
+            Err(source) if source.kind() == io::ErrorKind::PermissionDenied => {
+                if let Ok(meta) = std::fs::symlink_metadata(path) {
+                    let me = jfgui_proto::locations::uid();
+                    if let Verdict::Refuse(reason) = judge(meta.uid(), meta.mode() & 0o7777, me) {
+                        return Err(refused(path, reason));
+                    }
+                }
+                return Err(DirError::Io { path: path.into(), source });
             }
             Err(source) => return Err(DirError::Io { path: path.into(), source }),
         };

@@ -165,6 +165,14 @@ where
         .idle_exit
         .map(Duration::from_secs)
         .or(activated.then_some(crate::activation::ACTIVATED_IDLE_EXIT));
+    // Before any socket exists, so a SIGTERM during start-up still cleans up.
+    let mut signals = match Signals::new() {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!("cannot install signal handlers: {e}");
+            return exit::RUNTIME;
+        }
+    };
     let bound = rt.ensure_apps_dir().and_then(|()| {
         crate::endpoints::remove_stale(&rt);
         if let Some(Inherited { host, control }) = inherited {
@@ -191,13 +199,7 @@ where
             return exit::RUNTIME_DIR_REFUSED;
         }
     };
-    let mut signals = match Signals::new() {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::error!("cannot install signal handlers: {e}");
-            return exit::RUNTIME;
-        }
-    };
+    raise_descriptor_limit(&config);
     let sessions = make(&config, &rt);
     let gate = Gate::new(to_usize(config.max_clients), to_usize(config.max_apps));
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -305,6 +307,29 @@ fn spares(control: &Listener, host: &Listener) -> Option<(Listener, Listener)> {
         }
     }
 }
+
+/// Descriptors the caps allow at once: clients, app connections with handshake headroom, one
+/// endpoint listener per app, plus a margin for the runtime's own (listeners, epoll, lock,
+/// signal pipe, demo child).
+fn raise_descriptor_limit(config: &Config) {
+    let needed = config.max_clients
+        + 2 * config.max_apps
+        + gate::HANDSHAKE_HEADROOM as u64
+        + DESCRIPTOR_MARGIN;
+    match crate::transport::raise_fd_limit(needed) {
+        Ok(limit) if limit < needed => tracing::warn!(
+            limit,
+            needed,
+            "the descriptor limit is below what the connection caps allow; beyond it new \
+             connections wait in the backlog"
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::warn!("cannot read or raise the descriptor limit: {e}"),
+    }
+}
+
+/// Descriptors beyond the connection caps (see [`raise_descriptor_limit`]).
+const DESCRIPTOR_MARGIN: u64 = 64;
 
 /// Completes once no connection has existed for `after` (never when `after` is `None`).
 async fn idle(mut live: watch::Receiver<usize>, after: Option<Duration>) {

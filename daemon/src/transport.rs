@@ -10,4 +10,4 @@
 
 mod unix;
 
-pub use unix::{Listener, Peer, Stream, restrict_umask};
+pub use unix::{Listener, Peer, Stream, raise_fd_limit, restrict_umask};

@@ -312,6 +312,28 @@ impl Daemon {
         }
     }
 
+    /// Waits until `apps/list` shows exactly `n` apps, and returns them.
+    pub fn wait_apps(&self, n: usize) -> Vec<Value> {
+        let mut last = Vec::new();
+        let ok = wait_until(PATIENCE, || {
+            last = self.apps();
+            last.len() == n
+        });
+        assert!(ok, "expected {n} apps, have {last:?}; daemon log:\n{}", self.proc.stderr());
+        last
+    }
+
+    /// Waits until the endpoint of `slug` is listed and accepts connections; returns its path.
+    pub fn wait_endpoint(&self, slug: &str) -> PathBuf {
+        let path = self.rt.join("apps").join(format!("{slug}.sock"));
+        let ok = wait_until(PATIENCE, || {
+            self.apps().iter().any(|a| a["slug"] == slug && a["enabled"] == true)
+                && UnixStream::connect(&path).is_ok()
+        });
+        assert!(ok, "endpoint {slug} never came up; daemon log:\n{}", self.proc.stderr());
+        path
+    }
+
     /// The liveness probe (FAULTS §0.5): the control socket answers `daemon/status` with our
     /// pid.
     pub fn assert_alive(&self) {
@@ -392,6 +414,18 @@ impl LineClient {
         })?;
         serde_json::from_str(&line)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{e}: {line:?}")))
+    }
+}
+
+/// One JSON control protocol 1 request (`protocolVersion` "1" added) on a fresh connection
+/// to the endpoint `path`; returns the `result`, or panics with the error.
+pub fn json1(path: &Path, method: &str, mut params: Value) -> Value {
+    params["protocolVersion"] = json!("1");
+    let response =
+        rpc(path, method, params).unwrap_or_else(|e| panic!("{method} on {}: {e}", path.display()));
+    match response.get("result") {
+        Some(result) => result.clone(),
+        None => panic!("{method} on {}: {response}", path.display()),
     }
 }
 

@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
-use jfgui_tests::{CrossUid, Daemon, PATIENCE, Watchdog, fd_count, skipped, wait_until};
+use jfgui_tests::{CrossUid, Daemon, PATIENCE, Proc, Watchdog, fd_count, skipped, wait_until};
 
 const STATUS: &str = r#"{"jsonrpc":"2.0","id":1,"method":"daemon/status"}"#;
 
@@ -47,6 +47,10 @@ fn a1_other_user_is_stopped_by_the_peer_check() {
     let home = cu.home_for(&cu.a);
     let rt = home.path().join("rt");
     let d = daemon_as_a(&cu, &rt);
+    let mut app = cu.command_as(&cu.a, &cu.bin("jfgui-notepad"));
+    app.arg("--agent-enable").env("JFGUI_RUNTIME_DIR", &rt).env_remove("XDG_RUNTIME_DIR");
+    let _app = Proc::spawn(app, home.path().join("notepad.log"));
+    let endpoint = d.wait_endpoint("notepad");
     let pid = d.proc.pid();
     d.assert_alive();
     assert!(wait_until(PATIENCE, || fd_count(pid) > 0));
@@ -54,17 +58,21 @@ fn a1_other_user_is_stopped_by_the_peer_check() {
     let baseline = fd_count(pid);
     // Loosen the filesystem layer on purpose (ssh-agent's regress trick).
     fs::set_permissions(&rt, fs::Permissions::from_mode(0o711)).unwrap();
-    for socket in ["agentd.sock", "host.sock"] {
-        fs::set_permissions(rt.join(socket), fs::Permissions::from_mode(0o666)).unwrap();
+    fs::set_permissions(rt.join("apps"), fs::Permissions::from_mode(0o711)).unwrap();
+    let sockets = [rt.join("agentd.sock"), rt.join("host.sock"), endpoint.clone()];
+    for socket in &sockets {
+        fs::set_permissions(socket, fs::Permissions::from_mode(0o666)).unwrap();
     }
-    for socket in ["agentd.sock", "host.sock"] {
-        let got = cu.probe_as(&cu.b, &rt.join(socket), STATUS);
-        assert_eq!(got, "EOF", "{socket}: closed before anything is read or answered");
+    let info = r#"{"jsonrpc":"2.0","id":1,"method":"agent/info","params":{"protocolVersion":"1"}}"#;
+    for socket in &sockets {
+        let line = if *socket == endpoint { info } else { STATUS };
+        let got = cu.probe_as(&cu.b, socket, line);
+        assert_eq!(got, "EOF", "{}: closed before anything is read", socket.display());
     }
     let log = d.proc.stderr();
     let rejected =
         log.lines().filter(|l| l.contains("closed a connection from another user")).count();
-    assert_eq!(rejected, 2, "{log}");
+    assert_eq!(rejected, 3, "{log}");
     assert!(
         log.contains(&format!("peer_uid={}", cu.b.uid))
             && log.contains(&format!("daemon_uid={}", cu.a.uid)),
@@ -97,4 +105,35 @@ fn root_is_admitted_by_design() {
         "{}",
         d.proc.stderr()
     );
+}
+
+#[test]
+fn a14_xdg_runtime_dir_of_another_user_is_refused() {
+    let _wd = Watchdog::arm(Duration::from_secs(120));
+    let cu = match CrossUid::setup() {
+        Ok(cu) => cu,
+        Err(reason) => return skipped("a14_xdg_runtime_dir_of_another_user_is_refused", &reason),
+    };
+    // jfb's private XDG dir: jfa cannot create its runtime dir inside; a pre-created one owned
+    // by jfb is refused by owner.
+    let xdg = cu.home_for(&cu.b);
+    fs::set_permissions(xdg.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    let mut cmd = cu.command_as(&cu.a, &cu.bin("jfgui-agentd"));
+    cmd.env_remove("JFGUI_RUNTIME_DIR").env("XDG_RUNTIME_DIR", xdg.path());
+    let (status, stderr) = jfgui_tests::run_daemon(cmd);
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains(&xdg.path().join("jfgui-agent").display().to_string()), "{stderr}");
+
+    fs::set_permissions(xdg.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let squatted = xdg.path().join("jfgui-agent");
+    fs::create_dir(&squatted).unwrap();
+    fs::set_permissions(&squatted, fs::Permissions::from_mode(0o700)).unwrap();
+    let ok = std::process::Command::new("chown").arg(&cu.b.name).arg(&squatted).status();
+    assert!(ok.is_ok_and(|s| s.success()));
+    let mut cmd = cu.command_as(&cu.a, &cu.bin("jfgui-agentd"));
+    cmd.env_remove("JFGUI_RUNTIME_DIR").env("XDG_RUNTIME_DIR", xdg.path());
+    let (status, stderr) = jfgui_tests::run_daemon(cmd);
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains(&format!("owned by uid {}", cu.b.uid)), "{stderr}");
+    assert!(fs::read_dir(&squatted).unwrap().next().is_none(), "nothing created inside");
 }

@@ -180,3 +180,27 @@ fn c1_descriptor_exhaustion_does_not_spin_and_recovers() {
     );
     assert!(d.proc.stderr().contains("out of descriptors"), "{}", d.proc.stderr());
 }
+
+#[test]
+fn logs_go_to_stderr_only_and_json_lines_parse() {
+    let _wd = Watchdog::arm(Duration::from_secs(60));
+    let tmp = TempDir::new();
+    let rt = tmp.rt();
+    let mut cmd = jfgui_tests::daemon_command(&rt, &["--log-format", "json"]);
+    let stdout = tmp.path().join("stdout");
+    cmd.stdout(fs::File::create(&stdout).unwrap());
+    let log = tmp.path().join("stderr");
+    let child = cmd.stderr(fs::File::create(&log).unwrap()).stdin(std::process::Stdio::null());
+    let mut child = child.spawn().unwrap();
+    assert!(wait_until(PATIENCE, || UnixStream::connect(rt.join("agentd.sock")).is_ok()));
+    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(fs::read_to_string(&stdout).unwrap(), "", "nothing on stdout");
+    let text = fs::read_to_string(&log).unwrap();
+    assert!(text.lines().count() >= 2, "{text}");
+    for line in text.lines() {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert!(v.get("level").is_some() && v.get("fields").is_some(), "{line}");
+    }
+}

@@ -309,3 +309,53 @@ fn a14_unusable_environment_is_refused_not_replaced() {
     assert_eq!(d.status()["runtimeDir"], rt.display().to_string());
     assert!(jfgui_tests::wait_until(PATIENCE, || rt.join("host.sock").exists()));
 }
+
+#[test]
+fn a7_swapping_the_dir_for_a_symlink_never_redirects_the_daemon() {
+    let _wd = Watchdog::arm(Duration::from_secs(240));
+    let tmp = TempDir::new();
+    let target = tmp.path().join("target");
+    fs::create_dir(&target).unwrap();
+    chmod(&target, 0o700);
+    let rt = tmp.path().join("rt");
+    let real = tmp.path().join("rt.real");
+    let link = tmp.path().join("rt.link");
+    fs::create_dir(&real).unwrap();
+    chmod(&real, 0o700);
+    symlink(&target, &link).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // rename(2) of two prepared names as fast as possible: `rt` is alternately the real dir
+    // and a symlink to `target`.
+    let swapper = {
+        let (stop, rt, real, link) = (stop.clone(), rt.clone(), real.clone(), link.clone());
+        thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = fs::rename(&real, &rt);
+                let _ = fs::rename(&rt, &real);
+                let _ = fs::rename(&link, &rt);
+                let _ = fs::rename(&rt, &link);
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+    let mut started = 0;
+    for _ in 0..60 {
+        let mut cmd = daemon_command(&rt, &["--dir-check", "0"]);
+        cmd.stdin(std::process::Stdio::null());
+        let log = tmp.path().join("d.log");
+        let mut p = jfgui_tests::Proc::spawn(cmd, log);
+        // Either it refuses at once, or it runs; then stop it.
+        if p.wait_exit(Duration::from_millis(200)).is_none() {
+            started += 1;
+            p.signal("TERM");
+            assert!(p.wait_exit(PATIENCE).is_some(), "stops on SIGTERM");
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 0);
+    eprintln!("a7: {started} of 60 daemons started during {swaps} swaps");
+    assert!(entries(&target).is_empty(), "the symlink target stayed empty ({started} daemons ran)");
+}

@@ -2,6 +2,7 @@
 //! the connection cap and a task of its own, or turn it away at once.
 
 use std::future::Future;
+use std::time::{Duration, Instant};
 
 use tracing::Instrument;
 
@@ -15,6 +16,7 @@ where
     Fut: Future<Output = ()> + Send + 'static,
 {
     let socket = listener.path().display().to_string();
+    let mut refusals = Refusals::default();
     loop {
         let (stream, peer) = listener.accept().await;
         match gate.enter(class) {
@@ -29,17 +31,47 @@ where
                     .instrument(span),
                 );
             }
-            None => turn_away(&stream, class, gate.cap(class), &socket),
+            None => {
+                refusals.log(&socket, gate.cap(class));
+                turn_away(&stream, class, gate.cap(class));
+            }
         }
     }
 }
 
 /// Over the cap: clients (JSON-RPC lines) get one error line, best effort and without
 /// waiting; apps get a plain close. Either way the descriptor is released at once.
-fn turn_away(stream: &Stream, class: Class, cap: usize, socket: &str) {
-    tracing::warn!(socket, cap, "connection refused: too many connections");
+fn turn_away(stream: &Stream, class: Class, cap: usize) {
     if class == Class::Client {
         let _ = stream.try_write(turn_away_line(cap).as_bytes());
+    }
+}
+
+/// At most one "too many connections" line per listener and interval, so a flood cannot
+/// flood the log too.
+const REFUSAL_LOG_EVERY: Duration = Duration::from_secs(10);
+
+#[derive(Default)]
+struct Refusals {
+    last: Option<Instant>,
+    unlogged: u64,
+}
+
+impl Refusals {
+    fn log(&mut self, socket: &str, cap: usize) {
+        let now = Instant::now();
+        if self.last.is_some_and(|t| now - t < REFUSAL_LOG_EVERY) {
+            self.unlogged += 1;
+            return;
+        }
+        tracing::warn!(
+            socket,
+            cap,
+            also_refused_since_last_report = self.unlogged,
+            "connection refused: too many connections"
+        );
+        self.last = Some(now);
+        self.unlogged = 0;
     }
 }
 

@@ -27,6 +27,9 @@ pub struct Peer {
 /// stays in the backlog and is retried, at most ten times a second (ssh-agent disarms its
 /// listener the same way).
 const EXHAUSTED_BACKOFF: Duration = Duration::from_millis(100);
+/// At most one "another user" line per listener and interval: each attempt is logged unless
+/// someone floods, and then the next line counts what was left out.
+const REJECTION_LOG_EVERY: Duration = Duration::from_secs(1);
 /// At most one "out of descriptors" warning per this interval.
 const EXHAUSTED_LOG_EVERY: Duration = Duration::from_secs(10);
 
@@ -49,16 +52,39 @@ fn set_umask(mask: u32) -> u32 {
     u32::from(old)
 }
 
+/// Raises the soft `RLIMIT_NOFILE` to `needed` descriptors (never above the hard limit, never
+/// lowering it): login sessions often start daemons with a soft limit of 1024, below what the
+/// connection caps allow. Returns the soft limit now in force.
+#[allow(unsafe_code)]
+#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux and macOS, i64 on FreeBSD.
+pub fn raise_fd_limit(needed: u64) -> io::Result<u64> {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes one rlimit into the valid, exclusively borrowed `lim`.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let want = needed.min(lim.rlim_max as u64) as libc::rlim_t;
+    if lim.rlim_cur >= want {
+        return Ok(lim.rlim_cur as u64);
+    }
+    let new = libc::rlimit { rlim_cur: want, rlim_max: lim.rlim_max };
+    // SAFETY: setrlimit only reads the valid `new`.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &new) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(want as u64)
+}
+
 /// A listening socket inside the runtime dir.
 #[derive(Debug)]
 pub struct Listener {
     inner: UnixListener,
-    /// Relative to the runtime dir (the working directory): how we unlink it.
-    name: String,
     /// Absolute: what clients connect to, and what messages name.
     path: PathBuf,
     me: u32,
     last_exhausted_warning: Option<Instant>,
+    last_rejection_warning: Option<Instant>,
+    unlogged_rejections: u64,
 }
 
 impl Listener {
@@ -74,10 +100,11 @@ impl Listener {
         let inner = bound.map_err(|source| DirError::Io { path: path.clone(), source })?;
         Ok(Listener {
             inner,
-            name: name.into(),
             path,
             me: jfgui_proto::locations::uid(),
             last_exhausted_warning: None,
+            last_rejection_warning: None,
+            unlogged_rejections: 0,
         })
     }
 
@@ -100,10 +127,11 @@ impl Listener {
         let inner = UnixListener::from_std(listener).map_err(io)?;
         Ok(Listener {
             inner,
-            name: name.into(),
             path,
             me: jfgui_proto::locations::uid(),
             last_exhausted_warning: None,
+            last_rejection_warning: None,
+            unlogged_rejections: 0,
         })
     }
 
@@ -116,10 +144,11 @@ impl Listener {
         listener.set_nonblocking(true)?;
         Ok(Listener {
             inner: UnixListener::from_std(listener)?,
-            name: self.name.clone(),
             path: self.path.clone(),
             me: self.me,
             last_exhausted_warning: None,
+            last_rejection_warning: None,
+            unlogged_rejections: 0,
         })
     }
 
@@ -157,7 +186,7 @@ impl Listener {
     }
 
     /// The peer check (S11): same uid, or root, which can bypass file modes anyway.
-    fn admit(&self, stream: &Stream) -> Option<Peer> {
+    fn admit(&mut self, stream: &Stream) -> Option<Peer> {
         let cred = match stream.peer_cred() {
             Ok(cred) => cred,
             Err(e) => {
@@ -170,18 +199,17 @@ impl Listener {
         if peer.uid == self.me || peer.uid == 0 {
             Some(peer)
         } else {
+            let now = Instant::now();
+            if self.last_rejection_warning.is_some_and(|t| now - t < REJECTION_LOG_EVERY) {
+                self.unlogged_rejections += 1;
+                return None;
+            }
             tracing::warn!(socket = %self.path.display(), peer_uid = peer.uid, daemon_uid = self.me,
-                peer_pid = ?peer.pid, "closed a connection from another user before reading from it");
+                peer_pid = ?peer.pid, also_rejected_since_last_report = self.unlogged_rejections,
+                "closed a connection from another user before reading from it");
+            self.last_rejection_warning = Some(now);
+            self.unlogged_rejections = 0;
             None
-        }
-    }
-
-    /// Stops listening and unlinks the socket (only if it still is a socket).
-    pub fn close(self, rt: &RuntimeDir) {
-        let Listener { inner, name, path, .. } = self;
-        drop(inner);
-        if let Err(e) = remove_stale_socket(rt, &name) {
-            tracing::warn!(socket = %path.display(), error = %e, "could not remove the socket");
         }
     }
 }

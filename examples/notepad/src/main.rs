@@ -1,3 +1,92 @@
-//! `jfgui-notepad`: a GUI-less model of a text editor that registers with jfgui-agentd.
+//! `jfgui-notepad`: a GUI-less model of a text editor that registers with jfgui-agentd (the
+//! example app of SPEC S12, used by every cross-process test).
+//!
+//! Under `JFGUI_HOST_CHANNEL=stdio` (or `--agent-stdio`) it runs headless: the host channel on
+//! stdin/stdout, enabled, until stdin ends. Otherwise it connects to the user's daemon
+//! (`host.sock` in the runtime dir), reconnecting whenever the daemon restarts, enabled only
+//! with `--agent-enable`. Diagnostics go to stderr; stdout carries only frames.
 
-fn main() {}
+mod actions;
+mod app;
+mod args;
+mod document;
+mod export;
+mod render;
+
+use std::io;
+use std::process::ExitCode;
+
+use jfgui_host_sdk::Dispatcher;
+use jfgui_host_sdk::channel::{Endpoint, Identity};
+use jfgui_host_sdk::connector::{Connector, headless_requested, run, serve_stdio};
+
+use crate::app::Notepad;
+use crate::args::{Command, USAGE};
+
+fn main() -> ExitCode {
+    let args = match args::parse(std::env::args_os().skip(1)) {
+        Ok(Command::Run(a)) => a,
+        Ok(Command::Help) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("jfgui-notepad: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut app = match Notepad::new(&args.text, args.export_time) {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("jfgui-notepad: --text: {}", e.message);
+            return ExitCode::from(2);
+        }
+    };
+    let headless = args.agent_stdio || headless_requested();
+    let mut dispatcher = match Dispatcher::new(&app) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("jfgui-notepad: invalid registration: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Running headless is the user's explicit enable (SPEC S9).
+    dispatcher.set_enabled(headless || args.agent_enable);
+    let identity = Identity { display_name: args.name.clone(), pid: std::process::id() };
+    let endpoint = match Endpoint::new(dispatcher, identity) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("jfgui-notepad: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+
+    if headless {
+        return match serve_stdio(&mut app, endpoint) {
+            Ok(()) => ExitCode::SUCCESS,
+            // The peer went away while we were answering: the same as stdin EOF.
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("jfgui-notepad: host channel on stdio: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+
+    let mut connector = match Connector::new(endpoint) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("jfgui-notepad: cannot locate the daemon: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    eprintln!(
+        "jfgui-notepad: {} ({}), daemon socket {}",
+        args.name,
+        if args.agent_enable { "agent access enabled" } else { "agent access disabled" },
+        connector.address().display()
+    );
+    let e = run(&mut connector, &mut app);
+    eprintln!("jfgui-notepad: {e}");
+    ExitCode::FAILURE
+}

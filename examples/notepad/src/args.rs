@@ -1,0 +1,118 @@
+//! Command-line flags (SPEC S12), parsed by hand: five flags do not need a parser crate.
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+/// The usage text (`--help`, and after a usage error).
+pub const USAGE: &str = "\
+usage: jfgui-notepad [--agent-enable] [--agent-stdio] [--name NAME] [--export-ms N] [--text TEXT]
+
+  --agent-enable   enable agent access (without it the app registers disabled)
+  --agent-stdio    speak the host channel on stdin/stdout (same as JFGUI_HOST_CHANNEL=stdio;
+                   headless, and enabled)
+  --name NAME      display name (default: Notepad)
+  --export-ms N    how long document.export runs, in milliseconds (default: 2000)
+  --text TEXT      initial document (default: empty)";
+
+/// Validated flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Args {
+    /// `--agent-enable`.
+    pub agent_enable: bool,
+    /// `--agent-stdio`.
+    pub agent_stdio: bool,
+    /// `--name`.
+    pub name: String,
+    /// `--export-ms`.
+    pub export_time: Duration,
+    /// `--text`.
+    pub text: String,
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Run.
+    Run(Args),
+    /// Print the usage and exit 0.
+    Help,
+}
+
+/// Parses the arguments after the program name; `Err` is a one-line usage error.
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
+    let mut out = Args {
+        agent_enable: false,
+        agent_stdio: false,
+        name: "Notepad".into(),
+        export_time: Duration::from_millis(2000),
+        text: String::new(),
+    };
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let arg = arg.into_string().map_err(|a| format!("argument {a:?} is not valid UTF-8"))?;
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (arg, None),
+        };
+        let mut value = |name: &str| -> Result<String, String> {
+            match inline.clone() {
+                Some(v) => Ok(v),
+                None => args
+                    .next()
+                    .ok_or_else(|| format!("{name} needs a value"))?
+                    .into_string()
+                    .map_err(|a| format!("the value of {name} ({a:?}) is not valid UTF-8")),
+            }
+        };
+        match flag.as_str() {
+            "--agent-enable" if inline.is_none() => out.agent_enable = true,
+            "--agent-stdio" if inline.is_none() => out.agent_stdio = true,
+            "--name" => out.name = value("--name")?,
+            "--text" => out.text = value("--text")?,
+            "--export-ms" => {
+                let v = value("--export-ms")?;
+                let ms: u64 =
+                    v.parse().map_err(|_| format!("--export-ms takes milliseconds, not {v:?}"))?;
+                out.export_time = Duration::from_millis(ms);
+            }
+            "-h" | "--help" => return Ok(Command::Help),
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok(Command::Run(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Result<Command, String> {
+        parse(args.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn flags() {
+        let Command::Run(a) =
+            run(&["--agent-enable", "--name", "Notepad 2", "--export-ms=50", "--text", "hi"])
+                .unwrap()
+        else {
+            panic!()
+        };
+        assert!(a.agent_enable && !a.agent_stdio);
+        assert_eq!(
+            (a.name.as_str(), a.export_time, a.text.as_str()),
+            ("Notepad 2", Duration::from_millis(50), "hi")
+        );
+        let Command::Run(d) = run(&[]).unwrap() else { panic!() };
+        assert_eq!((d.name.as_str(), d.export_time), ("Notepad", Duration::from_millis(2000)));
+        assert_eq!(run(&["--help"]).unwrap(), Command::Help);
+    }
+
+    #[test]
+    fn usage_errors() {
+        assert!(run(&["--bogus"]).unwrap_err().contains("--bogus"));
+        assert!(run(&["--name"]).unwrap_err().contains("needs a value"));
+        assert!(run(&["--export-ms", "soon"]).is_err());
+        assert!(run(&["--agent-enable=yes"]).is_err());
+    }
+}

@@ -1,0 +1,427 @@
+//! The sans-IO host-channel endpoint (SPEC S8): bytes from the daemon go in with
+//! [`Endpoint::feed`], bytes for the daemon come out of [`Endpoint::pending_output`], and
+//! [`Endpoint::pump`] runs at most `budget` queued requests through the [`Dispatcher`]. The
+//! same state machine serves a Unix socket, a named pipe, stdio pipes and the browser bridge.
+//!
+//! Lifecycle: [`Endpoint::new`] queues the handshake (`hello`, `actions` pages, `ready`); the
+//! daemon answers `welcome` ([`Status::Registered`]) or `refused` ([`Status::Refused`]); then
+//! `request`s are queued by `feed` and answered by `pump`, in order. A malformed,
+//! unknown-field or over-limit frame, or a message out of order, is a fatal
+//! [`ProtocolError`]: the transport must be dropped, and [`Endpoint::reset`] starts over on a
+//! new connection (re-registering).
+
+use alloc::collections::VecDeque;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::fmt;
+use core::time::Duration;
+
+use jfgui_proto::channel::{
+    ActionsPage, AppMessage, Bye, CHANNEL_VERSION, Call, ChannelLimits, DEFAULT_MAX_FRAME,
+    DaemonMessage, EnabledState, FrameDecoder, FrameError, Hello, MAX_ACTIONS_PER_PAGE, Outcome,
+    Ready, Refused, Reply, Request, TaskSnapshot, TaskState, decode_message, encode_frame,
+    frame_limits,
+};
+use jfgui_proto::{ActionError, ActionSpec, Limits, Reason};
+
+use crate::registration::RENDER_ACTION;
+use crate::{Dispatcher, Host};
+
+/// Requests held between `feed` and `pump`. One more is answered `not_executed/busy` at once
+/// without running; the daemon itself queues at most 256 per app, so a well-behaved daemon
+/// never hits this.
+pub const MAX_QUEUED_REQUESTS: usize = 256;
+
+/// Output bytes not yet taken by the transport above which `pump` stops running requests and
+/// [`Endpoint::wants_read`] turns false: a daemon that does not read gets backpressure, not an
+/// app that buffers without bound. Four maximal frames.
+pub const OUTPUT_HIGH_WATER: usize = 4 * DEFAULT_MAX_FRAME;
+
+/// Who the app is, sent in `hello`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// Shown to people; any Unicode. The daemon derives the endpoint slug from it.
+    pub display_name: String,
+    /// The process id (`std::process::id()` natively; any number in a browser).
+    pub pid: u32,
+}
+
+/// Where the endpoint is in its lifecycle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// The handshake is queued or sent; no `welcome` yet.
+    Registering,
+    /// The daemon accepted the registration.
+    Registered,
+    /// The daemon refused the registration (it closes the connection).
+    Refused(Refused),
+    /// `bye` was sent or received; the connection is over.
+    Closed {
+        /// The reason from the `bye`.
+        reason: String,
+    },
+    /// A fatal protocol error happened; drop the transport.
+    Failed,
+}
+
+/// A fatal problem with the channel; the transport must be dropped.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProtocolError {
+    /// The daemon sent a frame over the limit, malformed JSON, or a message with unknown
+    /// fields or of the wrong shape.
+    Frame(FrameError),
+    /// A message that is not allowed now (e.g. a request before `welcome`).
+    Unexpected(&'static str),
+    /// Our own registration cannot be encoded within the frame limits (a single action spec
+    /// is too large).
+    Registration(FrameError),
+}
+
+impl fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProtocolError::Frame(e) => write!(f, "bad frame from the daemon: {e}"),
+            ProtocolError::Unexpected(what) => {
+                write!(f, "unexpected message from the daemon: {what}")
+            }
+            ProtocolError::Registration(e) => write!(f, "cannot encode the registration: {e}"),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for ProtocolError {}
+
+/// What one [`Endpoint::pump`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pump {
+    /// Requests answered.
+    pub executed: usize,
+    /// Requests still queued (call `pump` again soon when non-zero).
+    pub pending: usize,
+    /// When the host wants [`Host::tick`] again (`None`: not until something arrives).
+    pub next_tick: Option<Duration>,
+}
+
+/// The app's end of the host channel. See the module docs.
+#[derive(Debug)]
+pub struct Endpoint {
+    dispatcher: Dispatcher,
+    identity: Identity,
+    max_frame: usize,
+    decoder: FrameDecoder,
+    status: Status,
+    slug: Option<String>,
+    limits: ChannelLimits,
+    inbox: VecDeque<Request>,
+    out: Vec<u8>,
+    out_pos: usize,
+}
+
+impl Endpoint {
+    /// An endpoint for `dispatcher` with the handshake already queued. Frames from the daemon
+    /// may be at most [`DEFAULT_MAX_FRAME`] bytes.
+    pub fn new(dispatcher: Dispatcher, identity: Identity) -> Result<Endpoint, ProtocolError> {
+        let mut e = Endpoint {
+            dispatcher,
+            identity,
+            max_frame: DEFAULT_MAX_FRAME,
+            decoder: FrameDecoder::new(DEFAULT_MAX_FRAME),
+            status: Status::Registering,
+            slug: None,
+            limits: default_limits(),
+            inbox: VecDeque::new(),
+            out: Vec::new(),
+            out_pos: 0,
+        };
+        e.reset()?;
+        Ok(e)
+    }
+
+    /// Starts over for a new connection: forgets buffered bytes, queued requests and task
+    /// changes the old daemon never received, and queues a fresh handshake (with the current
+    /// enabled state).
+    pub fn reset(&mut self) -> Result<(), ProtocolError> {
+        self.decoder = FrameDecoder::new(self.max_frame);
+        self.status = Status::Registering;
+        self.slug = None;
+        self.limits = default_limits();
+        self.inbox.clear();
+        self.out.clear();
+        self.out_pos = 0;
+        self.dispatcher.tasks_mut().clear_events();
+        let hello = Hello {
+            channel_version: CHANNEL_VERSION,
+            display_name: self.identity.display_name.clone(),
+            pid: self.identity.pid,
+            enabled: self.dispatcher.is_enabled(),
+        };
+        self.push_frame(&AppMessage::Hello(hello)).map_err(ProtocolError::Registration)?;
+        let specs: Vec<ActionSpec> = self.dispatcher.actions().to_vec();
+        for page in specs.chunks(MAX_ACTIONS_PER_PAGE) {
+            self.push_page(page)?;
+        }
+        let ready = Ready { action_count: specs.len() as u32 };
+        self.push_frame(&AppMessage::Ready(ready)).map_err(ProtocolError::Registration)
+    }
+
+    /// The dispatcher (for `execute_local`, enabled state, tasks).
+    pub fn dispatcher(&self) -> &Dispatcher {
+        &self.dispatcher
+    }
+
+    /// The dispatcher, mutably. Enable and disable through [`Endpoint::set_enabled`] so the
+    /// daemon is told.
+    pub fn dispatcher_mut(&mut self) -> &mut Dispatcher {
+        &mut self.dispatcher
+    }
+
+    /// The lifecycle state.
+    pub fn status(&self) -> &Status {
+        &self.status
+    }
+
+    /// The endpoint slug from `welcome`.
+    pub fn slug(&self) -> Option<&str> {
+        self.slug.as_deref()
+    }
+
+    /// The limits in force (the daemon's from `welcome`, else the defaults).
+    pub fn limits(&self) -> &ChannelLimits {
+        &self.limits
+    }
+
+    /// Enables or disables external calls and tells the daemon (which then adds or removes
+    /// the app's endpoint and closes its client connections).
+    pub fn set_enabled(&mut self, enabled: bool) {
+        if self.dispatcher.set_enabled(enabled) && self.is_open() {
+            let msg = AppMessage::Enabled(EnabledState { enabled });
+            // A two-member object always fits.
+            let _ = self.push_frame(&msg);
+        }
+    }
+
+    /// Queues `bye{reason}` and closes the endpoint; send the remaining output, then close
+    /// the transport.
+    pub fn bye(&mut self, reason: &str) {
+        if self.is_open() {
+            let _ = self.push_frame(&AppMessage::Bye(Bye { reason: reason.to_string() }));
+            self.status = Status::Closed { reason: reason.to_string() };
+        }
+    }
+
+    /// True while the handshake is in progress or the app is registered.
+    pub fn is_open(&self) -> bool {
+        matches!(self.status, Status::Registering | Status::Registered)
+    }
+
+    /// Whether the transport should read more bytes now: false while the request queue is
+    /// full or too much output waits (backpressure on the daemon).
+    pub fn wants_read(&self) -> bool {
+        self.is_open()
+            && self.inbox.len() < MAX_QUEUED_REQUESTS
+            && self.pending_output().len() < OUTPUT_HIGH_WATER
+    }
+
+    /// Requests received but not yet answered.
+    pub fn queued_requests(&self) -> usize {
+        self.inbox.len()
+    }
+
+    /// Takes bytes read from the daemon. Whole frames are decoded at once; requests are
+    /// queued for [`pump`](Endpoint::pump). An error is fatal for this connection.
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<(), ProtocolError> {
+        if !self.is_open() {
+            return match self.status {
+                Status::Failed => Err(ProtocolError::Unexpected("data after a protocol error")),
+                // After `bye` or `refused` the peer's remaining bytes do not matter.
+                _ => Ok(()),
+            };
+        }
+        self.decoder.feed(bytes);
+        let result = self.decode_all();
+        if result.is_err() {
+            self.status = Status::Failed;
+        }
+        result
+    }
+
+    fn decode_all(&mut self) -> Result<(), ProtocolError> {
+        let limits = frame_json_limits(self.max_frame);
+        while self.is_open() {
+            let Some(body) = self.decoder.next_frame().map_err(ProtocolError::Frame)? else {
+                break;
+            };
+            let msg: DaemonMessage =
+                decode_message(&body, &limits).map_err(ProtocolError::Frame)?;
+            match (msg, &self.status) {
+                (DaemonMessage::Welcome(w), Status::Registering) => {
+                    self.slug = Some(w.slug);
+                    self.limits = w.limits;
+                    self.status = Status::Registered;
+                }
+                (DaemonMessage::Refused(r), Status::Registering) => {
+                    self.status = Status::Refused(r)
+                }
+                (DaemonMessage::Request(r), Status::Registered) => {
+                    if self.inbox.len() < MAX_QUEUED_REQUESTS {
+                        self.inbox.push_back(r);
+                    } else {
+                        let busy = ActionError::new(
+                            Reason::Busy,
+                            "the app's request queue is full; retry later",
+                        );
+                        self.send_reply(r.id, Outcome::Error(busy), None);
+                    }
+                }
+                (DaemonMessage::Bye(b), _) => self.status = Status::Closed { reason: b.reason },
+                (DaemonMessage::Welcome(_), _) => {
+                    return Err(ProtocolError::Unexpected("a second welcome"));
+                }
+                (DaemonMessage::Refused(_), _) => {
+                    return Err(ProtocolError::Unexpected("refused after welcome"));
+                }
+                (DaemonMessage::Request(_), _) => {
+                    return Err(ProtocolError::Unexpected("a request before welcome"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Answers at most `budget` queued requests, lets the host advance its tasks
+    /// ([`Host::tick`]) and queues their state changes for the daemon. Call it after `feed`,
+    /// or from a UI tick; while output is backed up past [`OUTPUT_HIGH_WATER`] no request
+    /// runs.
+    pub fn pump<H: Host + ?Sized>(&mut self, host: &mut H, budget: usize) -> Pump {
+        let mut executed = 0;
+        while executed < budget && self.pending_output().len() < OUTPUT_HIGH_WATER {
+            let Some(request) = self.inbox.pop_front() else { break };
+            let outcome = match self.dispatcher.handle(host, request.id, &request.call) {
+                Ok(result) => Outcome::Ok(result),
+                Err(e) => Outcome::Error(e),
+            };
+            self.send_reply(request.id, outcome, action_of(&request.call));
+            executed += 1;
+        }
+        let next_tick = self.dispatcher.tick(host);
+        if self.status == Status::Registered {
+            for task in self.dispatcher.tasks_mut().take_events() {
+                self.send_task(task);
+            }
+        }
+        Pump { executed, pending: self.inbox.len(), next_tick }
+    }
+
+    /// Encoded bytes waiting for the transport.
+    pub fn pending_output(&self) -> &[u8] {
+        &self.out[self.out_pos..]
+    }
+
+    /// Marks `n` bytes of [`pending_output`](Endpoint::pending_output) as written.
+    pub fn consume_output(&mut self, n: usize) {
+        self.out_pos = (self.out_pos + n).min(self.out.len());
+        if self.out_pos == self.out.len() {
+            self.out.clear();
+            self.out_pos = 0;
+        } else if self.out_pos > self.out.len() / 2 {
+            self.out.drain(..self.out_pos);
+            self.out_pos = 0;
+        }
+    }
+
+    /// Encodes a reply; one over the daemon's message bound (or the JSON bounds) becomes
+    /// `internal/response_too_large` naming the action, so the daemon never sees a frame it
+    /// must refuse.
+    fn send_reply(&mut self, id: u64, outcome: Outcome, action: Option<&str>) {
+        let reply = AppMessage::Reply(Reply { id, outcome });
+        let max_body =
+            (self.limits.max_message_bytes as usize).min(self.limits.max_frame_bytes as usize);
+        if self.push_frame_within(&reply, max_body).is_err() {
+            let error = ActionError::new(
+                Reason::ResponseTooLarge { action: action.map(String::from) },
+                match action {
+                    Some(a) => {
+                        alloc::format!("the reply of {a} exceeds the {max_body}-byte message limit")
+                    }
+                    None => alloc::format!("the reply exceeds the {max_body}-byte message limit"),
+                },
+            );
+            let small = AppMessage::Reply(Reply { id, outcome: Outcome::Error(error) });
+            let _ = self.push_frame(&small);
+        }
+    }
+
+    /// Encodes a task change; a result too large to carry fails the task instead.
+    fn send_task(&mut self, task: TaskSnapshot) {
+        let max_body =
+            (self.limits.max_message_bytes as usize).min(self.limits.max_frame_bytes as usize);
+        let id = task.id.clone();
+        if self.push_frame_within(&AppMessage::Task(task), max_body).is_err() {
+            let error = ActionError::new(
+                Reason::ResponseTooLarge { action: None },
+                alloc::format!("the result of task {id} exceeds the {max_body}-byte message limit"),
+            );
+            let failed = TaskSnapshot {
+                id,
+                state: TaskState::Failed,
+                progress: None,
+                result: None,
+                error: Some(error),
+            };
+            let _ = self.push_frame(&AppMessage::Task(failed));
+        }
+    }
+
+    fn push_page(&mut self, page: &[ActionSpec]) -> Result<(), ProtocolError> {
+        // Names were validated when the dispatcher was built, so `info` cannot fail here.
+        let actions = page.iter().filter_map(|s| s.info().ok()).collect();
+        let msg = AppMessage::Actions(ActionsPage { actions });
+        match self.push_frame(&msg) {
+            Ok(()) => Ok(()),
+            // Large schemas: split the page until each half fits.
+            Err(_) if page.len() > 1 => {
+                let (a, b) = page.split_at(page.len() / 2);
+                self.push_page(a)?;
+                self.push_page(b)
+            }
+            Err(e) => Err(ProtocolError::Registration(e)),
+        }
+    }
+
+    fn push_frame(&mut self, msg: &AppMessage) -> Result<(), FrameError> {
+        self.push_frame_within(msg, self.limits.max_frame_bytes as usize)
+    }
+
+    fn push_frame_within(&mut self, msg: &AppMessage, max_body: usize) -> Result<(), FrameError> {
+        let frame = encode_frame(msg, &frame_json_limits(max_body), max_body)?;
+        self.out.extend_from_slice(&frame);
+        Ok(())
+    }
+}
+
+/// The action a reply belongs to, for `response_too_large`.
+fn action_of(call: &Call) -> Option<&str> {
+    match call {
+        Call::Execute(c) => Some(&c.action),
+        Call::Render { .. } => Some(RENDER_ACTION),
+        _ => None,
+    }
+}
+
+fn default_limits() -> ChannelLimits {
+    ChannelLimits {
+        max_frame_bytes: DEFAULT_MAX_FRAME as u32,
+        max_message_bytes: Limits::DEFAULT.max_bytes as u32,
+    }
+}
+
+/// JSON bounds for a frame body of at most `max_bytes` (the client bounds of SPEC S5 widened
+/// by the channel envelope, exactly as the daemon computes them).
+fn frame_json_limits(max_bytes: usize) -> Limits {
+    frame_limits(&Limits::DEFAULT, max_bytes)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,304 @@
+//! The endpoint end to end against an in-memory daemon peer.
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use jfgui_proto::channel::{
+    AppMessage, Bye, CHANNEL_VERSION, Call, CallResult, DaemonMessage, FrameError, Outcome,
+    Refused, TaskState,
+};
+use jfgui_proto::{ActionSpec, ErrorClass, Reason, Value};
+
+use super::{MAX_QUEUED_REQUESTS, ProtocolError, Status};
+use crate::test_support::{EchoHost, Peer, endpoint, obj};
+use crate::{Context, Dispatcher, Execution, Host};
+
+fn registered(enabled: bool) -> (super::Endpoint, EchoHost, Peer) {
+    let host = EchoHost::default();
+    let mut e = endpoint(&host, enabled);
+    let mut peer = Peer::new();
+    let hs = peer.drain(&mut e);
+    assert_eq!(hs.len(), 3, "hello, one actions page, ready");
+    e.feed(&Peer::welcome(1024 * 1024)).unwrap();
+    assert_eq!(e.status(), &Status::Registered);
+    (e, host, peer)
+}
+
+fn reply(msgs: &[AppMessage], id: u64) -> &Outcome {
+    msgs.iter()
+        .find_map(|m| match m {
+            AppMessage::Reply(r) if r.id == id => Some(&r.outcome),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no reply {id} in {msgs:?}"))
+}
+
+#[test]
+fn handshake_then_welcome() {
+    let host = EchoHost::default();
+    let mut e = endpoint(&host, false);
+    let mut peer = Peer::new();
+    let msgs = peer.drain(&mut e);
+    match &msgs[0] {
+        AppMessage::Hello(h) => {
+            assert_eq!(h.channel_version, CHANNEL_VERSION);
+            assert_eq!(h.display_name, "Echo — tést");
+            assert_eq!(h.pid, 42);
+            assert!(!h.enabled, "disabled by default");
+        }
+        other => panic!("{other:?}"),
+    }
+    match &msgs[1] {
+        AppMessage::Actions(p) => {
+            assert_eq!(p.actions.len(), 4);
+            assert_eq!(p.actions[0].name, "echo");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(&msgs[2], AppMessage::Ready(r) if r.action_count == 4));
+    assert_eq!(e.status(), &Status::Registering);
+    e.feed(&Peer::welcome(1000)).unwrap();
+    assert_eq!(e.slug(), Some("echo-test"));
+    assert_eq!(e.limits().max_message_bytes, 1000);
+}
+
+#[test]
+fn large_registrations_are_paged() {
+    static MANY: std::sync::LazyLock<Vec<ActionSpec>> = std::sync::LazyLock::new(|| {
+        (0..600)
+            .map(|i| ActionSpec::read(std::string::String::leak(std::format!("a{i}")), "x"))
+            .collect()
+    });
+    struct Many;
+    impl Host for Many {
+        fn actions(&self) -> &[ActionSpec] {
+            &MANY
+        }
+        fn revision(&self) -> u64 {
+            0
+        }
+        fn capabilities(&self) -> u64 {
+            0
+        }
+        fn execute(
+            &mut self,
+            _: &mut Context<'_>,
+            _: &ActionSpec,
+            _: &Value,
+        ) -> Result<Execution, jfgui_proto::ActionError> {
+            Ok(Execution::Output(Value::Null))
+        }
+    }
+    let mut e = super::Endpoint::new(
+        Dispatcher::new(&Many).unwrap(),
+        super::Identity { display_name: "Many".into(), pid: 1 },
+    )
+    .unwrap();
+    let msgs = Peer::new().drain(&mut e);
+    let pages: Vec<usize> = msgs
+        .iter()
+        .filter_map(|m| match m {
+            AppMessage::Actions(p) => Some(p.actions.len()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(pages, vec![256, 256, 88]);
+    assert!(matches!(msgs.last(), Some(AppMessage::Ready(r)) if r.action_count == 600));
+}
+
+#[test]
+fn requests_are_answered_in_order_within_the_budget() {
+    let (mut e, mut host, mut peer) = registered(true);
+    let mut bytes = Vec::new();
+    for id in 1..=5 {
+        bytes.extend(Peer::execute(id, "echo", obj(&[("n", id.into())]), None));
+    }
+    // One byte at a time: frames split anywhere decode the same.
+    for b in &bytes {
+        e.feed(core::slice::from_ref(b)).unwrap();
+    }
+    assert_eq!(e.queued_requests(), 5);
+    let p = e.pump(&mut host, 2);
+    assert_eq!((p.executed, p.pending), (2, 3), "budget honoured");
+    assert_eq!(host.executed, 2);
+    let p = e.pump(&mut host, 10);
+    assert_eq!((p.executed, p.pending), (3, 0));
+    let msgs = peer.drain(&mut e);
+    let ids: Vec<u64> = msgs
+        .iter()
+        .filter_map(|m| match m {
+            AppMessage::Reply(r) => Some(r.id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, vec![1, 2, 3, 4, 5]);
+    match reply(&msgs, 3) {
+        Outcome::Ok(CallResult::Executed { output, revision }) => {
+            assert_eq!(output, &obj(&[("n", 3u64.into())]));
+            assert_eq!(*revision, 0);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn disabled_endpoint_rejects_and_set_enabled_tells_the_daemon() {
+    let (mut e, mut host, mut peer) = registered(false);
+    e.feed(&Peer::execute(1, "bump", obj(&[]), Some(0))).unwrap();
+    e.pump(&mut host, 10);
+    let msgs = peer.drain(&mut e);
+    assert!(matches!(reply(&msgs, 1), Outcome::Error(err) if err.reason == Reason::Disabled));
+    assert_eq!(host.revision, 0);
+    e.set_enabled(true);
+    e.set_enabled(true); // no change, no second message
+    let msgs = peer.drain(&mut e);
+    assert_eq!(
+        msgs,
+        vec![AppMessage::Enabled(jfgui_proto::channel::EnabledState { enabled: true })]
+    );
+    e.feed(&Peer::execute(2, "bump", obj(&[]), Some(0))).unwrap();
+    e.pump(&mut host, 10);
+    assert!(matches!(reply(&peer.drain(&mut e), 2), Outcome::Ok(_)));
+    assert_eq!(host.revision, 1);
+}
+
+#[test]
+fn oversize_reply_becomes_response_too_large() {
+    let host = EchoHost::default();
+    let mut e = endpoint(&host, true);
+    let mut host = host;
+    let mut peer = Peer::new();
+    peer.drain(&mut e);
+    e.feed(&Peer::welcome(2000)).unwrap();
+    e.feed(&Peer::execute(1, "big", obj(&[("bytes", 1500u64.into())]), None)).unwrap();
+    e.feed(&Peer::execute(2, "big", obj(&[("bytes", 3000u64.into())]), None)).unwrap();
+    e.feed(&Peer::request(3, Call::Render { input: obj(&[]) })).unwrap();
+    e.pump(&mut host, 10);
+    let msgs = peer.drain(&mut e);
+    assert!(matches!(reply(&msgs, 1), Outcome::Ok(_)), "under the limit passes");
+    match reply(&msgs, 2) {
+        Outcome::Error(err) => {
+            assert_eq!(err.reason, Reason::ResponseTooLarge { action: Some("big".into()) });
+            assert_eq!(err.class(), ErrorClass::Internal);
+        }
+        other => panic!("{other:?}"),
+    }
+    // The endpoint stays usable.
+    assert_eq!(e.status(), &Status::Registered);
+    assert!(
+        matches!(reply(&msgs, 3), Outcome::Error(err) if err.reason.as_str() == "unknown_action")
+    );
+}
+
+#[test]
+fn tasks_report_every_change_after_the_reply() {
+    let (mut e, mut host, mut peer) = registered(true);
+    e.feed(&Peer::execute(1, "task.start", obj(&[]), Some(0))).unwrap();
+    e.pump(&mut host, 10);
+    let msgs = peer.drain(&mut e);
+    let id = match reply(&msgs, 1) {
+        Outcome::Ok(CallResult::Deferred { task, .. }) => task.id.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(msgs.len(), 1, "the creation travels in the reply only");
+    e.feed(&Peer::request(2, Call::CancelTask { id: id.clone() })).unwrap();
+    e.pump(&mut host, 10);
+    let msgs = peer.drain(&mut e);
+    assert!(
+        matches!(reply(&msgs, 2), Outcome::Ok(CallResult::Task(t)) if t.state == TaskState::Cancelling)
+    );
+    // The host's tick reached its checkpoint in the same pump: the final state follows.
+    let last = msgs.last().unwrap();
+    assert!(
+        matches!(last, AppMessage::Task(t) if t.id == id && t.state == TaskState::Cancelled),
+        "{last:?}"
+    );
+}
+
+#[test]
+fn malformed_frames_are_fatal() {
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (vec![0xFF, 0xFF, 0xFF, 0xFF], "over-limit header"),
+        (vec![0, 0, 0, 0], "empty frame"),
+        (
+            {
+                let body = br#"{"bye":{"reason":"x","extra":1}}"#;
+                let mut f = (body.len() as u32).to_be_bytes().to_vec();
+                f.extend_from_slice(body);
+                f
+            },
+            "unknown field",
+        ),
+        (
+            {
+                let body = b"{not json";
+                let mut f = (body.len() as u32).to_be_bytes().to_vec();
+                f.extend_from_slice(body);
+                f
+            },
+            "malformed JSON",
+        ),
+    ];
+    for (bytes, what) in cases {
+        let (mut e, mut host, _) = registered(true);
+        let err = e.feed(&bytes).unwrap_err();
+        assert!(matches!(err, ProtocolError::Frame(_)), "{what}: {err:?}");
+        if what == "over-limit header" {
+            assert!(matches!(err, ProtocolError::Frame(FrameError::TooLarge { .. })));
+        }
+        assert_eq!(e.status(), &Status::Failed, "{what}");
+        assert!(e.feed(b"more").is_err());
+        assert_eq!(e.pump(&mut host, 10).executed, 0);
+        assert_eq!(host.revision, 0);
+    }
+}
+
+#[test]
+fn messages_out_of_order_are_fatal() {
+    let host = EchoHost::default();
+    let mut e = endpoint(&host, true);
+    let err = e.feed(&Peer::execute(1, "bump", obj(&[]), Some(0))).unwrap_err();
+    assert_eq!(err, ProtocolError::Unexpected("a request before welcome"));
+    let (mut e, _, _) = registered(true);
+    assert!(e.feed(&Peer::welcome(100)).is_err());
+}
+
+#[test]
+fn refused_and_bye() {
+    let host = EchoHost::default();
+    let mut e = endpoint(&host, true);
+    let refused =
+        Refused { reason: Refused::TOO_MANY_APPS.into(), message: "Too many apps.".into() };
+    e.feed(&Peer::frame(&DaemonMessage::Refused(refused.clone()))).unwrap();
+    assert_eq!(e.status(), &Status::Refused(refused));
+    assert!(!e.wants_read());
+
+    let (mut e, _, mut peer) = registered(true);
+    e.feed(&Peer::frame(&DaemonMessage::Bye(Bye { reason: Bye::SHUTDOWN.into() }))).unwrap();
+    assert_eq!(e.status(), &Status::Closed { reason: "shutdown".into() });
+    // A reset starts a fresh registration with the current enabled state.
+    e.reset().unwrap();
+    let msgs = peer.drain(&mut e);
+    assert!(matches!(&msgs[0], AppMessage::Hello(h) if h.enabled));
+    assert_eq!(e.status(), &Status::Registering);
+
+    let (mut e, _, mut peer) = registered(true);
+    e.bye("exit");
+    assert_eq!(peer.drain(&mut e), vec![AppMessage::Bye(Bye { reason: "exit".into() })]);
+    assert!(!e.is_open());
+}
+
+#[test]
+fn a_full_queue_answers_busy_without_running() {
+    let (mut e, mut host, mut peer) = registered(true);
+    for id in 0..(MAX_QUEUED_REQUESTS as u64 + 3) {
+        e.feed(&Peer::execute(id, "bump", obj(&[]), None)).unwrap();
+    }
+    assert!(!e.wants_read());
+    let msgs = peer.drain(&mut e);
+    assert_eq!(msgs.len(), 3);
+    assert!(msgs.iter().all(|m| matches!(m, AppMessage::Reply(r) if matches!(&r.outcome, Outcome::Error(err) if err.reason == Reason::Busy))));
+    assert_eq!(host.revision, 0);
+    e.pump(&mut host, usize::MAX);
+    assert_eq!(e.queued_requests(), 0);
+}

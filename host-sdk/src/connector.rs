@@ -1,0 +1,288 @@
+//! The OS side of the host channel (feature `std`): a [`Connector`] that finds the daemon
+//! (`host.sock` in the runtime dir of SPEC S8, or the named pipe on Windows), keeps the
+//! [`Endpoint`] connected, reconnects with capped, jittered backoff and re-registers after the
+//! daemon restarts; [`serve_stdio`] for headless mode; and [`run`], a tiny loop for apps
+//! without an event loop.
+//!
+//! | need | use |
+//! |---|---|
+//! | an app with its own event loop | [`Connector::poll`] from the loop, wait on [`Connector::as_fd`] (Unix) with the returned [`Wait`] |
+//! | an app without one | [`run`] |
+//! | `JFGUI_HOST_CHANNEL=stdio` (`jfgui-agent headless`) | [`headless_requested`], [`serve_stdio`] |
+//!
+//! # Waiting without waking up
+//!
+//! On Unix the stream is non-blocking and [`run`] waits with `poll(2)` on its fd, with a
+//! timeout only when something is due (a task tick, a reconnect attempt): a connected idle app
+//! sleeps in the kernel, and an app whose daemon is gone makes one `connect(2)` per backoff
+//! step (at most every [`MAX_DELAY`]). On Windows see `connector/windows.rs`.
+
+mod backoff;
+mod stdio;
+#[cfg(unix)]
+mod unix;
+#[cfg(windows)]
+mod windows;
+
+#[cfg(unix)]
+use unix as platform;
+#[cfg(windows)]
+use windows as platform;
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::string::{String, ToString};
+use std::time::{Duration, Instant};
+use std::vec::Vec;
+use std::{format, vec};
+
+pub use backoff::{Backoff, INITIAL_DELAY, MAX_DELAY};
+pub use stdio::{headless_requested, serve_stdio};
+
+use crate::Host;
+use crate::channel::{Endpoint, Status};
+
+/// Requests answered per [`Connector::poll`] by [`run`]: enough to drain a burst, small enough
+/// that task ticks and writes interleave.
+pub const DEFAULT_BUDGET: usize = 64;
+
+const READ_CHUNK: usize = 64 * 1024;
+
+/// What the caller should wait for before the next [`Connector::poll`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wait {
+    /// Wait for the fd to become readable.
+    pub read: bool,
+    /// Wait for the fd to become writable (output is pending).
+    pub write: bool,
+    /// Call `poll` again after this long at the latest (`None`: only on readiness).
+    pub timeout: Option<Duration>,
+}
+
+/// Keeps an [`Endpoint`] connected to the daemon. Non-blocking: every call to
+/// [`poll`](Connector::poll) does what is possible now and says what to wait for.
+#[derive(Debug)]
+pub struct Connector {
+    endpoint: Endpoint,
+    address: PathBuf,
+    link: Option<platform::Link>,
+    backoff: Backoff,
+    retry_at: Option<Instant>,
+    leaving: bool,
+    last_error: Option<String>,
+    buf: Vec<u8>,
+}
+
+impl Connector {
+    /// A connector for the daemon of this user (`host.sock` in the runtime dir; on Windows
+    /// the user's host pipe). Fails only when the location cannot be resolved (e.g. a relative
+    /// `JFGUI_RUNTIME_DIR`). Nothing is connected until the first [`poll`](Connector::poll).
+    pub fn new(endpoint: Endpoint) -> io::Result<Connector> {
+        Ok(Connector::with_address(endpoint, platform::default_address()?))
+    }
+
+    /// A connector for an explicit socket path (or pipe name).
+    pub fn with_address(endpoint: Endpoint, address: impl Into<PathBuf>) -> Connector {
+        Connector {
+            endpoint,
+            address: address.into(),
+            link: None,
+            backoff: Backoff::new(),
+            retry_at: None,
+            leaving: false,
+            last_error: None,
+            buf: vec![0; READ_CHUNK],
+        }
+    }
+
+    /// A connector over an already connected stream (tests: `UnixStream::pair`). When that
+    /// stream ends, it reconnects to `address`.
+    #[cfg(unix)]
+    pub fn from_stream(
+        endpoint: Endpoint,
+        stream: std::os::unix::net::UnixStream,
+        address: impl Into<PathBuf>,
+    ) -> io::Result<Connector> {
+        let mut c = Connector::with_address(endpoint, address);
+        c.link = Some(platform::Link::from_stream(stream)?);
+        Ok(c)
+    }
+
+    /// The endpoint (status, slug, dispatcher).
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// The endpoint, mutably (`set_enabled`, `dispatcher_mut().execute_local`).
+    pub fn endpoint_mut(&mut self) -> &mut Endpoint {
+        &mut self.endpoint
+    }
+
+    /// The socket path or pipe name.
+    pub fn address(&self) -> &Path {
+        &self.address
+    }
+
+    /// True while a connection is open (registered or still registering).
+    pub fn is_connected(&self) -> bool {
+        self.link.is_some()
+    }
+
+    /// Why the last connection ended or the last attempt failed.
+    pub fn last_error(&self) -> Option<&str> {
+        self.last_error.as_deref()
+    }
+
+    /// The connection's fd for an event loop (`None` while disconnected: then only the
+    /// [`Wait::timeout`] matters).
+    #[cfg(unix)]
+    pub fn as_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        self.link.as_ref().map(platform::Link::fd)
+    }
+
+    /// Connects when a retry is due, reads what is available, answers at most `budget`
+    /// requests, lets the host tick its tasks, and writes what the socket takes.
+    pub fn poll<H: Host + ?Sized>(&mut self, host: &mut H, budget: usize) -> Wait {
+        let now = Instant::now();
+        if self.link.is_none() && !self.leaving && self.retry_at.is_none_or(|t| now >= t) {
+            self.connect();
+        }
+        if self.link.is_some() {
+            self.read_available();
+        }
+        let pump = self.endpoint.pump(host, budget);
+        if self.link.is_some() {
+            self.flush();
+        }
+        if self.link.is_some() {
+            match self.endpoint.status() {
+                Status::Registered => self.backoff.reset(),
+                Status::Registering => {}
+                Status::Refused(r) => {
+                    let why = format!(
+                        "the daemon refused the registration: {} ({})",
+                        r.message, r.reason
+                    );
+                    self.disconnect(why);
+                }
+                Status::Closed { reason } if self.endpoint.pending_output().is_empty() => {
+                    let why = format!("the channel was closed ({reason})");
+                    self.disconnect(why);
+                }
+                Status::Closed { .. } => {}
+                Status::Failed => self.disconnect("protocol error".to_string()),
+            }
+        }
+        let mut timeout = pump.next_tick;
+        if pump.pending > 0 {
+            timeout = Some(Duration::ZERO);
+        }
+        if self.link.is_none() && !self.leaving {
+            let retry = self.retry_at.map_or(Duration::ZERO, |t| t.saturating_duration_since(now));
+            timeout = Some(timeout.map_or(retry, |t| t.min(retry)));
+        }
+        let connected = self.link.is_some();
+        Wait {
+            read: connected && self.endpoint.wants_read(),
+            write: connected && !self.endpoint.pending_output().is_empty(),
+            timeout,
+        }
+    }
+
+    /// Blocks until `wait` is satisfied (readiness or timeout).
+    pub fn wait(&self, wait: &Wait) -> io::Result<()> {
+        match &self.link {
+            Some(link) => link.wait(wait.read, wait.write, wait.timeout),
+            None => {
+                std::thread::sleep(wait.timeout.unwrap_or(MAX_DELAY));
+                Ok(())
+            }
+        }
+    }
+
+    /// Sends `bye{reason}`, writes what is pending (waiting at most `grace`), and closes. No
+    /// reconnect follows.
+    pub fn close(&mut self, reason: &str, grace: Duration) {
+        self.endpoint.bye(reason);
+        self.leaving = true;
+        let deadline = Instant::now() + grace;
+        while self.link.is_some() && !self.endpoint.pending_output().is_empty() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            if let Some(link) = &self.link {
+                let _ = link.wait(false, true, Some(left));
+            }
+            self.flush();
+        }
+        self.link = None;
+    }
+
+    fn connect(&mut self) {
+        match platform::Link::connect(&self.address) {
+            Ok(link) => {
+                self.link = Some(link);
+                self.retry_at = None;
+                if let Err(e) = self.endpoint.reset() {
+                    self.disconnect(e.to_string());
+                }
+            }
+            Err(e) => {
+                self.last_error =
+                    Some(format!("cannot connect to {}: {e}", self.address.display()));
+                self.retry_at = Some(Instant::now() + self.backoff.next_delay());
+            }
+        }
+    }
+
+    fn disconnect(&mut self, why: String) {
+        self.link = None;
+        self.last_error = Some(why);
+        self.retry_at = Some(Instant::now() + self.backoff.next_delay());
+    }
+
+    fn read_available(&mut self) {
+        while self.endpoint.wants_read() {
+            let Some(link) = self.link.as_mut() else { return };
+            match link.read(&mut self.buf) {
+                Ok(0) => return self.disconnect("the daemon closed the connection".to_string()),
+                Ok(n) => {
+                    if let Err(e) = self.endpoint.feed(&self.buf[..n]) {
+                        return self.disconnect(e.to_string());
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return self.disconnect(format!("read failed: {e}")),
+            }
+        }
+    }
+
+    fn flush(&mut self) {
+        while !self.endpoint.pending_output().is_empty() {
+            let Some(link) = self.link.as_mut() else { return };
+            match link.write(self.endpoint.pending_output()) {
+                Ok(0) => return self.disconnect("the daemon stopped reading".to_string()),
+                Ok(n) => self.endpoint.consume_output(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return self.disconnect(format!("write failed: {e}")),
+            }
+        }
+    }
+}
+
+/// Serves `host` through `connector` forever: [`Connector::poll`], then wait (see the module
+/// docs). Returns only when waiting itself fails.
+pub fn run<H: Host + ?Sized>(connector: &mut Connector, host: &mut H) -> io::Error {
+    loop {
+        let wait = connector.poll(host, DEFAULT_BUDGET);
+        if let Err(e) = connector.wait(&wait) {
+            return e;
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests;

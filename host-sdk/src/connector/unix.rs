@@ -1,0 +1,123 @@
+//! Unix transport: `host.sock` over a non-blocking `UnixStream`, readiness waits with
+//! `poll(2)` (so a connected, idle app sleeps in the kernel and wakes up zero times).
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// `host.sock` in the runtime dir (`$JFGUI_RUNTIME_DIR`, `$XDG_RUNTIME_DIR/jfgui-agent`, ...).
+pub(crate) fn default_address() -> io::Result<PathBuf> {
+    let dir = jfgui_proto::locations::runtime_dir()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    Ok(dir.host_socket())
+}
+
+/// One connection to the daemon.
+#[derive(Debug)]
+pub(crate) struct Link {
+    stream: UnixStream,
+}
+
+impl Link {
+    /// Connecting a Unix stream socket completes at once (or fails with `ECONNREFUSED` /
+    /// `ENOENT` when no daemon listens), so the blocking `connect` never stalls; the stream
+    /// is non-blocking from then on.
+    pub(crate) fn connect(path: &Path) -> io::Result<Link> {
+        let stream = UnixStream::connect(path)?;
+        stream.set_nonblocking(true)?;
+        Ok(Link { stream })
+    }
+
+    /// A transport over an already connected stream (tests use `UnixStream::pair`).
+    pub(crate) fn from_stream(stream: UnixStream) -> io::Result<Link> {
+        stream.set_nonblocking(true)?;
+        Ok(Link { stream })
+    }
+
+    pub(crate) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stream.read(buf)
+    }
+
+    pub(crate) fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.stream.write(data)
+    }
+
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+        self.stream.as_fd()
+    }
+
+    pub(crate) fn wait(
+        &self,
+        read: bool,
+        write: bool,
+        timeout: Option<Duration>,
+    ) -> io::Result<()> {
+        wait_fd(Some(self.fd()), read, write, timeout).map(|_| ())
+    }
+}
+
+/// Standard input, unbuffered (a duplicate of fd 0, so no `BufReader` hides bytes from
+/// `poll`).
+#[derive(Debug)]
+pub(crate) struct StdinSource {
+    file: File,
+}
+
+impl StdinSource {
+    pub(crate) fn new() -> io::Result<StdinSource> {
+        Ok(StdinSource { file: File::from(io::stdin().as_fd().try_clone_to_owned()?) })
+    }
+
+    /// Waits until stdin is readable (true) or `timeout` passes (false).
+    pub(crate) fn wait(&mut self, timeout: Option<Duration>) -> io::Result<bool> {
+        wait_fd(Some(self.file.as_fd()), true, false, timeout)
+    }
+
+    pub(crate) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.file.read(buf)
+    }
+}
+
+/// `poll(2)` on one descriptor (or none: a plain sleep) for up to `timeout` (`None`: forever).
+/// Returns whether the descriptor became ready. `EINTR` counts as a wake-up without
+/// readiness; the caller's loop simply comes round again.
+pub(crate) fn wait_fd(
+    fd: Option<BorrowedFd<'_>>,
+    read: bool,
+    write: bool,
+    timeout: Option<Duration>,
+) -> io::Result<bool> {
+    let Some(fd) = fd else {
+        std::thread::sleep(timeout.unwrap_or(Duration::from_secs(3600)));
+        return Ok(false);
+    };
+    let mut events = 0;
+    if read {
+        events |= libc::POLLIN;
+    }
+    if write {
+        events |= libc::POLLOUT;
+    }
+    let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events, revents: 0 };
+    let ms = match timeout {
+        None => -1,
+        // Round up so a 0.4 ms deadline does not turn into a busy loop of 0 ms polls.
+        Some(t) => i32::try_from(t.as_micros().div_ceil(1000)).unwrap_or(i32::MAX),
+    };
+    match poll_one(&mut pfd, ms) {
+        Ok(n) => Ok(n > 0),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+#[allow(unsafe_code)]
+fn poll_one(pfd: &mut libc::pollfd, timeout_ms: i32) -> io::Result<libc::c_int> {
+    // SAFETY: `pfd` is one valid, exclusively borrowed pollfd and we pass a count of 1; the fd
+    // is borrowed from a live object for the duration of the call.
+    let n = unsafe { libc::poll(pfd, 1, timeout_ms) };
+    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n) }
+}

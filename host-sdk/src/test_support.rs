@@ -1,0 +1,156 @@
+//! Test doubles shared by the endpoint and connector tests: a small host and an in-memory
+//! daemon peer that speaks the host channel with proto's messages.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use jfgui_proto::channel::{
+    AppMessage, Call, ChannelLimits, DEFAULT_MAX_FRAME, DaemonMessage, ExecuteCall, FrameDecoder,
+    Request, TaskState, Welcome, decode_message, encode_frame, frame_limits,
+};
+use jfgui_proto::{ActionError, ActionSpec, Limits, Map, Property, Schema, Value, schema};
+
+use crate::channel::{Endpoint, Identity};
+use crate::{Context, Dispatcher, Execution, Host, TaskTable};
+
+static BIG_INPUT: Schema = Schema::Object {
+    properties: &[Property { name: "bytes", schema: &schema::UNSIGNED, required: true }],
+    additional: false,
+};
+
+static ACTIONS: &[ActionSpec] = &[
+    ActionSpec::read("echo", "Returns its input.").schemas(&schema::OBJECT, &schema::OBJECT),
+    ActionSpec::write("bump", "Moves the revision."),
+    ActionSpec::read("big", "Returns a string of the given size.")
+        .schemas(&BIG_INPUT, &schema::OBJECT),
+    ActionSpec::write("task.start", "Starts a task the next tick completes, unless cancelled."),
+];
+
+/// A host with a revision, an echo, a big output and tasks.
+#[derive(Debug, Default)]
+pub(crate) struct EchoHost {
+    pub(crate) revision: u64,
+    pub(crate) executed: usize,
+    next_task: u32,
+}
+
+impl Host for EchoHost {
+    fn actions(&self) -> &[ActionSpec] {
+        ACTIONS
+    }
+    fn revision(&self) -> u64 {
+        self.revision
+    }
+    fn capabilities(&self) -> u64 {
+        0
+    }
+    fn execute(
+        &mut self,
+        cx: &mut Context<'_>,
+        action: &ActionSpec,
+        input: &Value,
+    ) -> Result<Execution, ActionError> {
+        self.executed += 1;
+        match action.name {
+            "echo" => Ok(Execution::Output(input.clone())),
+            "bump" => {
+                self.revision += 1;
+                Ok(Execution::Output(Value::Object(Map::new())))
+            }
+            "big" => {
+                let n = input.get("bytes").and_then(Value::as_u64).unwrap_or(0) as usize;
+                let mut m = Map::new();
+                m.insert("data", "x".repeat(n));
+                Ok(Execution::Output(Value::Object(m)))
+            }
+            _ => {
+                self.next_task += 1;
+                let id = alloc::format!("task-{}", self.next_task);
+                cx.tasks().start(id.clone())?;
+                Ok(Execution::Deferred(id))
+            }
+        }
+    }
+    fn tick(&mut self, tasks: &mut TaskTable) -> Option<core::time::Duration> {
+        let ids: Vec<String> = tasks.active_ids().map(String::from).collect();
+        for id in ids {
+            if tasks.state(&id) == Some(TaskState::Cancelling) {
+                tasks.cancelled(&id).unwrap();
+            }
+        }
+        None
+    }
+}
+
+pub(crate) fn endpoint(host: &EchoHost, enabled: bool) -> Endpoint {
+    let mut d = Dispatcher::new(host).unwrap();
+    d.set_enabled(enabled);
+    Endpoint::new(d, Identity { display_name: "Echo — tést".into(), pid: 42 }).unwrap()
+}
+
+/// The daemon's side, in memory.
+#[derive(Debug)]
+pub(crate) struct Peer {
+    decoder: FrameDecoder,
+}
+
+impl Peer {
+    pub(crate) fn new() -> Peer {
+        Peer { decoder: FrameDecoder::new(DEFAULT_MAX_FRAME) }
+    }
+
+    fn limits() -> Limits {
+        frame_limits(&Limits::DEFAULT, DEFAULT_MAX_FRAME)
+    }
+
+    /// Decodes every whole frame in `bytes` (plus earlier leftovers).
+    pub(crate) fn receive(&mut self, bytes: &[u8]) -> Vec<AppMessage> {
+        self.decoder.feed(bytes);
+        let mut out = Vec::new();
+        while let Some(body) = self.decoder.next_frame().unwrap() {
+            out.push(decode_message(&body, &Self::limits()).unwrap());
+        }
+        out
+    }
+
+    /// Takes the endpoint's output and decodes it.
+    pub(crate) fn drain(&mut self, e: &mut Endpoint) -> Vec<AppMessage> {
+        let bytes = e.pending_output().to_vec();
+        e.consume_output(bytes.len());
+        self.receive(&bytes)
+    }
+
+    pub(crate) fn frame(msg: &DaemonMessage) -> Vec<u8> {
+        encode_frame(msg, &Self::limits(), DEFAULT_MAX_FRAME).unwrap()
+    }
+
+    pub(crate) fn welcome(max_message_bytes: u32) -> Vec<u8> {
+        Self::frame(&DaemonMessage::Welcome(Welcome {
+            slug: "echo-test".into(),
+            limits: ChannelLimits { max_frame_bytes: DEFAULT_MAX_FRAME as u32, max_message_bytes },
+        }))
+    }
+
+    pub(crate) fn request(id: u64, call: Call) -> Vec<u8> {
+        Self::frame(&DaemonMessage::Request(Request { id, call }))
+    }
+
+    pub(crate) fn execute(id: u64, action: &str, input: Value, expected: Option<u64>) -> Vec<u8> {
+        Self::request(
+            id,
+            Call::Execute(ExecuteCall {
+                action: action.into(),
+                input,
+                expected_revision: expected,
+            }),
+        )
+    }
+}
+
+pub(crate) fn obj(members: &[(&str, Value)]) -> Value {
+    let mut m = Map::new();
+    for (k, v) in members {
+        m.insert(*k, v.clone());
+    }
+    Value::Object(m)
+}
