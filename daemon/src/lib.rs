@@ -21,9 +21,10 @@ pub mod endpoints;
 #[cfg(unix)]
 pub mod lock;
 pub mod logging;
+#[cfg(windows)]
+pub mod pipe_server;
 #[cfg(unix)]
 pub mod runtime_dir;
 #[cfg(unix)]
 pub mod server;
-#[cfg(unix)]
 pub mod transport;

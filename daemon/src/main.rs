@@ -18,7 +18,12 @@ fn run(config: Config) -> u8 {
     jfgui_daemon::server::run(config, jfgui_daemon::server::engine)
 }
 
-#[cfg(not(unix))]
+#[cfg(windows)]
+fn run(config: Config) -> u8 {
+    jfgui_daemon::pipe_server::run(config)
+}
+
+#[cfg(not(any(unix, windows)))]
 fn run(_config: Config) -> u8 {
     tracing::error!(
         "jfgui-agentd does not run on this platform yet: its named-pipe transport is not \
