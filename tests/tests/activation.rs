@@ -270,13 +270,13 @@ fn restarted_on_connect_and_no_connection_is_lost_around_the_idle_boundary() {
     let second = status_pid(&control).expect("the connect after the idle exit is served");
     assert_ne!(first, second, "a new daemon was activated");
 
-    // Quiet gaps swept across the 1 s idle period, then a few clients at once: each is
+    // Quiet gaps swept across the 1 s idle period, then 8 clients at once (104 in all): each is
     // served, by the daemon still running or by the next activation, and none hangs (every
     // call has PATIENCE timeouts).
     let mut served = vec![first, second];
     for step in 0..13u64 {
         thread::sleep(Duration::from_millis(850 + 25 * step));
-        let clients: Vec<_> = (0..4)
+        let clients: Vec<_> = (0..8)
             .map(|_| {
                 let control = control.clone();
                 thread::spawn(move || status_pid(&control))
