@@ -159,10 +159,8 @@ struct Shared {
     registry: Arc<Registry>,
     tasks: Arc<Mutex<TaskTable>>,
     shutdown: watch::Sender<bool>,
-    /// Live `serve_app` calls (registered or still in the handshake).
-    app_links: watch::Sender<usize>,
-    /// Live `serve_client` calls.
-    clients: watch::Sender<usize>,
+    /// Live `serve_app` and `serve_client` calls.
+    connections: watch::Sender<Connections>,
     next_app_id: AtomicU64,
     started: Instant,
 }
@@ -173,19 +171,41 @@ async fn until<T>(rx: &mut watch::Receiver<T>, f: impl FnMut(&T) -> bool) {
     let _ = rx.wait_for(f).await;
 }
 
-/// Counts a live connection in a watch counter for as long as it exists.
-struct Live<'a>(&'a watch::Sender<usize>);
+/// Live connections, for idle exit (SPEC S8) and shutdown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Connections {
+    /// App connections (registered, enabled or not, or still in the handshake).
+    pub apps: usize,
+    /// Client connections (endpoint sessions; not the control socket).
+    pub clients: usize,
+}
+
+impl Connections {
+    /// No app and no client connected.
+    pub fn is_idle(&self) -> bool {
+        self.apps == 0 && self.clients == 0
+    }
+}
+
+/// Counts one live connection for as long as it exists.
+struct Live<'a> {
+    counter: &'a watch::Sender<Connections>,
+    field: fn(&mut Connections) -> &mut usize,
+}
 
 impl<'a> Live<'a> {
-    fn enter(counter: &'a watch::Sender<usize>) -> Self {
-        counter.send_modify(|n| *n += 1);
-        Live(counter)
+    fn enter(
+        counter: &'a watch::Sender<Connections>,
+        field: fn(&mut Connections) -> &mut usize,
+    ) -> Self {
+        counter.send_modify(|c| *field(c) += 1);
+        Live { counter, field }
     }
 }
 
 impl Drop for Live<'_> {
     fn drop(&mut self) {
-        self.0.send_modify(|n| *n -= 1);
+        self.counter.send_modify(|c| *(self.field)(c) -= 1);
     }
 }
 
@@ -197,8 +217,7 @@ impl Engine {
             registry: Arc::new(Registry::new(config.max_apps, config.max_slug_len)),
             tasks: Arc::new(Mutex::new(TaskTable::new(config.max_tasks))),
             shutdown: watch::Sender::new(false),
-            app_links: watch::Sender::new(0),
-            clients: watch::Sender::new(0),
+            connections: watch::Sender::new(Connections::default()),
             next_app_id: AtomicU64::new(1),
             started: Instant::now(),
             config,
@@ -216,7 +235,7 @@ impl Engine {
     where
         S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
     {
-        let _live = Live::enter(&self.0.app_links);
+        let _live = Live::enter(&self.0.connections, |c| &mut c.apps);
         let cx = app_link::LinkContext {
             config: self.0.config.clone(),
             registry: self.0.registry.clone(),
@@ -235,7 +254,7 @@ impl Engine {
     where
         S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
     {
-        let _live = Live::enter(&self.0.clients);
+        let _live = Live::enter(&self.0.connections, |c| &mut c.clients);
         if *self.0.shutdown.borrow() {
             return;
         }
@@ -273,7 +292,14 @@ impl Engine {
 
     /// Client connections currently served.
     pub fn client_count(&self) -> usize {
-        *self.0.clients.borrow()
+        self.0.connections.borrow().clients
+    }
+
+    /// Watches the live connection counts. Idle exit waits for [`Connections::is_idle`] and
+    /// then for the idle time or a change, without polling:
+    /// `rx.wait_for(Connections::is_idle)`, then `select!` on a sleep and `rx.changed()`.
+    pub fn connections(&self) -> watch::Receiver<Connections> {
+        self.0.connections.subscribe()
     }
 
     /// Time since [`Engine::new`].
@@ -288,13 +314,8 @@ impl Engine {
     pub async fn shutdown(&self) {
         self.0.shutdown.send_replace(true);
         let grace = self.0.config.shutdown_drain + Duration::from_secs(2);
-        let mut apps = self.0.app_links.subscribe();
-        let mut clients = self.0.clients.subscribe();
-        let _ = tokio::time::timeout(grace, async {
-            let _ = apps.wait_for(|n| *n == 0).await;
-            let _ = clients.wait_for(|n| *n == 0).await;
-        })
-        .await;
+        let mut connections = self.0.connections.subscribe();
+        let _ = tokio::time::timeout(grace, connections.wait_for(Connections::is_idle)).await;
     }
 
     /// True once [`Engine::shutdown`] was called.

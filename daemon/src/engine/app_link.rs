@@ -8,18 +8,23 @@
 //! `not_executed/busy` (FAULTS C3). A call's fate when the app goes away depends on whether it
 //! was written: on disable, unwritten calls fail `not_executed/disabled` and written ones wait
 //! for their real outcome; on disconnect every outstanding call fails
-//! `outcome_unknown/app_disconnected` at once, not at its deadline.
+//! `outcome_unknown/app_disconnected` at once, not at its deadline. A call whose deadline
+//! passes fails `outcome_unknown/timeout`, never "cancelled"; if it was still queued it is then
+//! never written, so the conservative answer stays true.
+//!
+//! "Written" starts when the writer takes a request for its next write (requests already
+//! queued are coalesced into one write), so a request inside a write the app has not fully
+//! read yet counts as sent: its outcome is the app's to report.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use jfgui_proto::channel::{
-    ActionInfo, AppMessage, Bye, Call, CallResult, ChannelLimits, DaemonMessage, FrameDecoder,
-    FrameError, MAX_ACTIONS_PER_PAGE, Outcome, Refused, Reply, Request, Welcome, decode_message,
-    encode_frame,
+    ActionInfo, AppMessage, BatchOutcome, Bye, Call, CallResult, ChannelLimits, DaemonMessage,
+    FrameDecoder, FrameError, MAX_ACTIONS_PER_PAGE, Outcome, Refused, Reply, Request, TaskSnapshot,
+    Welcome, decode_message, encode_frame,
 };
 use jfgui_proto::{ActionError, Limits, Reason, validate_action_infos};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -35,6 +40,9 @@ pub const MAX_ACTIONS: usize = 16 * MAX_ACTIONS_PER_PAGE;
 
 /// Bytes asked of the transport per read.
 const READ_CHUNK: usize = 16 * 1024;
+
+/// Requests already queued are coalesced into one write up to this size.
+const COALESCE: usize = 64 * 1024;
 
 /// Where an app connection stands, as seen by the client sessions bound to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -208,6 +216,12 @@ impl AppHandle {
         }
     }
 
+    /// Requests queued or awaiting their reply.
+    #[cfg(test)]
+    pub fn outstanding(&self) -> usize {
+        self.lock_calls().pending.len()
+    }
+
     fn lock_calls(&self) -> std::sync::MutexGuard<'_, Calls> {
         self.0.calls.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -224,7 +238,10 @@ impl AppHandle {
                 let Some(p) = calls.pending.remove(&reply.id) else { return };
                 drop(calls);
                 let outcome = match reply.outcome {
-                    Outcome::Ok(r) => Ok(r),
+                    Outcome::Ok(r) => {
+                        self.record_tasks(&r);
+                        Ok(r)
+                    }
                     Outcome::Error(e) => Err(e),
                 };
                 let _ = p.reply.send(outcome);
@@ -234,6 +251,28 @@ impl AppHandle {
                 id = reply.id,
                 "dropping a reply to an unknown, unsent, answered or timed-out request"
             ),
+        }
+    }
+
+    /// Stores the tasks a reply reports, here on the reading side, so a later task update on
+    /// the same channel always lands after them.
+    fn record_tasks(&self, result: &CallResult) {
+        let tasks: Vec<&TaskSnapshot> = match result {
+            CallResult::Deferred { task, .. } | CallResult::Task(task) => vec![task],
+            CallResult::Batch { results, .. } => results
+                .iter()
+                .filter_map(|e| match &e.outcome {
+                    BatchOutcome::Task(t) => Some(t),
+                    _ => None,
+                })
+                .collect(),
+            _ => return,
+        };
+        let mut table = self.lock_tasks();
+        for task in tasks {
+            if table.upsert(self.0.id, task.clone()).is_err() {
+                tracing::error!(app = %self.0.slug, task = %task.id, "task table full; task not tracked");
+            }
         }
     }
 
@@ -656,21 +695,32 @@ async fn write_requests<W: AsyncWrite + Unpin>(
                 return;
             }
             next = queue.recv() => {
-                let Some(out) = next else { return };
-                {
-                    let mut calls = app.lock_calls();
-                    match calls.pending.get_mut(&out.id) {
-                        Some(p) => p.sent = true,
-                        None => continue,
+                let Some(first) = next else { return };
+                // Coalesce what is already queued into one write; each request counts as
+                // sent from here on (the app may see it), unless it was failed meanwhile.
+                let mut batch = Vec::new();
+                let mut out = Some(first);
+                while let Some(o) = out.take() {
+                    let live = app.lock_calls().pending.get_mut(&o.id).map(|p| p.sent = true);
+                    if live.is_some() {
+                        if batch.is_empty() {
+                            batch = o.frame;
+                        } else {
+                            batch.extend_from_slice(&o.frame);
+                        }
+                    }
+                    if batch.len() < COALESCE {
+                        out = queue.try_recv().ok();
                     }
                 }
-                let started = Instant::now();
-                if let Err(e) = wr.write_all(&out.frame).await {
+                if batch.is_empty() {
+                    continue;
+                }
+                if let Err(e) = wr.write_all(&batch).await {
                     // The reader sees the same broken transport and ends the link.
                     tracing::debug!(app = app.slug(), "write to app failed: {e}");
                     return;
                 }
-                tracing::trace!(app = app.slug(), id = out.id, elapsed = ?started.elapsed(), "request written");
             }
         }
     }

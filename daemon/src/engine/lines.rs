@@ -117,6 +117,10 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 
     async fn fill(&mut self) -> Result<(), LineError> {
+        // One big line must not pin its buffer for the rest of a long-lived connection.
+        if self.buf.capacity() > 4 * READ_CHUNK && self.buf.len() <= READ_CHUNK {
+            self.buf.shrink_to(2 * READ_CHUNK);
+        }
         let mut chunk = [0u8; READ_CHUNK];
         let partial = self.has_partial();
         let read = self.inner.read(&mut chunk);
@@ -204,6 +208,26 @@ mod tests {
         assert!(reader.buf.capacity() <= 1024 + 2 * READ_CHUNK);
         assert_eq!(reader.next_line().await.unwrap(), Some(complete("{\"next\":1}")));
         assert!(reader.buf.capacity() <= 1024 + 2 * READ_CHUNK);
+        writer.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_big_line_does_not_pin_its_buffer() {
+        let (mut tx, rx) = tokio::io::duplex(64 * 1024);
+        let mut reader = LineReader::new(rx, 1 << 20, IDLE);
+        let mut big = vec![b'b'; 1 << 20];
+        big.push(b'\n');
+        let writer = tokio::spawn(async move {
+            tx.write_all(&big).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            tx.write_all(b"small\n").await.unwrap();
+        });
+        assert!(
+            matches!(reader.next_line().await.unwrap(), Some(Line::Complete(l)) if l.len() == 1 << 20)
+        );
+        assert!(reader.buf.capacity() >= 1 << 20);
+        assert_eq!(reader.next_line().await.unwrap(), Some(complete("small")));
+        assert!(reader.buf.capacity() <= 4 * READ_CHUNK);
         writer.await.unwrap();
     }
 

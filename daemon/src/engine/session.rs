@@ -195,17 +195,33 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// Lines already queued are coalesced into one write up to this size, so pipelined responses
+/// cost one syscall instead of one each.
+const COALESCE: usize = 64 * 1024;
+
 async fn write_lines<W: AsyncWrite>(
     mut wr: WriteHalf<W>,
     mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
     buffered: Arc<watch::Sender<usize>>,
 ) {
-    while let Some(line) = rx.recv().await {
-        if line.is_empty() {
+    let mut finished = false;
+    while !finished {
+        let Some(mut batch) = rx.recv().await else { break };
+        if batch.is_empty() {
             break;
         }
-        let len = line.len();
-        let written = wr.write_all(&line).await;
+        while batch.len() < COALESCE {
+            match rx.try_recv() {
+                Ok(line) if line.is_empty() => {
+                    finished = true;
+                    break;
+                }
+                Ok(line) => batch.extend_from_slice(&line),
+                Err(_) => break,
+            }
+        }
+        let len = batch.len();
+        let written = wr.write_all(&batch).await;
         buffered.send_modify(|b| *b -= len);
         if let Err(e) = written {
             tracing::debug!("client write failed: {e}");

@@ -309,6 +309,17 @@ async fn actions_batch_maps_results_and_atomic_failures() {
     assert_eq!(s(&r, "error.data.cause.reason"), "host_error");
     assert_eq!(s(&r, "error.data.cause.data.code"), "boom");
 
+    // Results out of order or beyond the calls are the app's bug.
+    c.call_nowait("actions/batch", r#"{"calls":[{"action":"document.get"}]}"#).await;
+    let req = app.request().await;
+    let entry = |index| BatchEntry { index, outcome: BatchOutcome::Output(parse("{}")) };
+    app.reply(
+        req.id,
+        Outcome::Ok(CallResult::Batch { results: vec![entry(0), entry(1)], revision: 4 }),
+    )
+    .await;
+    assert_error(&c.recv().await, 1003, "invalid_reply");
+
     // Bounds: 1..=128 calls, strict call objects.
     assert_error(&c.call("actions/batch", r#"{"calls":[]}"#).await, -32602, "out_of_range");
     let many = vec![r#"{"action":"document.get"}"#; 129].join(",");
@@ -733,15 +744,23 @@ async fn an_app_that_never_reads_makes_calls_fail_fast_with_busy() {
         c.send(r#"{"jsonrpc":"2.0","id":1,"method":"agent/info"}"#).await;
         clients.push(c);
     }
-    let mut busy = 0;
-    for c in clients.iter_mut() {
-        if let Ok(r) = tokio::time::timeout(Duration::from_millis(300), c.recv()).await {
-            assert_error(&r, 1000, "busy");
-            assert_eq!(s(&r, "error.data.class"), "not_executed");
-            busy += 1;
-        }
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    for mut c in clients {
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let r = c.recv().await;
+            let _ = tx.send(r);
+            c
+        });
     }
-    assert_eq!(busy, 6, "4 outstanding, the other 6 refused at once");
+    for _ in 0..6 {
+        let r = tokio::time::timeout(WAIT, rx.recv()).await.unwrap().unwrap();
+        assert_error(&r, 1000, "busy");
+        assert_eq!(s(&r, "error.data.class"), "not_executed");
+    }
+    // The other 4 are outstanding: no answer for them.
+    assert!(tokio::time::timeout(Duration::from_millis(200), rx.recv()).await.is_err());
+    assert_eq!(engine.app(&app.slug).unwrap().outstanding(), 4);
     drop(app);
 }
 
@@ -809,15 +828,26 @@ async fn disabling_fails_queued_calls_and_closes_clients_but_sent_calls_finish()
     cfg.max_queued_per_app = 64;
     let engine = Engine::new(cfg);
     let mut events = engine.subscribe();
-    // Small buffer: the first request frames fill it, the rest stay queued in the daemon.
+    // Small buffer: the first (large) request blocks the daemon's writer, the rest stay queued.
     let mut app =
         FakeApp::register_with_buffer(&engine, "Notepad", true, notepad_actions(), 200).await;
     assert_eq!(events.recv().await.unwrap(), EndpointEvent::Up { slug: "notepad".into() });
     let mut c = Client::connect(&engine, &app.slug);
-    for i in 0..10 {
+    let pad = "p".repeat(1000);
+    c.send(&format!(r#"{{"jsonrpc":"2.0","id":0,"method":"actions/execute","params":{{"action":"document.get","input":{{"pad":"{pad}"}}}}}}"#)).await;
+    // Its first bytes arriving means the writer is inside that write, blocked on the rest.
+    app.read_some(4).await;
+    for i in 1..10 {
         c.send(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"actions/execute","params":{{"action":"document.get"}}}}"#)).await;
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let handle = engine.app("notepad").unwrap();
+    for _ in 0..1000 {
+        if handle.outstanding() == 10 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(handle.outstanding(), 10);
     app.set_enabled(false).await;
     assert_eq!(events.recv().await.unwrap(), EndpointEvent::Down { slug: "notepad".into() });
     // Now read what had been sent and answer it for real.
@@ -829,7 +859,7 @@ async fn disabling_fails_queued_calls_and_closes_clients_but_sent_calls_finish()
         let out = CallResult::Executed { output: parse("{}"), revision: 1 };
         app.reply(req.id, Outcome::Ok(out)).await;
     }
-    assert!(!sent.is_empty() && sent.len() < 10, "sent {sent:?}");
+    assert_eq!(sent.len(), 1, "only the blocked request was sent: {sent:?}");
     let (mut ok, mut disabled) = (0, 0);
     for _ in 0..10 {
         let r = c.recv().await;
@@ -1050,7 +1080,7 @@ async fn control_socket_reports_status_and_apps() {
 #[tokio::test]
 async fn shutdown_drains_then_fails_calls_and_says_bye() {
     let mut cfg = config();
-    cfg.shutdown_drain = Duration::from_millis(200);
+    cfg.shutdown_drain = Duration::from_secs(1);
     let engine = Engine::new(cfg);
     let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
     let mut c = Client::connect(&engine, &app.slug);
@@ -1058,6 +1088,8 @@ async fn shutdown_drains_then_fails_calls_and_says_bye() {
     c.send(r#"{"jsonrpc":"2.0","id":2,"method":"agent/info"}"#).await;
     let first = app.request().await;
     let _second = app.request().await;
+    let counts = *engine.connections().borrow();
+    assert_eq!((counts.apps, counts.clients), (1, 1));
     let e2 = engine.clone();
     let stopping = tokio::spawn(async move { e2.shutdown().await });
     // A reply during the drain is still delivered.
@@ -1071,6 +1103,7 @@ async fn shutdown_drains_then_fails_calls_and_says_bye() {
     tokio::time::timeout(WAIT, stopping).await.unwrap().unwrap();
     assert!(c.closed().await);
     assert_eq!(engine.client_count(), 0);
+    assert!(engine.connections().borrow().is_idle());
     // Nothing new is accepted after shutdown.
     let mut late = FakeApp::connect(&engine, 1 << 16);
     assert!(matches!(late.recv().await, Some(DaemonMessage::Refused(_)) | None));
@@ -1224,4 +1257,118 @@ async fn a_full_task_table_refuses_new_work_clearly() {
     assert_eq!(s(&c.recv().await, "result.task.id"), "c");
     assert_error(&c.call("tasks/get", r#"{"id":"a"}"#).await, 1004, "task");
     assert_eq!(s(&c.call("tasks/get", r#"{"id":"c"}"#).await, "result.task.state"), "running");
+}
+
+#[tokio::test]
+async fn registering_twice_on_one_channel_drops_the_app() {
+    let engine = Engine::new(config());
+    let mut events = engine.subscribe();
+    let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
+    assert_eq!(events.recv().await.unwrap(), EndpointEvent::Up { slug: "notepad".into() });
+    app.send(&AppMessage::Hello(jfgui_proto::channel::Hello {
+        channel_version: 1,
+        display_name: "Again".into(),
+        pid: 1,
+        enabled: true,
+    }))
+    .await;
+    assert!(app.recv().await.is_none());
+    assert_eq!(events.recv().await.unwrap(), EndpointEvent::Down { slug: "notepad".into() });
+    assert!(engine.apps().is_empty());
+}
+
+#[tokio::test]
+async fn every_call_is_traced_with_endpoint_method_action_duration_and_outcome() {
+    use std::sync::{Arc, Mutex};
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buf = Buf::default();
+    let writer = buf.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let (engine, slug) = engine_with_echo_app(config()).await;
+    let mut c = Client::connect(&engine, &slug);
+    c.call("actions/execute", r#"{"action":"document.get"}"#).await;
+    c.call("actions/describe", r#"{"action":"nope"}"#).await;
+    let log = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    let done = log.lines().find(|l| l.contains("call done")).expect(&log);
+    for field in [
+        "endpoint=notepad",
+        "method=actions/execute",
+        "action=document.get",
+        "duration_us=",
+        "outcome=ok",
+    ] {
+        assert!(done.contains(field), "{field} missing in {done}");
+    }
+    let failed = log.lines().find(|l| l.contains("call failed")).expect(&log);
+    for field in ["method=actions/describe", "action=nope", "outcome=action"] {
+        assert!(failed.contains(field), "{field} missing in {failed}");
+    }
+}
+
+#[tokio::test]
+async fn surrogate_pairs_round_trip_and_huge_numbers_are_refused_exactly() {
+    let (engine, slug) = engine_with_echo_app(config()).await;
+    let mut c = Client::connect(&engine, &slug);
+    // B8: a valid pair decodes to one character and comes back as that character.
+    let r = c
+        .call("actions/execute", r#"{"action":"document.get","input":{"t":"\ud83d\ude00"}}"#)
+        .await;
+    assert_eq!(s(&r, "result.output.t"), "😀");
+    // B9: a 100 000-digit integer is a valid token but no valid limit or revision.
+    let digits = "9".repeat(100_000);
+    let r = c.call("actions/list", &format!(r#"{{"limit":{digits}}}"#)).await;
+    assert_error(&r, -32602, "out_of_range");
+    let r = c
+        .call("actions/execute", &format!(r#"{{"action":"a","expectedRevision":{digits}}}"#))
+        .await;
+    assert_error(&r, -32602, "out_of_range");
+    let r = c.call("actions/list", r#"{"limit":1e2}"#).await;
+    assert!(has(&r, "result"), "{r:?}");
+}
+
+#[tokio::test]
+async fn a_flooding_client_does_not_starve_another() {
+    let (engine, slug) = engine_with_echo_app(config()).await;
+    let mut flood = Client::connect(&engine, &slug);
+    let total = 3000;
+    let mut w = flood.take_writer();
+    let writer = tokio::spawn(async move {
+        let mut all = String::new();
+        for i in 0..total {
+            all.push_str(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"agent/info"}}"#));
+            all.push('\n');
+        }
+        w.write_all(all.as_bytes()).await.unwrap();
+        w
+    });
+    let reader = tokio::spawn(async move {
+        let mut ids = Vec::with_capacity(total);
+        for _ in 0..total {
+            ids.push(n(&flood.recv().await, "id"));
+        }
+        ids
+    });
+    let mut other = Client::connect(&engine, &slug);
+    for _ in 0..20 {
+        assert_eq!(n(&other.call("agent/info", "{}").await, "result.revision"), 7);
+    }
+    let mut ids = tokio::time::timeout(WAIT, reader).await.unwrap().unwrap();
+    ids.sort();
+    assert_eq!(ids, (0..total as i64).collect::<Vec<_>>(), "each answered exactly once");
+    writer.await.unwrap();
 }

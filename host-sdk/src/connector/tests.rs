@@ -151,3 +151,30 @@ fn reconnects_with_backoff_and_registers_again() {
     assert_eq!(host.revision, 1, "app state survives the daemon restart");
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
+
+#[test]
+fn connecting_to_a_full_backlog_does_not_block() {
+    let path = temp_socket("backlog");
+    let _listener = UnixListener::bind(&path).unwrap();
+    let mut held = Vec::new();
+    let start = Instant::now();
+    let err = loop {
+        assert!(held.len() < 10_000, "the backlog never filled");
+        match super::platform::Link::connect(&path) {
+            Ok(link) => held.push(link),
+            Err(e) => break e,
+        }
+    };
+    assert!(start.elapsed() < DEADLINE);
+    assert!(
+        matches!(err.kind(), std::io::ErrorKind::WouldBlock)
+            || err.raw_os_error() == Some(libc::EINPROGRESS),
+        "{err:?}"
+    );
+    let long = PathBuf::from(std::format!("/tmp/{}", "x".repeat(200)));
+    assert_eq!(
+        super::platform::Link::connect(&long).unwrap_err().kind(),
+        std::io::ErrorKind::InvalidInput
+    );
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}

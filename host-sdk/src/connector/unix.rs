@@ -22,13 +22,12 @@ pub(crate) struct Link {
 }
 
 impl Link {
-    /// Connecting a Unix stream socket completes at once (or fails with `ECONNREFUSED` /
-    /// `ENOENT` when no daemon listens), so the blocking `connect` never stalls; the stream
-    /// is non-blocking from then on.
+    /// Connects without ever blocking the caller (a GUI thread): the socket is non-blocking
+    /// before `connect(2)`. A Unix stream connect completes at once or fails: `ENOENT` /
+    /// `ECONNREFUSED` when no daemon listens, `EAGAIN` (Linux) or `EINPROGRESS` when the
+    /// daemon's accept backlog is full; every failure is retried with backoff.
     pub(crate) fn connect(path: &Path) -> io::Result<Link> {
-        let stream = UnixStream::connect(path)?;
-        stream.set_nonblocking(true)?;
-        Ok(Link { stream })
+        Ok(Link { stream: connect_nonblocking(path)? })
     }
 
     /// A transport over an already connected stream (tests use `UnixStream::pair`).
@@ -112,6 +111,52 @@ pub(crate) fn wait_fd(
         Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(false),
         Err(e) => Err(e),
     }
+}
+
+/// `socket(2)` + `connect(2)` on a non-blocking, close-on-exec Unix stream socket (std's
+/// `UnixStream::connect` blocks while the peer's backlog is full).
+#[allow(unsafe_code)]
+fn connect_nonblocking(path: &Path) -> io::Result<UnixStream> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+
+    let bytes = path.as_os_str().as_bytes();
+    // SAFETY: sockaddr_un is plain old data, for which all zero bytes is a valid value.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    if bytes.is_empty() || bytes.contains(&0) || bytes.len() >= addr.sun_path.len() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the socket path is empty, contains NUL, or is longer than the platform's sun_path",
+        ));
+    }
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    for (dst, src) in addr.sun_path.iter_mut().zip(bytes) {
+        *dst = *src as libc::c_char;
+    }
+    // SAFETY: socket(2) takes no pointers; a negative result is an error.
+    let raw = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `raw` is a fresh descriptor nobody else owns; OwnedFd closes it on every path.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    // SAFETY: fcntl(F_SETFD) on a descriptor we own; no pointers.
+    if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let stream = UnixStream::from(fd);
+    stream.set_nonblocking(true)?;
+    let len = std::mem::offset_of!(libc::sockaddr_un, sun_path) + bytes.len() + 1;
+    // SAFETY: `addr` is a valid, initialised sockaddr_un and `len` does not exceed its size
+    // (checked above); the descriptor is open for the duration of the call.
+    let r = unsafe {
+        libc::connect(
+            stream.as_raw_fd(),
+            (&raw const addr).cast::<libc::sockaddr>(),
+            len as libc::socklen_t,
+        )
+    };
+    if r == 0 { Ok(stream) } else { Err(io::Error::last_os_error()) }
 }
 
 #[allow(unsafe_code)]

@@ -196,7 +196,7 @@ pub fn prepare(line: &[u8], limits: &Limits, slug: &str) -> Prepared {
 pub async fn execute(app: &AppHandle, call: Json1Call) -> Vec<u8> {
     let limits = app.config().json;
     let action = call.params.get("action").and_then(Value::as_str).unwrap_or("").to_string();
-    let span = tracing::info_span!("call", endpoint = app.slug(), method = call.method.name(), action = %action);
+    let span = tracing::info_span!("call", endpoint = %app.slug(), method = %call.method.name(), action = %action);
     let started = Instant::now();
     let result =
         tracing::Instrument::instrument(methods::call(app, call.method, call.params), span.clone())
@@ -208,8 +208,15 @@ pub async fn execute(app: &AppHandle, call: Json1Call) -> Vec<u8> {
             (method_error_line(&call.id, error, &limits), outcome)
         }
     };
+    // Successes at debug, so a busy endpoint does not flood the default log; every failure
+    // is visible at info.
+    let duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     span.in_scope(|| {
-        tracing::info!(duration_us = started.elapsed().as_micros() as u64, outcome, "call done");
+        if outcome == "ok" {
+            tracing::debug!(duration_us, %outcome, "call done");
+        } else {
+            tracing::info!(duration_us, %outcome, "call failed");
+        }
     });
     line
 }

@@ -3,7 +3,8 @@
 //! `protocolVersion`.
 //!
 //! `actions/list`, `actions/describe` and `tasks/get` are answered from the registration cache
-//! and the task table; everything else is forwarded to the app as a host-channel call. Params
+//! and the task table (filled by the app link from replies and task updates); everything else
+//! is forwarded to the app as a host-channel call. Params
 //! are checked strictly: unknown params, wrong types, inexact or out-of-range integers are
 //! -32602 with `data.reason` and `data.param`.
 
@@ -269,9 +270,7 @@ pub async fn call(app: &AppHandle, method: Method, params: Map) -> Result<Map, M
                     Ok(m)
                 }
                 CallResult::Deferred { task, revision } => {
-                    let brief = task_brief(&task);
-                    record_task(app, task);
-                    let mut m = one("task", brief);
+                    let mut m = one("task", task_brief(&task));
                     m.insert("revision", revision);
                     Ok(m)
                 }
@@ -306,11 +305,7 @@ pub async fn call(app: &AppHandle, method: Method, params: Map) -> Result<Map, M
             }
             app.tasks().lock().unwrap_or_else(|e| e.into_inner()).mark_cancelling(app.id(), &id);
             match app.request(Call::CancelTask { id }).await? {
-                CallResult::Task(task) => {
-                    let brief = task_brief(&task);
-                    record_task(app, task);
-                    Ok(one("task", brief))
-                }
+                CallResult::Task(task) => Ok(one("task", task_brief(&task))),
                 _ => Err(invalid_reply()),
             }
         }
@@ -506,9 +501,18 @@ async fn actions_batch(app: &AppHandle, mut p: Params) -> Result<Map, MethodErro
         cp.finish()?;
     }
     check_task_room(app)?;
+    let count = parsed.len();
     let batch = BatchCall { calls: parsed, atomic, stop_on_error };
     match app.request(Call::Batch(batch)).await? {
         CallResult::Batch { results, revision } => {
+            // Each attempted call once, in order: anything else is the host's bug.
+            let in_order =
+                results.iter().map(|e| e.index as usize).enumerate().all(|(i, index)| {
+                    index < count && (i == 0 || index > results[i - 1].index as usize)
+                });
+            if !in_order {
+                return Err(invalid_reply());
+            }
             let mut out = Vec::with_capacity(results.len());
             for entry in results {
                 let mut m = one("index", Value::from(entry.index));
@@ -518,7 +522,6 @@ async fn actions_batch(app: &AppHandle, mut p: Params) -> Result<Map, MethodErro
                     }
                     BatchOutcome::Task(task) => {
                         m.insert("task", task_brief(&task));
-                        record_task(app, task);
                     }
                     BatchOutcome::Error(e) => {
                         m.insert("error", e.to_wire());
@@ -545,14 +548,6 @@ fn check_task_room(app: &AppHandle) -> Result<(), MethodError> {
             "The daemon's task table is full of unfinished tasks; retry when some have finished.",
         )
         .into())
-    }
-}
-
-fn record_task(app: &AppHandle, task: TaskSnapshot) {
-    let id = task.id.clone();
-    let stored = app.tasks().lock().unwrap_or_else(|e| e.into_inner()).upsert(app.id(), task);
-    if stored.is_err() {
-        tracing::error!(app = app.slug(), task = %id, "task table full; task not tracked");
     }
 }
 

@@ -156,6 +156,13 @@ impl FakeApp {
         self.wr.write_all(bytes).await.unwrap();
     }
 
+    /// Reads exactly `n` bytes into the decoder (to observe that the daemon started a write).
+    pub async fn read_some(&mut self, n: usize) {
+        let mut buf = vec![0u8; n];
+        tokio::time::timeout(WAIT, self.rd.read_exact(&mut buf)).await.unwrap().unwrap();
+        self.decoder.feed(&buf);
+    }
+
     /// The next daemon message, `None` at EOF.
     pub async fn recv(&mut self) -> Option<DaemonMessage> {
         tokio::time::timeout(WAIT, async {

@@ -1,0 +1,360 @@
+//! The test app's `Host`: a persisted counter and text with a `state` transaction domain, a
+//! deferred job, and the per-action fault knobs applied around each call.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use jfgui_host_sdk::{
+    ActionError, ActionSpec, Context, Execution, Host, Map, Origin, Property, Schema, TaskTable,
+    Value, host_error, schema,
+};
+
+use crate::knobs::{Faults, Knob};
+use crate::store::{Entry, Ledger, State};
+
+/// The transaction domain of the two mutations.
+const DOMAIN: &str = "state";
+
+static TAG: Property = Property { name: "tag", schema: &schema::STRING, required: false };
+static ADD: Schema = Schema::Object {
+    properties: &[
+        Property {
+            name: "by",
+            schema: &Schema::Integer { min: Some(-1000), max: Some(1000) },
+            required: true,
+        },
+        TAG,
+    ],
+    additional: false,
+};
+static APPEND: Schema = Schema::Object {
+    properties: &[
+        Property {
+            name: "text",
+            schema: &Schema::String { max_length: Some(4096), one_of: None },
+            required: true,
+        },
+        TAG,
+    ],
+    additional: false,
+};
+static JOB: Schema = Schema::Object {
+    properties: &[Property {
+        name: "ms",
+        schema: &Schema::Integer { min: Some(0), max: Some(600_000) },
+        required: true,
+    }],
+    additional: false,
+};
+
+/// Every action; all outputs are objects (so `huge-output` stays schema-valid and
+/// `bad-output-schema`, a string, never is).
+pub static ACTIONS: &[ActionSpec] = &[
+    ActionSpec {
+        transaction: Some(DOMAIN),
+        ..ActionSpec::write(
+            "counter.add",
+            "Add `by` to the counter. Optional `tag` names the call in the ledger.",
+        )
+        .schemas(&ADD, &schema::OBJECT)
+    },
+    ActionSpec {
+        transaction: Some(DOMAIN),
+        ..ActionSpec::write(
+            "text.append",
+            "Append `text`. Optional `tag` names the call in the ledger.",
+        )
+        .schemas(&APPEND, &schema::OBJECT)
+    },
+    ActionSpec::read("state.get", "Read the counter and the text.")
+        .schemas(&schema::EMPTY_OBJECT, &schema::OBJECT),
+    ActionSpec::write(
+        "job.run",
+        "Start a task that completes after `ms` milliseconds unless cancelled.",
+    )
+    .schemas(&JOB, &schema::OBJECT),
+];
+
+/// The app.
+#[derive(Debug)]
+pub struct TestApp {
+    state: State,
+    state_path: Option<PathBuf>,
+    ledger: Ledger,
+    faults: Faults,
+    transaction: Option<(State, Vec<Entry>)>,
+    jobs: Vec<(String, Instant)>,
+    next_job: u64,
+}
+
+impl TestApp {
+    /// Loads the persisted state (if any) and opens the ledger.
+    pub fn new(
+        state_path: Option<PathBuf>,
+        ledger: Ledger,
+        faults: Faults,
+    ) -> std::io::Result<TestApp> {
+        let state = State::load(state_path.as_deref())?;
+        Ok(TestApp {
+            state,
+            state_path,
+            ledger,
+            faults,
+            transaction: None,
+            jobs: Vec::new(),
+            next_job: 1,
+        })
+    }
+
+    fn output(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("counter", self.state.counter);
+        m.insert("text", self.state.text.as_str());
+        Value::Object(m)
+    }
+
+    /// Applies one mutation; outside a transaction it is persisted and journalled at once.
+    fn mutate(&mut self, cx: &Context<'_>, action: &str, input: &Value) -> Result<(), ActionError> {
+        let before = self.state.revision;
+        match action {
+            "counter.add" => {
+                self.state.counter += input.get("by").and_then(Value::as_i64).unwrap_or(0)
+            }
+            _ => self.state.text.push_str(input.get("text").and_then(Value::as_str).unwrap_or("")),
+        }
+        self.state.revision += 1;
+        let request =
+            match (input.get("tag").and_then(Value::as_str), cx.origin(), cx.batch_index()) {
+                (Some(tag), _, _) => tag.to_string(),
+                (None, Origin::External { request }, Some(i)) => format!("d{request}.{i}"),
+                (None, Origin::External { request }, None) => format!("d{request}"),
+                (None, Origin::Local, _) => "local".to_string(),
+            };
+        let entry =
+            Entry { request, action: action.to_string(), before, after: self.state.revision };
+        match &mut self.transaction {
+            Some((_, entries)) => entries.push(entry),
+            None => self.persist(&[entry])?,
+        }
+        Ok(())
+    }
+
+    fn persist(&mut self, entries: &[Entry]) -> Result<(), ActionError> {
+        let io = |e: std::io::Error| host_error("io", &format!("cannot persist: {e}"));
+        if let Some(path) = &self.state_path {
+            self.state.save(path).map_err(io)?;
+        }
+        self.ledger.write(entries, "committed").map_err(io)
+    }
+}
+
+fn hang() -> ! {
+    loop {
+        std::thread::park();
+    }
+}
+
+impl Host for TestApp {
+    fn actions(&self) -> &[ActionSpec] {
+        ACTIONS
+    }
+
+    fn revision(&self) -> u64 {
+        self.state.revision
+    }
+
+    fn capabilities(&self) -> u64 {
+        0
+    }
+
+    fn execute(
+        &mut self,
+        cx: &mut Context<'_>,
+        action: &ActionSpec,
+        input: &Value,
+    ) -> Result<Execution, ActionError> {
+        let knobs: Vec<Knob> = self.faults.of(action.name).collect();
+        for knob in &knobs {
+            match *knob {
+                Knob::Hang => hang(),
+                Knob::Sleep(d) => std::thread::sleep(d),
+                Knob::AbortBeforeApply => std::process::abort(),
+                Knob::FailInBatchAt(n) if cx.batch_index() == Some(n) => {
+                    return Err(host_error(
+                        "injected",
+                        &format!("injected failure at batch call {n}"),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        let mut result = match action.name {
+            "counter.add" | "text.append" => {
+                self.mutate(cx, action.name, input)?;
+                Execution::Output(self.output())
+            }
+            "state.get" => Execution::Output(self.output()),
+            _ => {
+                let ms = input.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                let id = format!("job-{}", self.next_job);
+                cx.tasks().start(id.clone())?;
+                self.next_job += 1;
+                self.jobs.push((id.clone(), Instant::now() + Duration::from_millis(ms)));
+                Execution::Deferred(id)
+            }
+        };
+        for knob in &knobs {
+            match *knob {
+                Knob::AbortAfterApply => std::process::abort(),
+                Knob::AbortInBatchAfter(n)
+                    if cx.in_transaction() && cx.batch_index().map(|i| i + 1) == Some(n) =>
+                {
+                    std::process::abort()
+                }
+                Knob::HugeOutput(bytes) => {
+                    let mut m = Map::new();
+                    m.insert("data", "x".repeat(bytes));
+                    result = Execution::Output(Value::Object(m));
+                }
+                Knob::BadOutputSchema => result = Execution::Output(Value::from("not an object")),
+                _ => {}
+            }
+        }
+        Ok(result)
+    }
+
+    fn supports_transaction(&self, domain: &str) -> bool {
+        domain == DOMAIN
+    }
+
+    fn begin_transaction(&mut self, _domains: &[&str]) -> Result<(), ActionError> {
+        self.transaction = Some((self.state.clone(), Vec::new()));
+        Ok(())
+    }
+
+    fn commit_transaction(&mut self) {
+        if let Some((_, entries)) = self.transaction.take() {
+            if let Err(e) = self.persist(&entries) {
+                // The batch is already applied in memory; the harness sees the missing lines.
+                eprintln!("jfgui-testapp: commit not persisted: {}", e.message);
+            }
+        }
+    }
+
+    fn rollback_transaction(&mut self) {
+        if let Some((saved, entries)) = self.transaction.take() {
+            self.state = saved;
+            if let Err(e) = self.ledger.write(&entries, "rolled-back") {
+                eprintln!("jfgui-testapp: ledger: {e}");
+            }
+        }
+    }
+
+    fn tick(&mut self, tasks: &mut TaskTable) -> Option<Duration> {
+        let now = Instant::now();
+        self.jobs.retain(|(id, due)| {
+            if tasks.is_cancel_requested(id) {
+                let _ = tasks.cancelled(id);
+                false
+            } else if now >= *due {
+                let _ = tasks.complete(id, Value::Object(Map::new()));
+                false
+            } else {
+                true
+            }
+        });
+        self.jobs.iter().map(|(_, due)| due.saturating_duration_since(now)).min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use jfgui_host_sdk::{Dispatcher, ErrorClass, Reason};
+    use jfgui_proto::channel::{BatchCall, Call, ExecuteCall};
+
+    use super::*;
+
+    fn temp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("jfgui-testapp-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn add(by: i64, tag: &str, expected: Option<u64>) -> ExecuteCall {
+        let mut m = Map::new();
+        m.insert("by", by);
+        m.insert("tag", tag);
+        ExecuteCall {
+            action: "counter.add".into(),
+            input: Value::Object(m),
+            expected_revision: expected,
+        }
+    }
+
+    fn app(dir: &std::path::Path, faults: &[&str]) -> (Dispatcher, TestApp) {
+        let mut f = Faults::default();
+        for spec in faults {
+            f.add(spec).unwrap();
+        }
+        let ledger = Ledger::open(Some(&dir.join("ledger"))).unwrap();
+        let app = TestApp::new(Some(dir.join("state.json")), ledger, f).unwrap();
+        let mut d = Dispatcher::new(&app).unwrap();
+        d.set_enabled(true);
+        (d, app)
+    }
+
+    #[test]
+    fn ledger_and_state_follow_commits_and_rollbacks() {
+        let dir = temp("ledger");
+        let (mut d, mut a) = app(&dir, &["counter.add:fail-in-batch-at=2"]);
+        d.execute(&mut a, 7, &add(5, "one", Some(0))).unwrap();
+        let batch = |calls| Call::Batch(BatchCall { calls, atomic: true, stop_on_error: true });
+        d.handle(&mut a, 8, &batch(vec![add(1, "b0", Some(1)), add(1, "b1", Some(1))])).unwrap();
+        let e = d
+            .handle(
+                &mut a,
+                9,
+                &batch(vec![add(1, "c0", Some(3)), add(1, "c1", Some(3)), add(1, "c2", Some(3))]),
+            )
+            .unwrap_err();
+        assert!(matches!(e.reason, Reason::RolledBack { index: 2, .. }), "{e:?}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("ledger")).unwrap(),
+            "one counter.add 0 1 committed\nb0 counter.add 1 2 committed\nb1 counter.add 2 3 committed\n\
+             c0 counter.add 3 4 rolled-back\nc1 counter.add 4 5 rolled-back\n"
+        );
+        // A restart shows exactly what was committed.
+        let (_, restarted) = app(&dir, &[]);
+        assert_eq!((restarted.state.counter, restarted.state.revision), (7, 3));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn output_knobs() {
+        let dir = temp("output");
+        let (mut d, mut a) =
+            app(&dir, &["state.get:huge-output=100", "text.append:bad-output-schema"]);
+        let get = ExecuteCall {
+            action: "state.get".into(),
+            input: Value::Object(Map::new()),
+            expected_revision: None,
+        };
+        match d.execute(&mut a, 1, &get).unwrap() {
+            jfgui_proto::channel::CallResult::Executed { output, .. } => {
+                assert_eq!(output.get("data").and_then(Value::as_str).map(str::len), Some(100));
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut m = Map::new();
+        m.insert("text", "x");
+        let append = ExecuteCall {
+            action: "text.append".into(),
+            input: Value::Object(m),
+            expected_revision: Some(0),
+        };
+        let e = d.execute(&mut a, 2, &append).unwrap_err();
+        assert_eq!(e.class(), ErrorClass::Internal);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,154 @@
+//! `jfgui-testapp`: the fault-injecting test app of FAULTS.md §0.3–0.4, built on host-sdk.
+//!
+//! ```text
+//! jfgui-testapp [--agent-enable] [--agent-stdio] [--name NAME] [--socket PATH]
+//!               [--state FILE] [--ledger FILE] [--fault ACTION:KNOB]...
+//!               [--stall-handshake] [--no-read]
+//! ```
+//!
+//! - `--agent-enable`: enable agent access (without it the app registers disabled).
+//! - `--agent-stdio` (or `JFGUI_HOST_CHANNEL=stdio`): the host channel on stdin/stdout, enabled.
+//! - `--name NAME`: display name (default `Test App`).
+//! - `--socket PATH`: the daemon's host socket (default: `host.sock` in the runtime dir).
+//! - `--state FILE`: persisted state `{counter, text, revision}`, loaded at start and replaced
+//!   on every commit by write-temp, fsync, rename, fsync-dir; a restart shows what was
+//!   committed.
+//! - `--ledger FILE` (keep it outside the runtime dir): one fsynced line per applied mutation,
+//!   `request-id action revision-before revision-after committed|rolled-back`. The request id
+//!   is the input's optional `tag` member, else `d<daemon request id>` (`.<index>` inside a
+//!   batch). Outside a transaction a mutation is persisted and journalled before the reply;
+//!   inside one its lines are written at commit (`committed`) or rollback (`rolled-back`).
+//! - `--fault ACTION:KNOB` (repeatable), knobs:
+//!   `hang` (block forever in the call: the app's single thread stops, as in a stuck modal
+//!   loop), `sleep=MS` (before applying), `abort-before-apply`, `abort-after-apply` (apply,
+//!   persist, journal, then `abort()` before replying), `abort-in-batch-after=N` (inside an
+//!   atomic batch, `abort()` once N calls were applied, before commit), `fail-in-batch-at=N`
+//!   (fail with `failed/host_error{code:"injected"}` as batch call N), `huge-output=BYTES`
+//!   (output `{"data":"x"×BYTES}`), `bad-output-schema` (output a string), `reply-twice`,
+//!   `reply-unknown-id` (reply under id `u64::MAX − id`).
+//! - `--stall-handshake`: connect and never send `hello`. `--no-read`: stop reading the host
+//!   channel once registered (the process stays alive).
+//!
+//! Actions: `counter.add {by: -1000..1000, tag?}` and `text.append {text, tag?}` (writes,
+//! transaction domain `state`), `state.get {}` (read), `job.run {ms}` (write, deferred task
+//! that completes after `ms` unless cancelled). Exit: 0 when the peer closes, 1 on an error,
+//! 2 on a usage error. The app does not reconnect; the harness restarts it.
+
+mod host;
+mod knobs;
+mod store;
+mod wire;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use jfgui_host_sdk::Dispatcher;
+use jfgui_host_sdk::channel::{Endpoint, Identity};
+use jfgui_host_sdk::connector::headless_requested;
+
+use crate::host::TestApp;
+use crate::knobs::Faults;
+use crate::store::Ledger;
+use crate::wire::Behaviour;
+
+#[derive(Debug, Default)]
+struct Args {
+    enable: bool,
+    stdio: bool,
+    name: Option<String>,
+    socket: Option<PathBuf>,
+    state: Option<PathBuf>,
+    ledger: Option<PathBuf>,
+    faults: Faults,
+    behaviour: Behaviour,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut a = Args::default();
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut value = |flag: &str| it.next().ok_or_else(|| format!("{flag} needs a value"));
+        match arg.as_str() {
+            "--agent-enable" => a.enable = true,
+            "--agent-stdio" => a.stdio = true,
+            "--name" => a.name = Some(value("--name")?),
+            "--socket" => a.socket = Some(value("--socket")?.into()),
+            "--state" => a.state = Some(value("--state")?.into()),
+            "--ledger" => a.ledger = Some(value("--ledger")?.into()),
+            "--fault" => a.faults.add(&value("--fault")?)?,
+            "--stall-handshake" => a.behaviour.stall_handshake = true,
+            "--no-read" => a.behaviour.no_read = true,
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok(a)
+}
+
+fn main() -> ExitCode {
+    let args = match parse() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("jfgui-testapp: {e} (see the //! header of jfgui-testapp/main.rs)");
+            return ExitCode::from(2);
+        }
+    };
+    match run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("jfgui-testapp: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> std::io::Result<()> {
+    let ledger = Ledger::open(args.ledger.as_deref())?;
+    let mut app = TestApp::new(args.state.clone(), ledger, args.faults.clone())?;
+    let headless = args.stdio || headless_requested();
+    let mut dispatcher = Dispatcher::new(&app).map_err(std::io::Error::other)?;
+    dispatcher.set_enabled(headless || args.enable);
+    let identity = Identity {
+        display_name: args.name.unwrap_or_else(|| "Test App".into()),
+        pid: std::process::id(),
+    };
+    let endpoint = Endpoint::new(dispatcher, identity).map_err(std::io::Error::other)?;
+    if headless {
+        return wire::serve(
+            &mut app,
+            endpoint,
+            std::io::stdin(),
+            std::io::stdout(),
+            &args.faults,
+            args.behaviour,
+        );
+    }
+    connect_and_serve(&mut app, endpoint, args.socket, &args.faults, args.behaviour)
+}
+
+#[cfg(unix)]
+fn connect_and_serve(
+    app: &mut TestApp,
+    endpoint: Endpoint,
+    socket: Option<PathBuf>,
+    faults: &Faults,
+    behaviour: Behaviour,
+) -> std::io::Result<()> {
+    let path = match socket {
+        Some(p) => p,
+        None => jfgui_proto::locations::runtime_dir().map_err(std::io::Error::other)?.host_socket(),
+    };
+    let stream = std::os::unix::net::UnixStream::connect(&path)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    wire::serve(app, endpoint, stream.try_clone()?, stream, faults, behaviour)
+}
+
+#[cfg(not(unix))]
+fn connect_and_serve(
+    _: &mut TestApp,
+    _: Endpoint,
+    _: Option<PathBuf>,
+    _: &Faults,
+    _: Behaviour,
+) -> std::io::Result<()> {
+    Err(std::io::Error::other("the test app connects to Unix sockets only; use --agent-stdio"))
+}
