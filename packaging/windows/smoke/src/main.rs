@@ -34,7 +34,9 @@ fn rpc(name: &str, method: &str, params: &str) -> Result<String, String> {
 
 fn frame(f: &mut File, body: &str) -> Result<(), String> {
     let len = u32::try_from(body.len()).map_err(|e| e.to_string())?;
-    f.write_all(&len.to_be_bytes()).and_then(|()| f.write_all(body.as_bytes())).map_err(|e| e.to_string())
+    f.write_all(&len.to_be_bytes())
+        .and_then(|()| f.write_all(body.as_bytes()))
+        .map_err(|e| e.to_string())
 }
 
 fn read_frame(f: &mut File) -> Result<String, String> {
