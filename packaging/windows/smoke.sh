@@ -18,6 +18,7 @@ daemon_pid=""
 cleanup() {
     [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null
     WINEPREFIX="$work/prefix" wineserver -k 2>/dev/null || true
+    WINEPREFIX="$work/prefix" wineserver -w 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -32,12 +33,12 @@ mkdir -p "$WINEPREFIX"
 /usr/lib/wine/wine64 "$work/jfgui-agentd.exe" --idle-exit 3 --request-deadline 1s > "$work/agentd.log" 2>&1 &
 daemon_pid=$!
 for _ in $(seq 100); do grep -q 'listening' "$work/agentd.log" && break; sleep 0.2; done
-prefix=$(grep -o 'pipe=[^ ]*' "$work/agentd.log" | head -1 | sed 's/^pipe=//; s/-control$//')
+prefix=$(grep -o 'control=[^ ]*' "$work/agentd.log" | head -1 | sed 's/^control=//; s/-control$//')
 [ -n "$prefix" ] || { cat "$work/agentd.log"; echo "smoke: the daemon did not start" >&2; exit 1; }
 /usr/lib/wine/wine64 "$work/jfgui-pipe-smoke.exe" "$prefix"
 # Idle exit: no app and no client for 3 s → status 0.
 wait "$daemon_pid"; status=$?; daemon_pid=""
 [ "$status" = 0 ] || { cat "$work/agentd.log"; echo "smoke: daemon exit status $status" >&2; exit 1; }
-grep -q 'idle exit: shutting down' "$work/agentd.log" || { cat "$work/agentd.log"; exit 1; }
+grep -q 'idle-exit; shutting down' "$work/agentd.log" || { cat "$work/agentd.log"; exit 1; }
 cat "$work/agentd.log"
 echo "packaging/windows/smoke.sh: ok"

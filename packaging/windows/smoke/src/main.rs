@@ -1,6 +1,6 @@
 //! Named-pipe smoke client (Windows, under wine): given the daemon's pipe prefix
 //! (`\\.\pipe\jfgui-agent-<SID>`), checks `daemon/status` on `-control`, registers an app on
-//! `-host`, finds it in `apps/list`, gets an answer on its `-<slug>` endpoint (the app never
+//! `-host`, finds it in `apps/list`, gets an answer on its `-app-<slug>` endpoint (the app never
 //! replies, so the daemon's request-deadline error), and that an unknown slug
 //! has no pipe. Exits 1 with the reason on the first failure.
 
@@ -64,7 +64,7 @@ fn run(prefix: &str) -> Result<(), String> {
     frame(&mut app, r#"{"ready":{"actionCount":0}}"#)?;
     expect("welcome", &read_frame(&mut app)?, r#""slug":"wine-smoke""#)?;
     expect("list", &rpc(&control, "apps/list", "{}")?, "wine-smoke")?;
-    let endpoint = format!("{prefix}-wine-smoke");
+    let endpoint = format!("{prefix}-app-wine-smoke");
     let mut tries = 0;
     let info = loop {
         match rpc(&endpoint, "agent/info", r#"{"protocolVersion":"1"}"#) {
@@ -80,7 +80,7 @@ fn run(prefix: &str) -> Result<(), String> {
     // The app here never answers: the daemon's deadline error proves the endpoint pipe is
     // served by the engine for this app.
     expect("endpoint", &info, r#""reason":"timeout""#)?;
-    match open(&format!("{prefix}-no-such-app")) {
+    match open(&format!("{prefix}-app-no-such-app")) {
         Ok(_) => Err("a pipe exists for an unknown slug".into()),
         Err(e) => {
             println!("unknown slug: {e}");
