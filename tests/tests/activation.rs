@@ -378,3 +378,31 @@ fn shipped_socket_units_are_private_and_named_as_the_daemon_expects() {
     assert!(service.contains("Type=notify"));
     assert!(service.contains("Sockets=jfgui-agentd.socket jfgui-agentd-control.socket"));
 }
+
+#[test]
+fn systemd_socket_activate_hands_over_and_the_first_connection_is_served() {
+    let _wd = Watchdog::arm(Duration::from_secs(60));
+    let test = "systemd_socket_activate_hands_over_and_the_first_connection_is_served";
+    if Command::new("systemd-socket-activate").arg("--version").output().is_err() {
+        jfgui_tests::skipped(test, "systemd-socket-activate is not installed");
+        return;
+    }
+    let tmp = TempDir::new();
+    let rt = tmp.rt();
+    fs::create_dir(&rt).unwrap();
+    fs::set_permissions(&rt, fs::Permissions::from_mode(0o700)).unwrap();
+    let (host, control) = (rt.join("host.sock"), rt.join("agentd.sock"));
+    // systemd's own tool binds both sockets, waits for the first connection and execs the
+    // daemon in its place (same pid), passing fds 3 and 4 with these names.
+    let mut cmd = Command::new("systemd-socket-activate");
+    cmd.arg("-l").arg(&host).arg("-l").arg(&control).arg("--fdname=host:control");
+    cmd.arg(agentd()).arg("--runtime-dir").arg(&rt).args(["--idle-exit", "1"]);
+    cmd.env_remove("XDG_RUNTIME_DIR").env("JFGUI_LOG", "debug");
+    let mut d = spawn(cmd, &tmp, "ssa");
+    assert!(wait_until(PATIENCE, || control.exists()), "{}", d.stderr());
+    let pid = status_pid(&control).expect("the connection that triggered the start is served");
+    assert_eq!(pid, u64::from(d.pid()), "{}", d.stderr());
+    let status = d.wait_exit(PATIENCE).expect("idle exit");
+    assert_eq!(status.code(), Some(0), "{}", d.stderr());
+    assert!(host.exists() && control.exists(), "the inherited sockets are left in place");
+}
