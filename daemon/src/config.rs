@@ -20,6 +20,8 @@ pub mod exit {
     pub const RUNTIME_DIR_REFUSED: u8 = 3;
     /// Another daemon of this user holds the lock.
     pub const ALREADY_RUNNING: u8 = 4;
+    /// The sockets passed by the service manager (socket activation) were refused.
+    pub const ACTIVATION_REFUSED: u8 = 5;
 }
 
 const AFTER_HELP: &str = "\
@@ -39,7 +41,12 @@ Logging goes to stderr only; the filter comes from $JFGUI_LOG, else $RUST_LOG, e
 
 Exit status: 0 stopped cleanly (SIGTERM/SIGINT, idle exit); 1 runtime error (including the \
 runtime dir removed under a running daemon); 2 usage; 3 runtime dir or socket path refused; \
-4 another daemon of this user is already running.";
+4 another daemon of this user is already running; 5 the sockets passed by systemd (socket \
+activation: LISTEN_FDS, named host and control) were refused.
+
+Socket activation: started by systemd with LISTEN_PID/LISTEN_FDS/LISTEN_FDNAMES, the daemon \
+serves the inherited host.sock and agentd.sock (never unlinking them), tells systemd READY=1, \
+and --idle-exit defaults to 30.";
 
 /// Output format of the log lines on stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -64,7 +71,8 @@ pub struct Config {
     #[arg(long, value_name = "DIR")]
     pub runtime_dir: Option<PathBuf>,
 
-    /// Exit after SECS with no connected app and no client connection (off by default).
+    /// Exit after SECS with no connected app and no client connection (off by default; 30
+    /// when started by socket activation).
     #[arg(long, value_name = "SECS")]
     pub idle_exit: Option<u64>,
 

@@ -11,6 +11,8 @@ pub use engine::{
 };
 
 // OS layer (daemon-os): runtime dir and lock (Unix), listeners, endpoints, process life.
+#[cfg(unix)]
+pub mod activation;
 pub mod config;
 pub mod endpoints;
 #[cfg(unix)]

@@ -9,6 +9,9 @@
 //! instead of hanging), then `shutdown()` the engine (apps told `bye`, in-flight calls answered
 //! within the drain), then unlink and release the lock.
 //!
+//! Socket activation (`activation.rs`): `agentd.sock` and `host.sock` come from systemd
+//! instead of being bound, are never unlinked, and `--idle-exit` defaults to 30 s.
+//!
 //! Runtime dir removed under us (FAULTS E3): checked every `--dir-check` (10 s by default; the
 //! only periodic wake-up of an idle daemon, chosen over inotify for portability and no extra
 //! dependency); a missing or replaced dir makes the daemon exit with status 1, so it never
@@ -20,11 +23,13 @@ use std::time::Duration;
 
 use jfgui_proto::locations::{self, CONTROL_SOCKET, HOST_SOCKET};
 use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
 use super::accept::accept_loop;
 use super::gate::{self, Class, Gate};
 use super::sessions::Sessions;
 use super::{SHUTDOWN_SLACK, demo, idle};
+use crate::activation::Inherited;
 use crate::config::{Config, exit, to_usize};
 use crate::lock::{Lock, LockError};
 use crate::runtime_dir::{DirError, Opened, RuntimeDir};
@@ -37,6 +42,14 @@ where
     S: Sessions,
     F: FnOnce(&Config, Option<&std::path::Path>, usize) -> S,
 {
+    // First, while the process has a single thread (it edits the environment).
+    let inherited = match crate::activation::take() {
+        Ok(inherited) => inherited,
+        Err(e) => {
+            tracing::error!("{e}");
+            return exit::ACTIVATION_REFUSED;
+        }
+    };
     restrict_umask();
     let demo_app = if config.demo {
         match demo::locate() {
@@ -82,7 +95,7 @@ where
             return exit::RUNTIME;
         }
     };
-    let code = runtime.block_on(serve(config, rt, make, demo_app));
+    let code = runtime.block_on(serve(config, rt, make, demo_app, inherited));
     lock.remove();
     code
 }
@@ -123,11 +136,24 @@ enum Stop {
     DirGone,
 }
 
-async fn serve<S, F>(config: Config, rt: Arc<RuntimeDir>, make: F, demo_app: Option<PathBuf>) -> u8
+async fn serve<S, F>(
+    config: Config,
+    rt: Arc<RuntimeDir>,
+    make: F,
+    demo_app: Option<PathBuf>,
+    inherited: Option<Inherited>,
+) -> u8
 where
     S: Sessions,
     F: FnOnce(&Config, Option<&std::path::Path>, usize) -> S,
 {
+    // Socket activation: systemd owns agentd.sock and host.sock (never unlinked here) and
+    // restarts the daemon on the next connection after an idle exit.
+    let activated = inherited.is_some();
+    let idle_after = config
+        .idle_exit
+        .map(Duration::from_secs)
+        .or(activated.then_some(crate::activation::ACTIVATED_IDLE_EXIT));
     // Before any socket exists, so a SIGTERM during start-up still cleans up.
     let mut signals = match Signals::new() {
         Ok(s) => s,
@@ -138,6 +164,12 @@ where
     };
     let bound = rt.ensure_apps_dir().and_then(|()| {
         crate::endpoints::remove_stale(&rt);
+        if let Some(Inherited { host, control }) = inherited {
+            return Ok((
+                Listener::adopt(&rt, CONTROL_SOCKET, control)?,
+                Listener::adopt(&rt, HOST_SOCKET, host)?,
+            ));
+        }
         let control = Listener::bind(&rt, CONTROL_SOCKET)?;
         match Listener::bind(&rt, HOST_SOCKET) {
             Ok(host) => Ok((control, host)),
@@ -161,17 +193,13 @@ where
     let gate = Gate::new(to_usize(config.max_clients), to_usize(config.max_apps));
     let (stop_tx, stop_rx) = watch::channel(false);
 
-    let control_task = tokio::spawn(accept_loop(control, gate.clone(), Class::Client, {
-        let s = sessions.clone();
-        move |stream, peer| s.clone().serve_control(stream, peer)
-    }));
-    let host_task = tokio::spawn(accept_loop(host, gate.clone(), Class::App, {
-        let s = sessions.clone();
-        move |stream, peer| s.clone().serve_app(stream, peer)
-    }));
+    // Spare handles to resume accepting if a connection slips in as the idle timer fires.
+    let mut spare = idle_after.and_then(|_| spares(&control, &host));
+    let mut accepting = listen(control, host, &gate, &sessions);
     let endpoints_task =
         tokio::spawn(crate::endpoints::run(sessions.clone(), rt.clone(), gate.clone(), stop_rx));
-    tracing::info!(runtime_dir = %rt.path().display(), pid = std::process::id(), "jfgui-agentd listening");
+    tracing::info!(runtime_dir = %rt.path().display(), pid = std::process::id(), activated, "jfgui-agentd listening");
+    crate::activation::notify_ready();
 
     let demo = match demo_app {
         Some(app) => match demo::spawn(&app, Some(rt.path())) {
@@ -187,11 +215,29 @@ where
         None => None,
     };
 
-    let stop = tokio::select! {
-        name = signals.next() => Stop::Signal(name),
-        () = idle(gate.live(), config.idle_exit.map(Duration::from_secs)) => Stop::Idle,
-        () = dir_gone(&rt, config.dir_check) => Stop::DirGone,
+    let stop = loop {
+        let stop = tokio::select! {
+            name = signals.next() => Stop::Signal(name),
+            () = idle(gate.live(), idle_after) => Stop::Idle,
+            () = dir_gone(&rt, config.dir_check) => Stop::DirGone,
+        };
+        for task in &accepting {
+            task.abort();
+        }
+        // An accept task may have run between the timer and this point: a connection it
+        // took is live now and must be served, not dropped; accepting resumes. Connections
+        // not accepted yet stay queued (for systemd's next activation when activated).
+        if matches!(stop, Stop::Idle) && *gate.live().borrow() > 0 {
+            if let Some((control, host)) = spare.take() {
+                tracing::debug!("a connection arrived as the idle timer fired; staying up");
+                spare = spares(&control, &host);
+                accepting = listen(control, host, &gate, &sessions);
+                continue;
+            }
+        }
+        break stop;
     };
+    crate::activation::notify_stopping();
     match &stop {
         Stop::Signal(name) => tracing::info!("{name}: shutting down"),
         Stop::Idle => tracing::info!("no app and no client for --idle-exit; shutting down"),
@@ -199,11 +245,11 @@ where
             "the runtime dir was removed or replaced; shutting down"),
     }
 
-    control_task.abort();
-    host_task.abort();
-    for name in [CONTROL_SOCKET, HOST_SOCKET] {
-        if let Err(e) = crate::runtime_dir::remove_stale_socket(&rt, name) {
-            tracing::warn!("{e}");
+    if !activated {
+        for name in [CONTROL_SOCKET, HOST_SOCKET] {
+            if let Err(e) = crate::runtime_dir::remove_stale_socket(&rt, name) {
+                tracing::warn!("{e}");
+            }
         }
     }
     let _ = stop_tx.send(true);
@@ -218,6 +264,36 @@ where
     match stop {
         Stop::Signal(_) | Stop::Idle => exit::OK,
         Stop::DirGone => exit::RUNTIME,
+    }
+}
+
+/// Accepts on the control and host sockets, each in a task of its own.
+fn listen<S: Sessions>(
+    control: Listener,
+    host: Listener,
+    gate: &Gate,
+    sessions: &S,
+) -> [JoinHandle<()>; 2] {
+    [
+        tokio::spawn(accept_loop(control, gate.clone(), Class::Client, {
+            let s = sessions.clone();
+            move |stream, peer| s.clone().serve_control(stream, peer)
+        })),
+        tokio::spawn(accept_loop(host, gate.clone(), Class::App, {
+            let s = sessions.clone();
+            move |stream, peer| s.clone().serve_app(stream, peer)
+        })),
+    ]
+}
+
+/// Second handles on both listeners, or `None` (then an idle exit cannot be called off).
+fn spares(control: &Listener, host: &Listener) -> Option<(Listener, Listener)> {
+    match (control.try_clone(), host.try_clone()) {
+        (Ok(c), Ok(h)) => Some((c, h)),
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::warn!(error = %e, "cannot duplicate the listening sockets");
+            None
+        }
     }
 }
 

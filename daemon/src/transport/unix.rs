@@ -108,6 +108,50 @@ impl Listener {
         })
     }
 
+    /// Serves a socket the service manager bound and passed (socket activation) as `name`.
+    /// Nothing is unlinked or bound; a socket bound elsewhere than `name` in the runtime dir
+    /// is served anyway, with a warning, since clients will not find it there.
+    pub fn adopt(
+        rt: &RuntimeDir,
+        name: &str,
+        listener: std::os::unix::net::UnixListener,
+    ) -> Result<Listener, DirError> {
+        let path = rt.socket_path(name)?;
+        let io = |source| DirError::Io { path: path.clone(), source };
+        let bound = listener.local_addr().map_err(io)?.as_pathname().map(Path::to_path_buf);
+        if bound.as_deref() != Some(path.as_path()) {
+            tracing::warn!(expected = %path.display(), bound = ?bound,
+                "the socket passed by the service manager is not where clients look for it");
+        }
+        listener.set_nonblocking(true).map_err(io)?;
+        let inner = UnixListener::from_std(listener).map_err(io)?;
+        Ok(Listener {
+            inner,
+            path,
+            me: jfgui_proto::locations::uid(),
+            last_exhausted_warning: None,
+            last_rejection_warning: None,
+            unlogged_rejections: 0,
+        })
+    }
+
+    /// A second handle on the same listening socket (a `dup`), so accepting can resume after
+    /// the accept task holding this one was stopped.
+    pub fn try_clone(&self) -> io::Result<Listener> {
+        use std::os::fd::AsFd;
+        let fd = self.inner.as_fd().try_clone_to_owned()?;
+        let listener = std::os::unix::net::UnixListener::from(fd);
+        listener.set_nonblocking(true)?;
+        Ok(Listener {
+            inner: UnixListener::from_std(listener)?,
+            path: self.path.clone(),
+            me: self.me,
+            last_exhausted_warning: None,
+            last_rejection_warning: None,
+            unlogged_rejections: 0,
+        })
+    }
+
     /// The absolute socket path.
     pub fn path(&self) -> &Path {
         &self.path
