@@ -141,18 +141,21 @@ pub fn run_command(mut cmd: Command, stdin: &[u8]) -> Run {
     Run { status, stdout, stderr }
 }
 
-/// Waits until the daemon lists an enabled app with endpoint `slug` (panics after
-/// [`PATIENCE`], with the daemon's log).
-pub fn wait_endpoint(daemon: &crate::Daemon, slug: &str) {
-    let up = crate::wait_until(PATIENCE, || {
-        daemon.apps().iter().any(|a| a["slug"] == slug && a["enabled"] == true)
+/// Binds a Unix socket at `path` that reads requests and never answers (a hung app behind a
+/// daemon, for the CLI's own `--timeout`); it lives until the test process ends.
+pub fn silent_endpoint(path: &Path) {
+    let listener = std::os::unix::net::UnixListener::bind(path)
+        .unwrap_or_else(|e| panic!("bind {}: {e}", path.display()));
+    thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            thread::spawn(move || {
+                use std::io::BufRead;
+                let mut sink = String::new();
+                let mut reader = std::io::BufReader::new(stream);
+                while reader.read_line(&mut sink).is_ok_and(|n| n > 0) {}
+            });
+        }
     });
-    assert!(
-        up,
-        "endpoint {slug} never came up; apps {:?}; daemon log:\n{}",
-        daemon.apps(),
-        daemon.proc.stderr()
-    );
 }
 
 /// An interactive `jfgui-agent` (a gateway): lines in on stdin, lines out of stdout with a
