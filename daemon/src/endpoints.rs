@@ -35,6 +35,7 @@ pub fn valid_slug(slug: &str) -> bool {
 }
 
 /// The socket name of `slug`, relative to the runtime dir, or `None` for an invalid slug.
+#[cfg(unix)]
 pub fn endpoint_name(slug: &str) -> Option<String> {
     valid_slug(slug).then(|| {
         format!(
@@ -165,7 +166,7 @@ impl<S: Sessions, P: EndpointSpace> Endpoints<S, P> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
