@@ -10,8 +10,8 @@ use jfgui_proto::channel::{
 use jfgui_proto::{ActionSpec, ErrorClass, Reason};
 
 use super::{MAX_QUEUED_REQUESTS, ProtocolError, Status};
-use crate::test_support::{EchoHost, Peer, Registers, endpoint, obj};
 use crate::Dispatcher;
+use crate::test_support::{EchoHost, Peer, Registers, endpoint, obj};
 
 fn registered(enabled: bool) -> (super::Endpoint, EchoHost, Peer) {
     let host = EchoHost::default();
