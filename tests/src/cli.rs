@@ -8,7 +8,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::{PATIENCE, agent};
+use crate::{Daemon, PATIENCE, Proc, agent, notepad};
 
 /// What one run of `jfgui-agent` did.
 #[derive(Debug)]
@@ -139,6 +139,16 @@ pub fn run_command(mut cmd: Command, stdin: &[u8]) -> Run {
     let stdout = String::from_utf8_lossy(&out_reader.join().expect("stdout reader")).into_owned();
     let stderr = String::from_utf8_lossy(&err_reader.join().expect("stderr reader")).into_owned();
     Run { status, stdout, stderr }
+}
+
+/// A daemon on `rt` and one example app (`--agent-enable` plus `app_args`) whose endpoint
+/// `notepad` is up.
+pub fn daemon_with_notepad(rt: &Path, app_args: &[&str]) -> (Daemon, Proc) {
+    let daemon = Daemon::start(rt, &[]);
+    let args: Vec<&str> = ["--agent-enable"].iter().chain(app_args).copied().collect();
+    let app = notepad(rt, &args);
+    daemon.wait_endpoint("notepad");
+    (daemon, app)
 }
 
 /// Binds a Unix socket at `path` that reads requests and never answers (a hung app behind a

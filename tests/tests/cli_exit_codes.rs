@@ -7,7 +7,7 @@ use std::path::Path;
 use std::thread;
 use std::time::Duration;
 
-use jfgui_tests::cli::{Run, run_agent, silent_endpoint};
+use jfgui_tests::cli::{Run, daemon_with_notepad, run_agent, silent_endpoint};
 use jfgui_tests::{Daemon, PATIENCE, TempDir, Watchdog, notepad};
 
 /// Runs `call` with `--json` and checks code, stderr reason and the JSON error on stdout.
@@ -89,9 +89,7 @@ fn g2_the_app_going_away_mid_call_is_outcome_unknown() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();
     let rt = dir.rt();
-    let daemon = Daemon::start(&rt, &[]);
-    let mut app = notepad(&rt, &["--agent-enable"]);
-    daemon.wait_endpoint("notepad");
+    let (_daemon, mut app) = daemon_with_notepad(&rt, &[]);
     app.signal("STOP");
     let rt2 = rt.clone();
     let call =

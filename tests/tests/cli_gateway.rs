@@ -5,8 +5,8 @@
 use std::io::Read;
 use std::process::Stdio;
 
-use jfgui_tests::cli::{Session, agent_command, run_agent};
-use jfgui_tests::{Daemon, PATIENCE, TempDir, Watchdog, bin, notepad, status_kib, wait_until};
+use jfgui_tests::cli::{Session, agent_command, daemon_with_notepad, run_agent};
+use jfgui_tests::{PATIENCE, TempDir, Watchdog, bin, status_kib, wait_until};
 use serde_json::{Value, json};
 
 const INFO: &str = r#"{"jsonrpc":"2.0","id":1,"method":"agent/info"}"#;
@@ -34,9 +34,7 @@ fn stdio_json_pipes_requests_and_exits_0_on_eof() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();
     let rt = dir.rt();
-    let daemon = Daemon::start(&rt, &[]);
-    let _app = notepad(&rt, &["--agent-enable", "--text", "hello"]);
-    daemon.wait_endpoint("notepad");
+    let (_daemon, _app) = daemon_with_notepad(&rt, &["--text", "hello"]);
     let input = format!("{INFO}\n\n{}\n", r#"{"jsonrpc":"2.0","id":"s","method":"state/inspect"}"#);
     let r = run_agent(&rt, &["stdio", "notepad", "--protocol", "json"], input.as_bytes());
     r.assert_no_panic().assert_code(0);
@@ -51,9 +49,7 @@ fn stdio_mcp_legacy_session() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();
     let rt = dir.rt();
-    let daemon = Daemon::start(&rt, &[]);
-    let _app = notepad(&rt, &["--agent-enable"]);
-    daemon.wait_endpoint("notepad");
+    let (_daemon, _app) = daemon_with_notepad(&rt, &[]);
     let input = format!("{INITIALIZE}\n{INITIALIZED}\n{TOOLS_LIST}\n");
     let r = run_agent(&rt, &["stdio", "Notepad", "--protocol", "mcp"], input.as_bytes());
     r.assert_no_panic().assert_code(0);
@@ -69,9 +65,7 @@ fn g1_garbage_oversize_and_invalid_utf8_keep_stdout_protocol_only() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();
     let rt = dir.rt();
-    let daemon = Daemon::start(&rt, &[]);
-    let _app = notepad(&rt, &["--agent-enable"]);
-    daemon.wait_endpoint("notepad");
+    let (_daemon, _app) = daemon_with_notepad(&rt, &[]);
     let mut s = Session::start(agent_command(&rt, &["stdio", "notepad", "--protocol", "json"]));
     s.send("this is not json");
     assert_eq!(s.recv()["error"]["code"], -32700);
@@ -113,9 +107,7 @@ fn g1_daemon_killed_mid_request_answers_in_flight_and_exits_4() {
     for (protocol, code) in [("json", 1001), ("mcp", -32603)] {
         let dir = TempDir::new();
         let rt = dir.rt();
-        let mut daemon = Daemon::start(&rt, &[]);
-        let app = notepad(&rt, &["--agent-enable"]);
-        daemon.wait_endpoint("notepad");
+        let (mut daemon, app) = daemon_with_notepad(&rt, &[]);
         let mut s =
             Session::start(agent_command(&rt, &["stdio", "notepad", "--protocol", protocol]));
         s.send(INFO);
@@ -144,9 +136,7 @@ fn g1_stdout_closed_by_the_client_is_a_quiet_exit() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();
     let rt = dir.rt();
-    let daemon = Daemon::start(&rt, &[]);
-    let _app = notepad(&rt, &["--agent-enable"]);
-    daemon.wait_endpoint("notepad");
+    let (_daemon, _app) = daemon_with_notepad(&rt, &[]);
     let mut child = agent_command(&rt, &["stdio", "notepad", "--protocol", "json"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
