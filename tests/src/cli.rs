@@ -4,7 +4,7 @@
 
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -99,12 +99,7 @@ pub fn run_agent(rt: &Path, args: &[&str], stdin: &[u8]) -> Run {
 /// Runs a prepared command with `stdin` as its input, capturing stdout and stderr; the child is
 /// killed and the test fails if it is still running after [`PATIENCE`].
 pub fn run_command(mut cmd: Command, stdin: &[u8]) -> Run {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+    let mut child = spawn_piped(&mut cmd);
     let mut input = child.stdin.take().expect("stdin");
     let data = stdin.to_vec();
     // The child may exit without reading everything: a write error is expected then.
@@ -141,6 +136,15 @@ pub fn run_command(mut cmd: Command, stdin: &[u8]) -> Run {
     Run { status, stdout, stderr }
 }
 
+/// Spawns `cmd` with stdin, stdout and stderr piped (panics, naming it, if it cannot start).
+fn spawn_piped(cmd: &mut Command) -> Child {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"))
+}
+
 /// A daemon on `rt` and one example app (`--agent-enable` plus `app_args`) whose endpoint
 /// `notepad` is up.
 pub fn daemon_with_notepad(rt: &Path, app_args: &[&str]) -> (Daemon, Proc) {
@@ -172,7 +176,7 @@ pub fn silent_endpoint(path: &Path) {
 /// deadline, stderr collected; killed on drop.
 #[derive(Debug)]
 pub struct Session {
-    child: std::process::Child,
+    child: Child,
     stdin: Option<std::process::ChildStdin>,
     lines: std::sync::mpsc::Receiver<String>,
     stderr: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
@@ -184,12 +188,7 @@ pub struct Session {
 impl Session {
     /// Starts `cmd` with piped stdio.
     pub fn start(mut cmd: Command) -> Session {
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+        let mut child = spawn_piped(&mut cmd);
         let stdout = child.stdout.take().expect("stdout");
         let (tx, lines) = std::sync::mpsc::channel();
         thread::spawn(move || {
