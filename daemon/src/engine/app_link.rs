@@ -38,6 +38,11 @@ use super::{AppSummary, EngineConfig, PeerInfo, until};
 /// registration cache of a hostile app bounded.
 pub const MAX_ACTIONS: usize = 16 * MAX_ACTIONS_PER_PAGE;
 
+/// Most bytes of `actions` frames one app may send: with [`MAX_ACTIONS`], this keeps the
+/// registration cache of 256 apps within about 1 GiB even if every one is hostile, and real
+/// apps (a few KiB of schemas per action at most) far below it.
+pub const MAX_REGISTRATION_BYTES: usize = 4 << 20;
+
 /// Bytes asked of the transport per read.
 const READ_CHUNK: usize = 16 * 1024;
 
@@ -374,6 +379,8 @@ impl fmt::Display for LinkEnd {
 /// idle deadline.
 struct FrameReader<R> {
     inner: R,
+    /// Body length of the last frame returned (for the registration budget).
+    last_len: usize,
     decoder: FrameDecoder,
     limits: Limits,
     partial_idle: std::time::Duration,
@@ -384,6 +391,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     async fn next(&mut self) -> Result<AppMessage, LinkEnd> {
         loop {
             if let Some(body) = self.decoder.next_frame().map_err(LinkEnd::Frame)? {
+                self.last_len = body.len();
                 return decode_message(&body, &self.limits).map_err(LinkEnd::Frame);
             }
             let mut chunk = [0u8; READ_CHUNK];
@@ -413,13 +421,9 @@ struct Registration {
     actions: Vec<ActionInfo>,
 }
 
-/// Builds `refused{invalid_registration}`.
-struct Refusal;
-
-impl Refusal {
-    fn invalid(message: impl Into<String>) -> Refused {
-        Refused { reason: Refused::INVALID_REGISTRATION.to_string(), message: message.into() }
-    }
+/// `refused{invalid_registration}` with `message`.
+fn invalid_registration(message: impl Into<String>) -> Refused {
+    Refused { reason: Refused::INVALID_REGISTRATION.to_string(), message: message.into() }
 }
 
 async fn handshake<R: AsyncRead + Unpin>(
@@ -428,22 +432,29 @@ async fn handshake<R: AsyncRead + Unpin>(
     let hello = match reader.next().await? {
         AppMessage::Hello(h) => h,
         AppMessage::Bye(b) => return Err(LinkEnd::Bye(b.reason)),
-        _ => return Ok(Err(Refusal::invalid("the first message must be hello"))),
+        _ => return Ok(Err(invalid_registration("the first message must be hello"))),
     };
     if let Err(refused) = hello.check_version() {
         return Ok(Err(refused));
     }
     let mut actions: Vec<ActionInfo> = Vec::new();
+    let mut bytes = 0;
     loop {
         match reader.next().await? {
             AppMessage::Actions(page) => {
+                bytes += reader.last_len;
+                if bytes > MAX_REGISTRATION_BYTES {
+                    return Ok(Err(invalid_registration(format!(
+                        "a registration holds at most {MAX_REGISTRATION_BYTES} bytes of actions"
+                    ))));
+                }
                 if page.actions.len() > MAX_ACTIONS_PER_PAGE {
-                    return Ok(Err(Refusal::invalid(format!(
+                    return Ok(Err(invalid_registration(format!(
                         "an actions page holds at most {MAX_ACTIONS_PER_PAGE} actions"
                     ))));
                 }
                 if actions.len() + page.actions.len() > MAX_ACTIONS {
-                    return Ok(Err(Refusal::invalid(format!(
+                    return Ok(Err(invalid_registration(format!(
                         "an app registers at most {MAX_ACTIONS} actions"
                     ))));
                 }
@@ -451,7 +462,7 @@ async fn handshake<R: AsyncRead + Unpin>(
             }
             AppMessage::Ready(ready) => {
                 if usize::try_from(ready.action_count).ok() != Some(actions.len()) {
-                    return Ok(Err(Refusal::invalid(format!(
+                    return Ok(Err(invalid_registration(format!(
                         "ready announced {} actions but {} were sent",
                         ready.action_count,
                         actions.len()
@@ -468,7 +479,11 @@ async fn handshake<R: AsyncRead + Unpin>(
                 }));
             }
             AppMessage::Bye(b) => return Err(LinkEnd::Bye(b.reason)),
-            _ => return Ok(Err(Refusal::invalid("only actions pages and ready may follow hello"))),
+            _ => {
+                return Ok(Err(invalid_registration(
+                    "only actions pages and ready may follow hello",
+                )));
+            }
         }
     }
 }
@@ -491,6 +506,7 @@ where
     let (rd, mut wr) = tokio::io::split(stream);
     let mut reader = FrameReader {
         inner: rd,
+        last_len: 0,
         decoder: FrameDecoder::new(config.max_frame),
         limits: config.frame_limits(),
         partial_idle: config.partial_idle,

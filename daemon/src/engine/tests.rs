@@ -1372,3 +1372,31 @@ async fn a_flooding_client_does_not_starve_another() {
     assert_eq!(ids, (0..total as i64).collect::<Vec<_>>(), "each answered exactly once");
     writer.await.unwrap();
 }
+
+#[tokio::test]
+async fn an_oversized_registration_is_refused() {
+    let engine = Engine::new(config());
+    let mut app = FakeApp::connect(&engine, 1 << 20);
+    app.send(&AppMessage::Hello(jfgui_proto::channel::Hello {
+        channel_version: 1,
+        display_name: "Huge".into(),
+        pid: 1,
+        enabled: true,
+    }))
+    .await;
+    let description = "d".repeat(250_000);
+    for page in 0..5 {
+        let actions = (0..4)
+            .map(|i| action(&format!("a.{page}.{i}"), ActionKind::Read, &description))
+            .collect();
+        app.send(&AppMessage::Actions(jfgui_proto::channel::ActionsPage { actions })).await;
+    }
+    match app.recv().await {
+        Some(DaemonMessage::Refused(r)) => {
+            assert_eq!(r.reason, "invalid_registration");
+            assert!(r.message.contains("bytes"), "{}", r.message);
+        }
+        other => panic!("expected refused, got {other:?}"),
+    }
+    assert!(engine.apps().is_empty());
+}
