@@ -3,7 +3,7 @@
 //! watchdog, raw JSON-RPC line clients, `/proc` resource probes and the cross-UID helper.
 //!
 //! **Binaries.** `CARGO_BIN_EXE_*` only covers a package's own bins, so [`bin`] runs
-//! `cargo build -p daemon -p notepad --bins` once per test process (a no-op when they are
+//! `cargo build -p daemon -p notepad -p jfgui-tests --bins` once per test process (a no-op when they are
 //! fresh) into the same target dir as the running test, then returns
 //! `target/<profile>/NAME`. `cargo test --workspace` therefore always runs the suites against
 //! binaries built from the current sources. Set `JFGUI_TEST_BIN_DIR` to test prebuilt
@@ -46,7 +46,8 @@ pub fn bin_dir() -> &'static Path {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut cmd = Command::new(cargo);
         cmd.current_dir(workspace)
-            .args(["build", "--quiet", "--bins", "-p", "daemon", "-p", "notepad", "--target-dir"])
+            .args(["build", "--quiet", "--bins", "-p", "daemon", "-p", "notepad", "-p", "jfgui-tests"])
+            .arg("--target-dir")
             .arg(&target_dir);
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");
@@ -368,6 +369,127 @@ pub fn notepad(rt: &Path, args: &[&str]) -> Proc {
     Proc::spawn(cmd, rt.with_file_name(format!("notepad-{}.log", unique())))
 }
 
+/// The fault-injecting test app (`src/bin/jfgui-testapp`), its state and ledger files kept
+/// in `dir` (outside the runtime dir) so a restart with the same `dir` shows what was
+/// committed.
+#[derive(Debug)]
+pub struct TestApp {
+    /// The process.
+    pub proc: Proc,
+    /// `--state` file.
+    pub state: PathBuf,
+    /// `--ledger` file.
+    pub ledger: PathBuf,
+}
+
+impl TestApp {
+    /// Starts `jfgui-testapp --agent-enable --name NAME --state DIR/NAME.state --ledger
+    /// DIR/NAME.ledger ARGS...` against the daemon on `rt`.
+    pub fn start(rt: &Path, dir: &Path, name: &str, args: &[&str]) -> TestApp {
+        let state = dir.join(format!("{name}.state"));
+        let ledger = dir.join(format!("{name}.ledger"));
+        let mut cmd = Command::new(bin("jfgui-testapp"));
+        cmd.env("JFGUI_RUNTIME_DIR", rt)
+            .env_remove("XDG_RUNTIME_DIR")
+            .args(["--agent-enable", "--name", name, "--state"])
+            .arg(&state)
+            .arg("--ledger")
+            .arg(&ledger)
+            .args(args);
+        let proc = Proc::spawn(cmd, dir.join(format!("{name}-{}.log", unique())));
+        TestApp { proc, state, ledger }
+    }
+
+    /// The ledger's lines (`request-id action revision-before revision-after verdict`).
+    pub fn ledger(&self) -> Vec<String> {
+        ledger_lines(&self.ledger)
+    }
+}
+
+/// The lines of a mutation ledger (none when the file does not exist).
+pub fn ledger_lines(path: &Path) -> Vec<String> {
+    fs::read_to_string(path).map(|s| s.lines().map(str::to_string).collect()).unwrap_or_default()
+}
+
+/// A write on a test app endpoint: `counter.add {by, tag}` at the revision read just before.
+/// Returns the whole response.
+pub fn testapp_add(endpoint: &Path, by: i64, tag: &str) -> Value {
+    let revision = json1(endpoint, "agent/info", json!({}))["revision"].clone();
+    rpc(
+        endpoint,
+        "actions/execute",
+        json!({"action": "counter.add", "input": {"by": by, "tag": tag}, "expectedRevision": revision}),
+    )
+    .unwrap_or_else(|e| panic!("counter.add on {}: {e}", endpoint.display()))
+}
+
+/// FAULTS §0.5 liveness probe on a *second* app (a test app's endpoint): a fresh client gets
+/// `agent/info`, then a write succeeds and lands exactly once in that app's ledger; the
+/// control socket still answers with the daemon's pid.
+pub fn assert_live(d: &Daemon, probe: &TestApp, endpoint: &Path) {
+    d.assert_alive();
+    let info = json1(endpoint, "agent/info", json!({}));
+    assert!(info["revision"].is_u64(), "agent/info: {info}");
+    let tag = format!("probe{}", unique());
+    let response = testapp_add(endpoint, 1, &tag);
+    assert!(response.get("result").is_some(), "probe write: {response}");
+    let lines = probe.ledger().into_iter().filter(|l| l.starts_with(&format!("{tag} "))).count();
+    assert_eq!(lines, 1, "probe write journalled once; ledger {:?}", probe.ledger());
+}
+
+/// The usual fault rig: a daemon with `daemon_args`, the test app under attack ("Target",
+/// slug `target`, with `target_args`) and a second, well-behaved test app ("Probe", slug
+/// `probe`) for the liveness probe. Fields drop in order: apps, daemon, then the files.
+#[derive(Debug)]
+pub struct Rig {
+    /// The attacked app.
+    pub target: TestApp,
+    /// Its endpoint.
+    pub target_ep: PathBuf,
+    /// The liveness probe's app.
+    pub probe: TestApp,
+    /// Its endpoint.
+    pub probe_ep: PathBuf,
+    /// The daemon.
+    pub d: Daemon,
+    /// Holds the runtime dir, logs, states and ledgers.
+    pub tmp: TempDir,
+}
+
+impl Rig {
+    /// Starts everything and waits for both endpoints.
+    pub fn start(daemon_args: &[&str], target_args: &[&str]) -> Rig {
+        let tmp = TempDir::new();
+        let d = Daemon::start(&tmp.rt(), daemon_args);
+        let probe = TestApp::start(&d.rt, tmp.path(), "Probe", &[]);
+        let probe_ep = d.wait_endpoint("probe");
+        let target = TestApp::start(&d.rt, tmp.path(), "Target", target_args);
+        let target_ep = d.wait_endpoint("target");
+        Rig { target, target_ep, probe, probe_ep, d, tmp }
+    }
+
+    /// Restarts the target app (same state and ledger files) with `args`, waiting for its
+    /// endpoint (which keeps the slug `target` once the old instance is gone).
+    pub fn restart_target(&mut self, args: &[&str]) {
+        let gone = wait_until(PATIENCE, || {
+            !self.d.apps().iter().any(|a| a["slug"] == "target")
+        });
+        assert!(gone, "the old target is still listed: {:?}", self.d.apps());
+        self.target = TestApp::start(&self.d.rt, self.tmp.path(), "Target", args);
+        self.target_ep = self.d.wait_endpoint("target");
+    }
+
+    /// The liveness probe (FAULTS §0.5) through the probe app.
+    pub fn assert_live(&self) {
+        assert_live(&self.d, &self.probe, &self.probe_ep);
+    }
+
+    /// The target's ledger is empty ("not executed" verdicts).
+    pub fn assert_target_ledger_empty(&self) {
+        assert_eq!(self.target.ledger(), Vec::<String>::new(), "target ledger");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Raw JSON-RPC line clients
 
@@ -392,6 +514,11 @@ impl LineClient {
     pub fn send_raw(&mut self, line: &str) -> io::Result<()> {
         self.writer.write_all(line.as_bytes())?;
         self.writer.write_all(b"\n")
+    }
+
+    /// Sends raw bytes as they are (no newline added).
+    pub fn send_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.writer.write_all(bytes)
     }
 
     /// Reads one line; `Ok(None)` at EOF.
