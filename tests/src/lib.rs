@@ -272,8 +272,12 @@ impl Daemon {
         let log = rt.with_file_name(format!("agentd-{}.log", unique()));
         let mut proc = Proc::spawn(cmd, log);
         let control = rt.join("agentd.sock");
+        // `agentd.sock` is bound before `host.sock`; the log line comes after both, so an app
+        // started next never races the host listener.
         let ready = wait_until(PATIENCE, || {
-            proc.try_status().is_some() || UnixStream::connect(&control).is_ok()
+            proc.try_status().is_some()
+                || (UnixStream::connect(&control).is_ok()
+                    && proc.stderr().contains("jfgui-agentd listening"))
         });
         if !ready || proc.try_status().is_some() {
             panic!(
