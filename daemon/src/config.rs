@@ -29,7 +29,9 @@ agentd.sock (control), host.sock (apps) and apps/SLUG.sock (one per enabled app)
 created 0700; an existing one must be ours, not a symlink and not group/world-writable \
 (group/other read or search bits are removed with a warning). Sockets are 0600. Connections \
 from other users are closed before anything is read; root (uid 0) is admitted, as by \
-ssh-agent and dbus-daemon.
+ssh-agent and dbus-daemon. On Windows the daemon uses the named pipes \
+\\\\.\\pipe\\jfgui-agent-SID-control, -host and -app-SLUG, open to the current user only; \
+--runtime-dir and --dir-check do not apply there.
 
 Durations take a unit: 250ms, 5s, 2m (0 needs none).
 
@@ -58,7 +60,7 @@ pub enum LogFormat {
     after_help = AFTER_HELP
 )]
 pub struct Config {
-    /// Runtime directory (overrides $JFGUI_RUNTIME_DIR and $XDG_RUNTIME_DIR); absolute.
+    /// Runtime directory (overrides $JFGUI_RUNTIME_DIR and $XDG_RUNTIME_DIR); absolute. Unix.
     #[arg(long, value_name = "DIR")]
     pub runtime_dir: Option<PathBuf>,
 
@@ -76,7 +78,7 @@ pub struct Config {
     pub demo: bool,
 
     /// How often the daemon checks that its runtime dir still exists (0 = never). A removed
-    /// dir (logout cleanup) makes the daemon exit with status 1.
+    /// dir (logout cleanup) makes the daemon exit with status 1. Unix.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub dir_check: Duration,
 

@@ -1,6 +1,9 @@
-//! Per-app endpoint sockets (SPEC S8): `apps/SLUG.sock` exists exactly while the engine says
-//! the app is connected and enabled. Up → bind (0600, stale socket removed, planted
-//! non-socket refused and logged) and accept; Down → stop accepting and unlink.
+//! Per-app endpoints (SPEC S8): an endpoint exists exactly while the engine says the app is
+//! connected and enabled. Up → bind and accept; Down → stop accepting and remove it.
+//!
+//! Where endpoints live is an [`EndpointSpace`]: on Unix the runtime dir (`apps/SLUG.sock`,
+//! 0600, stale socket removed, a planted non-socket refused and logged); on Windows the
+//! user's named-pipe namespace (`transport::windows`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -8,20 +11,32 @@ use std::sync::Arc;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+#[cfg(unix)]
 use crate::runtime_dir::{RuntimeDir, remove_stale_socket};
 use crate::server::accept::accept_loop;
 use crate::server::gate::{Class, Gate};
 use crate::server::sessions::{EndpointChange, EndpointFeed, Sessions};
 use crate::transport::Listener;
 
-/// The socket name of `slug`, relative to the runtime dir, or `None` for a slug that could
-/// escape `apps/` or is not in the engine's alphabet (defence in depth: the engine only
-/// makes `[a-z0-9-]` slugs).
-pub fn endpoint_name(slug: &str) -> Option<String> {
-    let ok = !slug.is_empty()
+/// Where endpoint listeners are created and removed.
+pub trait EndpointSpace: Send + Sync + 'static {
+    /// Creates the listener of `slug` (already checked by [`valid_slug`]).
+    fn bind(&self, slug: &str) -> Result<Listener, String>;
+    /// Removes what [`EndpointSpace::bind`] created, after its listener was dropped.
+    fn unbind(&self, slug: &str);
+}
+
+/// A slug that cannot escape its directory or namespace and is in the engine's alphabet
+/// (defence in depth: the engine only makes `[a-z0-9-]` slugs).
+pub fn valid_slug(slug: &str) -> bool {
+    !slug.is_empty()
         && !slug.starts_with('-')
-        && slug.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
-    ok.then(|| {
+        && slug.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+/// The socket name of `slug`, relative to the runtime dir, or `None` for an invalid slug.
+pub fn endpoint_name(slug: &str) -> Option<String> {
+    valid_slug(slug).then(|| {
         format!(
             "{}/{slug}{}",
             jfgui_proto::locations::APPS_DIR,
@@ -30,8 +45,38 @@ pub fn endpoint_name(slug: &str) -> Option<String> {
     })
 }
 
+#[cfg(unix)]
+impl EndpointSpace for RuntimeDir {
+    fn bind(&self, slug: &str) -> Result<Listener, String> {
+        let name = endpoint_name(slug).ok_or_else(|| format!("unsafe slug {slug:?}"))?;
+        Listener::bind(self, &name).map_err(|e| e.to_string())
+    }
+
+    fn unbind(&self, slug: &str) {
+        if let Some(name) = endpoint_name(slug) {
+            if let Err(e) = remove_stale_socket(self, &name) {
+                tracing::warn!(slug, error = %e, "could not remove the endpoint socket");
+            }
+        }
+    }
+}
+
+/// On Windows an endpoint is the pipe `app-SLUG` (the prefix keeps a slug from ever naming
+/// the `control` or `host` pipe); a pipe disappears with its last instance, so unbinding
+/// needs nothing beyond dropping the listener.
+#[cfg(windows)]
+impl EndpointSpace for crate::transport::PipeSpace {
+    fn bind(&self, slug: &str) -> Result<Listener, String> {
+        Listener::bind(self, &format!("app-{slug}"))
+            .map_err(|e| format!("{}: {e}", self.pipe_name(&format!("app-{slug}"))))
+    }
+
+    fn unbind(&self, _slug: &str) {}
+}
+
 /// Removes endpoint sockets a previous daemon left in `apps/` (run under the lock, before
 /// binding). Only sockets are removed; anything else is left alone with a warning.
+#[cfg(unix)]
 pub fn remove_stale(rt: &RuntimeDir) {
     let Ok(entries) = std::fs::read_dir(jfgui_proto::locations::APPS_DIR) else { return };
     for entry in entries.flatten() {
@@ -45,14 +90,14 @@ pub fn remove_stale(rt: &RuntimeDir) {
 
 /// Keeps the endpoint sockets in step with the engine until `stop` turns true or the feed
 /// ends; then removes every endpoint it made.
-pub async fn run<S: Sessions>(
+pub async fn run<S: Sessions, P: EndpointSpace>(
     sessions: S,
-    rt: Arc<RuntimeDir>,
+    space: Arc<P>,
     gate: Gate,
     mut stop: watch::Receiver<bool>,
 ) {
     let mut feed = sessions.endpoint_changes();
-    let mut set = Endpoints { bound: HashMap::new(), rt, gate, sessions };
+    let mut set = Endpoints { bound: HashMap::new(), space, gate, sessions };
     loop {
         tokio::select! {
             change = feed.next() => match change {
@@ -67,23 +112,23 @@ pub async fn run<S: Sessions>(
     set.resync(Vec::new());
 }
 
-struct Endpoints<S> {
+struct Endpoints<S, P> {
     bound: HashMap<String, JoinHandle<()>>,
-    rt: Arc<RuntimeDir>,
+    space: Arc<P>,
     gate: Gate,
     sessions: S,
 }
 
-impl<S: Sessions> Endpoints<S> {
+impl<S: Sessions, P: EndpointSpace> Endpoints<S, P> {
     fn up(&mut self, slug: String) {
         if self.bound.contains_key(&slug) {
             return;
         }
-        let Some(name) = endpoint_name(&slug) else {
+        if !valid_slug(&slug) {
             tracing::error!(slug, "not binding an endpoint for an unsafe slug");
             return;
-        };
-        let listener = match Listener::bind(&self.rt, &name) {
+        }
+        let listener = match self.space.bind(&slug) {
             Ok(l) => l,
             Err(e) => {
                 tracing::error!(slug, error = %e, "cannot create the app's endpoint; it stays unreachable");
@@ -105,11 +150,7 @@ impl<S: Sessions> Endpoints<S> {
     fn down(&mut self, slug: &str) {
         let Some(task) = self.bound.remove(slug) else { return };
         task.abort();
-        if let Some(name) = endpoint_name(slug) {
-            if let Err(e) = remove_stale_socket(&self.rt, &name) {
-                tracing::warn!(slug, error = %e, "could not remove the endpoint socket");
-            }
-        }
+        self.space.unbind(slug);
         tracing::info!(slug, "endpoint down");
     }
 

@@ -10,18 +10,13 @@ pub use engine::{
     MethodError, PeerInfo, methods,
 };
 
-// OS layer (daemon-os): runtime dir, lock, listeners, endpoints, process life. Unix only for
-// now: the Windows named-pipe transport (user-SID DACL, DEPENDENCIES.md §1) is not written
-// yet, and `jfgui-agentd` says so and exits there.
+// OS layer (daemon-os): runtime dir and lock (Unix), listeners, endpoints, process life.
 pub mod config;
-#[cfg(unix)]
 pub mod endpoints;
 #[cfg(unix)]
 pub mod lock;
 pub mod logging;
 #[cfg(unix)]
 pub mod runtime_dir;
-#[cfg(unix)]
 pub mod server;
-#[cfg(unix)]
 pub mod transport;

@@ -5,24 +5,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use jfgui_daemon::config::Config;
-use jfgui_daemon::logging;
+use jfgui_daemon::{logging, server};
 
 fn main() -> ExitCode {
     let config = Config::parse();
     logging::init(config.log_format);
-    ExitCode::from(run(config))
-}
-
-#[cfg(unix)]
-fn run(config: Config) -> u8 {
-    jfgui_daemon::server::run(config, jfgui_daemon::server::engine)
-}
-
-#[cfg(not(unix))]
-fn run(_config: Config) -> u8 {
-    tracing::error!(
-        "jfgui-agentd does not run on this platform yet: its named-pipe transport is not \
-         implemented (the session engine is, e.g. for `jfgui-agent headless`)"
-    );
-    jfgui_daemon::config::exit::RUNTIME
+    ExitCode::from(server::run(config, server::engine))
 }

@@ -23,6 +23,8 @@ fn flood(d: &Daemon, socket: &Path, held: usize, cap: usize, baseline: usize) {
     let settled = wait_until(PATIENCE, || fd_count(pid) >= held.min(cap));
     assert!(settled, "{}: only {} fds", socket.display(), fd_count(pid));
     let peak = fd_count(pid);
+    let rss = jfgui_tests::status_kib(pid, "VmRSS").unwrap_or(0);
+    eprintln!("c1: {}: {peak} fds, VmRSS {rss} KiB with {held} held", socket.display());
     assert!(peak <= cap + OVERHEAD, "{}: {peak} fds, cap {cap}", socket.display());
     drop(conns);
     assert!(

@@ -162,6 +162,7 @@ fn c1_descriptor_exhaustion_does_not_spin_and_recovers() {
     let before = cpu_ticks(pid).unwrap();
     thread::sleep(Duration::from_secs(3));
     let spent = cpu_ticks(pid).unwrap() - before;
+    eprintln!("c1: {spent} clock ticks of daemon CPU in 3 s of EMFILE pressure");
     // Clock ticks are 1/100 s: a spinning accept loop would burn ~300 here.
     assert!(spent < 100, "accept loop spun on EMFILE: {spent} ticks in 3 s");
     drop(flood);

@@ -21,7 +21,7 @@ where
         let (stream, peer) = listener.accept().await;
         match gate.enter(class) {
             Some(ticket) => {
-                let span = tracing::debug_span!("connection", socket = %socket, peer_pid = ?peer.pid, peer_uid = peer.uid);
+                let span = tracing::debug_span!("connection", socket = %socket, peer_pid = ?peer.pid, peer_uid = ?peer.uid);
                 let fut = serve(stream, peer);
                 tokio::spawn(
                     async move {

@@ -29,14 +29,15 @@ pub fn locate() -> Result<PathBuf, String> {
     }
 }
 
-/// Starts the example app, enabled, pointed at our runtime dir.
-pub fn spawn(app: &PathBuf, runtime_dir: &std::path::Path) -> std::io::Result<Child> {
-    Command::new(app)
-        .arg("--agent-enable")
-        .env(jfgui_proto::locations::ENV_RUNTIME_DIR, runtime_dir)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
+/// Starts the example app, enabled, pointed at our runtime dir (Unix; on Windows the pipe
+/// names need none).
+pub fn spawn(app: &PathBuf, runtime_dir: Option<&std::path::Path>) -> std::io::Result<Child> {
+    let mut cmd = Command::new(app);
+    cmd.arg("--agent-enable");
+    if let Some(dir) = runtime_dir {
+        cmd.env(jfgui_proto::locations::ENV_RUNTIME_DIR, dir);
+    }
+    cmd.stdin(Stdio::null()).kill_on_drop(true).spawn()
 }
 
 /// Lets the app exit after the daemon's `bye`, then kills it if it is still there.

@@ -2,20 +2,22 @@
 //! from the flags and the runtime dir.
 
 use std::future::Future;
+use std::path::Path;
 
 use tokio::sync::broadcast;
 
 use super::sessions::{EndpointChange, EndpointFeed, Sessions};
 use crate::config::{Config, to_usize};
-use crate::runtime_dir::RuntimeDir;
 use crate::transport::{Peer, Stream};
 use crate::{EndpointEvent, Engine, EngineConfig, PeerInfo};
 
 /// The slug bound of SPEC S8, lowered when the runtime dir leaves less room in `sun_path`.
 const SPEC_MAX_SLUG: usize = 48;
 
-/// Builds the engine for `config`, reporting endpoints under `rt`.
-pub fn engine(config: &Config, rt: &RuntimeDir) -> Engine {
+/// Builds the engine for `config`. `runtime_dir` (Unix) is reported by `daemon/status` and
+/// gives the endpoint paths of `apps/list`; `max_slug_len` is what the endpoint names leave
+/// room for (the `sun_path` limit on Unix).
+pub fn engine(config: &Config, runtime_dir: Option<&Path>, max_slug_len: usize) -> Engine {
     Engine::new(EngineConfig {
         json: config.json_limits(),
         max_frame: to_usize(config.max_frame),
@@ -27,13 +29,13 @@ pub fn engine(config: &Config, rt: &RuntimeDir) -> Engine {
         max_queued_per_app: to_usize(config.max_queued_per_app),
         max_tasks: to_usize(config.max_tasks),
         shutdown_drain: config.shutdown_drain,
-        max_slug_len: SPEC_MAX_SLUG.min(rt.max_slug_len()),
-        runtime_dir: Some(rt.path().to_path_buf()),
+        max_slug_len: SPEC_MAX_SLUG.min(max_slug_len),
+        runtime_dir: runtime_dir.map(Path::to_path_buf),
     })
 }
 
 fn info(peer: Peer) -> PeerInfo {
-    PeerInfo { pid: peer.pid, uid: Some(peer.uid) }
+    PeerInfo { pid: peer.pid, uid: peer.uid }
 }
 
 impl Sessions for Engine {

@@ -17,8 +17,8 @@ pub type Stream = tokio::net::UnixStream;
 /// Who is on the other end (from `SO_PEERCRED` / `getpeereid`), for logs and the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Peer {
-    /// Effective uid of the peer.
-    pub uid: u32,
+    /// Effective uid of the peer (always known on Unix).
+    pub uid: Option<u32>,
     /// Its pid where the platform reports one.
     pub pid: Option<u32>,
 }
@@ -151,8 +151,9 @@ impl Listener {
                 return None;
             }
         };
-        let peer = Peer { uid: cred.uid(), pid: cred.pid().and_then(|p| u32::try_from(p).ok()) };
-        if peer.uid == self.me || peer.uid == 0 {
+        let uid = cred.uid();
+        let peer = Peer { uid: Some(uid), pid: cred.pid().and_then(|p| u32::try_from(p).ok()) };
+        if uid == self.me || uid == 0 {
             Some(peer)
         } else {
             let now = Instant::now();
@@ -160,7 +161,7 @@ impl Listener {
                 self.unlogged_rejections += 1;
                 return None;
             }
-            tracing::warn!(socket = %self.path.display(), peer_uid = peer.uid, daemon_uid = self.me,
+            tracing::warn!(socket = %self.path.display(), peer_uid = uid, daemon_uid = self.me,
                 peer_pid = ?peer.pid, also_rejected_since_last_report = self.unlogged_rejections,
                 "closed a connection from another user before reading from it");
             self.last_rejection_warning = Some(now);

@@ -1,0 +1,280 @@
+//! The daemon's life on Unix: runtime dir, lock, sockets, engine, stop (SPEC S8).
+//!
+//! Start: umask 077 → runtime dir (verified through its fd, then the working directory) →
+//! `agentd.lock` → stale sockets removed → `agentd.sock`, `host.sock` bound → engine → endpoint
+//! sockets follow the engine's events.
+//!
+//! Stop (SIGTERM, SIGINT, `--idle-exit`, runtime dir removed): stop accepting and unlink
+//! `agentd.sock`, `host.sock` and every endpoint (new clients get "no such file" at once
+//! instead of hanging), then `shutdown()` the engine (apps told `bye`, in-flight calls answered
+//! within the drain), then unlink and release the lock.
+//!
+//! Runtime dir removed under us (FAULTS E3): checked every `--dir-check` (10 s by default; the
+//! only periodic wake-up of an idle daemon, chosen over inotify for portability and no extra
+//! dependency); a missing or replaced dir makes the daemon exit with status 1, so it never
+//! keeps serving sockets nobody can find.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jfgui_proto::locations::{self, CONTROL_SOCKET, HOST_SOCKET};
+use tokio::sync::watch;
+
+use super::accept::accept_loop;
+use super::gate::{self, Class, Gate};
+use super::sessions::Sessions;
+use super::{SHUTDOWN_SLACK, demo, idle};
+use crate::config::{Config, exit, to_usize};
+use crate::lock::{Lock, LockError};
+use crate::runtime_dir::{DirError, Opened, RuntimeDir};
+use crate::transport::{Listener, restrict_umask};
+
+/// Runs the daemon until it stops; returns the process exit status (see `config::exit`).
+/// `make` builds the engine once the runtime dir is known and locked.
+pub fn run<S, F>(config: Config, make: F) -> u8
+where
+    S: Sessions,
+    F: FnOnce(&Config, Option<&std::path::Path>, usize) -> S,
+{
+    restrict_umask();
+    let demo_app = if config.demo {
+        match demo::locate() {
+            Ok(app) => Some(app),
+            Err(message) => {
+                tracing::error!("{message}");
+                return exit::RUNTIME;
+            }
+        }
+    } else {
+        None
+    };
+    let path = match resolve(&config) {
+        Ok(path) => path,
+        Err(message) => {
+            tracing::error!("{message}");
+            return exit::RUNTIME_DIR_REFUSED;
+        }
+    };
+    let rt = match open_dir(&path) {
+        Ok(rt) => Arc::new(rt),
+        Err(e) => {
+            tracing::error!("{e}");
+            return exit::RUNTIME_DIR_REFUSED;
+        }
+    };
+    let lock = match Lock::acquire(&rt) {
+        Ok(lock) => lock,
+        Err(e @ LockError::AlreadyRunning { .. }) => {
+            tracing::error!("{e}");
+            return exit::ALREADY_RUNNING;
+        }
+        Err(e) => {
+            tracing::error!("{e}");
+            return exit::RUNTIME_DIR_REFUSED;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            tracing::error!("cannot start the async runtime: {e}");
+            lock.remove();
+            return exit::RUNTIME;
+        }
+    };
+    let code = runtime.block_on(serve(config, rt, make, demo_app));
+    lock.remove();
+    code
+}
+
+fn resolve(config: &Config) -> Result<PathBuf, String> {
+    if let Some(dir) = &config.runtime_dir {
+        return Ok(dir.clone());
+    }
+    let found =
+        locations::runtime_dir().map_err(|e| format!("cannot choose a runtime dir: {e}"))?;
+    if found.source == locations::Source::Fallback {
+        tracing::warn!(runtime_dir = %found.path.display(),
+            "XDG_RUNTIME_DIR is not set; using the fallback runtime dir");
+    }
+    Ok(found.path)
+}
+
+fn open_dir(path: &std::path::Path) -> Result<RuntimeDir, DirError> {
+    let (rt, opened) = RuntimeDir::open(path)?;
+    match opened {
+        Opened::Created => {
+            tracing::debug!(runtime_dir = %path.display(), "created the runtime dir")
+        }
+        Opened::Adopted => {
+            tracing::debug!(runtime_dir = %path.display(), "using the existing runtime dir")
+        }
+        Opened::Tightened { old_mode } => tracing::warn!(runtime_dir = %path.display(),
+            "the runtime dir had mode {old_mode:04o}; tightened it to 0700"),
+    }
+    Ok(rt)
+}
+
+/// Why the daemon stopped.
+#[derive(Debug)]
+enum Stop {
+    Signal(&'static str),
+    Idle,
+    DirGone,
+}
+
+async fn serve<S, F>(config: Config, rt: Arc<RuntimeDir>, make: F, demo_app: Option<PathBuf>) -> u8
+where
+    S: Sessions,
+    F: FnOnce(&Config, Option<&std::path::Path>, usize) -> S,
+{
+    // Before any socket exists, so a SIGTERM during start-up still cleans up.
+    let mut signals = match Signals::new() {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!("cannot install signal handlers: {e}");
+            return exit::RUNTIME;
+        }
+    };
+    let bound = rt.ensure_apps_dir().and_then(|()| {
+        crate::endpoints::remove_stale(&rt);
+        let control = Listener::bind(&rt, CONTROL_SOCKET)?;
+        match Listener::bind(&rt, HOST_SOCKET) {
+            Ok(host) => Ok((control, host)),
+            Err(e) => {
+                // Leave nothing behind when refusing to start.
+                drop(control);
+                let _ = crate::runtime_dir::remove_stale_socket(&rt, CONTROL_SOCKET);
+                Err(e)
+            }
+        }
+    });
+    let (control, host) = match bound {
+        Ok(pair) => pair,
+        Err(e) => {
+            tracing::error!("{e}");
+            return exit::RUNTIME_DIR_REFUSED;
+        }
+    };
+    raise_descriptor_limit(&config);
+    let sessions = make(&config, Some(rt.path()), rt.max_slug_len());
+    let gate = Gate::new(to_usize(config.max_clients), to_usize(config.max_apps));
+    let (stop_tx, stop_rx) = watch::channel(false);
+
+    let control_task = tokio::spawn(accept_loop(control, gate.clone(), Class::Client, {
+        let s = sessions.clone();
+        move |stream, peer| s.clone().serve_control(stream, peer)
+    }));
+    let host_task = tokio::spawn(accept_loop(host, gate.clone(), Class::App, {
+        let s = sessions.clone();
+        move |stream, peer| s.clone().serve_app(stream, peer)
+    }));
+    let endpoints_task =
+        tokio::spawn(crate::endpoints::run(sessions.clone(), rt.clone(), gate.clone(), stop_rx));
+    tracing::info!(runtime_dir = %rt.path().display(), pid = std::process::id(), "jfgui-agentd listening");
+
+    let demo = match demo_app {
+        Some(app) => match demo::spawn(&app, Some(rt.path())) {
+            Ok(child) => {
+                tracing::info!(app = %app.display(), "demo: started the example app");
+                Some(child)
+            }
+            Err(e) => {
+                tracing::error!(app = %app.display(), "demo: cannot start the example app: {e}");
+                None
+            }
+        },
+        None => None,
+    };
+
+    let stop = tokio::select! {
+        name = signals.next() => Stop::Signal(name),
+        () = idle(gate.live(), config.idle_exit.map(Duration::from_secs)) => Stop::Idle,
+        () = dir_gone(&rt, config.dir_check) => Stop::DirGone,
+    };
+    match &stop {
+        Stop::Signal(name) => tracing::info!("{name}: shutting down"),
+        Stop::Idle => tracing::info!("no app and no client for --idle-exit; shutting down"),
+        Stop::DirGone => tracing::error!(runtime_dir = %rt.path().display(),
+            "the runtime dir was removed or replaced; shutting down"),
+    }
+
+    control_task.abort();
+    host_task.abort();
+    for name in [CONTROL_SOCKET, HOST_SOCKET] {
+        if let Err(e) = crate::runtime_dir::remove_stale_socket(&rt, name) {
+            tracing::warn!("{e}");
+        }
+    }
+    let _ = stop_tx.send(true);
+    let _ = endpoints_task.await;
+    let drain = config.shutdown_drain + SHUTDOWN_SLACK;
+    if tokio::time::timeout(drain, sessions.shutdown()).await.is_err() {
+        tracing::warn!("the engine did not finish shutting down in time");
+    }
+    if let Some(child) = demo {
+        demo::stop(child).await;
+    }
+    match stop {
+        Stop::Signal(_) | Stop::Idle => exit::OK,
+        Stop::DirGone => exit::RUNTIME,
+    }
+}
+
+/// Descriptors the caps allow at once: clients, app connections with handshake headroom, one
+/// endpoint listener per app, plus a margin for the runtime's own (listeners, epoll, lock,
+/// signal pipe, demo child).
+fn raise_descriptor_limit(config: &Config) {
+    let needed = config.max_clients
+        + 2 * config.max_apps
+        + gate::HANDSHAKE_HEADROOM as u64
+        + DESCRIPTOR_MARGIN;
+    match crate::transport::raise_fd_limit(needed) {
+        Ok(limit) if limit < needed => tracing::warn!(
+            limit,
+            needed,
+            "the descriptor limit is below what the connection caps allow; beyond it new \
+             connections wait in the backlog"
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::warn!("cannot read or raise the descriptor limit: {e}"),
+    }
+}
+
+/// Descriptors beyond the connection caps (see [`raise_descriptor_limit`]).
+const DESCRIPTOR_MARGIN: u64 = 64;
+
+/// Completes once the runtime dir is gone (never when `every` is zero).
+async fn dir_gone(rt: &RuntimeDir, every: Duration) {
+    if every.is_zero() {
+        return std::future::pending().await;
+    }
+    loop {
+        tokio::time::sleep(every).await;
+        if !rt.still_present() {
+            return;
+        }
+    }
+}
+
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    async fn next(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.int.recv() => "SIGINT",
+        }
+    }
+}
