@@ -239,7 +239,10 @@ fn main() {
     drop(conns);
     apps.clear();
 
-    println!("\n## jfgui-agentd vs raw two-hop relay (document.get, {reply_len} B reply)\n", reply_len = reply.len());
+    println!(
+        "\n## jfgui-agentd vs raw two-hop relay (document.get, {reply_len} B reply)\n",
+        reply_len = reply.len()
+    );
     println!("| clients | path | p50 | p99 | calls/s | p50 ratio | calls/s ratio |");
     println!("|---|---|---|---|---|---|---|");
     for (clients, raw, daemon) in &rows {

@@ -46,7 +46,17 @@ pub fn bin_dir() -> &'static Path {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut cmd = Command::new(cargo);
         cmd.current_dir(workspace)
-            .args(["build", "--quiet", "--bins", "-p", "daemon", "-p", "notepad", "-p", "jfgui-tests"])
+            .args([
+                "build",
+                "--quiet",
+                "--bins",
+                "-p",
+                "daemon",
+                "-p",
+                "notepad",
+                "-p",
+                "jfgui-tests",
+            ])
             .arg("--target-dir")
             .arg(&target_dir);
         if profile_dir.file_name().is_some_and(|n| n == "release") {
@@ -475,9 +485,7 @@ impl Rig {
     /// Restarts the target app (same state and ledger files) with `args`, waiting for its
     /// endpoint (which keeps the slug `target` once the old instance is gone).
     pub fn restart_target(&mut self, args: &[&str]) {
-        let gone = wait_until(PATIENCE, || {
-            !self.d.apps().iter().any(|a| a["slug"] == "target")
-        });
+        let gone = wait_until(PATIENCE, || !self.d.apps().iter().any(|a| a["slug"] == "target"));
         assert!(gone, "the old target is still listed: {:?}", self.d.apps());
         self.target = TestApp::start(&self.d.rt, self.tmp.path(), "Target", args);
         self.target_ep = self.d.wait_endpoint("target");

@@ -122,16 +122,17 @@ fn d3_failures_inside_an_atomic_batch_roll_back_exactly() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let r = Rig::start(&[], &["--fault", "counter.add:fail-in-batch-at=3"]);
     // One committed write first, so "unchanged" is not just the initial state.
-    assert!(rpc(&r.target_ep, "actions/execute", add(10, "base", 0)).unwrap().get("result").is_some());
+    assert!(
+        rpc(&r.target_ep, "actions/execute", add(10, "base", 0)).unwrap().get("result").is_some()
+    );
     let inspect = || rpc(&r.target_ep, "state/inspect", json!({})).unwrap().to_string();
     let before = inspect();
-    let call = |i: usize, expected: u64| {
-        json!({"action": "counter.add", "input": {"by": 1, "tag": format!("c{i}")}, "expectedRevision": expected})
-    };
+    let call = |i: usize, expected: u64| json!({"action": "counter.add", "input": {"by": 1, "tag": format!("c{i}")}, "expectedRevision": expected});
 
     // Call 4 of 5 (index 3) fails with a host error inside the transaction: rolled back.
     let calls: Vec<Value> = (0..5).map(|i| call(i, 1)).collect();
-    let response = rpc(&r.target_ep, "actions/batch", json!({"calls": calls, "atomic": true})).unwrap();
+    let response =
+        rpc(&r.target_ep, "actions/batch", json!({"calls": calls, "atomic": true})).unwrap();
     assert_error(&response, 1002, "rolled_back");
     assert_eq!(response["error"]["data"]["index"], 3, "{response}");
     assert_eq!(inspect(), before, "state and revision restored");
@@ -143,12 +144,15 @@ fn d3_failures_inside_an_atomic_batch_roll_back_exactly() {
     // Call 5 carries a stale revision: refused in preflight, nothing begins.
     let mut calls: Vec<Value> = (0..4).map(|i| call(i, 1)).collect();
     calls.push(call(4, 0));
-    let response = rpc(&r.target_ep, "actions/batch", json!({"calls": calls, "atomic": true})).unwrap();
+    let response =
+        rpc(&r.target_ep, "actions/batch", json!({"calls": calls, "atomic": true})).unwrap();
     assert_error(&response, 1000, "batch_preflight");
     assert_eq!(response["error"]["data"]["index"], 4, "{response}");
     // A deferred result (a task) inside an atomic batch: error and rollback.
-    let calls = json!([call(0, 1), {"action": "job.run", "input": {"ms": 10}, "expectedRevision": 1}]);
-    let response = rpc(&r.target_ep, "actions/batch", json!({"calls": calls, "atomic": true})).unwrap();
+    let calls =
+        json!([call(0, 1), {"action": "job.run", "input": {"ms": 10}, "expectedRevision": 1}]);
+    let response =
+        rpc(&r.target_ep, "actions/batch", json!({"calls": calls, "atomic": true})).unwrap();
     assert!(response.get("error").is_some(), "deferred work in an atomic batch fails: {response}");
     assert_eq!(inspect(), before, "state and revision restored");
     let ledger = r.target.ledger();
@@ -217,7 +221,10 @@ fn d5_late_reply_after_the_deadline_never_reaches_another_call() {
     // Nothing more arrives on A's connection.
     thread::sleep(Duration::from_millis(1500));
     assert_eq!(r.target.ledger(), ["A counter.add 0 1 committed"], "A applied once");
-    assert!(a.call("agent/info", json!({})).unwrap()["result"]["revision"] == 1, "A's stream stays in step");
+    assert!(
+        a.call("agent/info", json!({})).unwrap()["result"]["revision"] == 1,
+        "A's stream stays in step"
+    );
     let rss_after = status_kib(pid, "VmRSS").unwrap();
     println!("D5: daemon RSS {rss_before} KiB -> {rss_after} KiB");
     r.assert_live();

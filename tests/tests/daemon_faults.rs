@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use jfgui_tests::serde_json::{Value, json};
 use jfgui_tests::{
-    Daemon, LineClient, PATIENCE, Proc, TempDir, TestApp, Watchdog, cpu_ticks, json1, notepad,
-    rpc,
+    Daemon, LineClient, PATIENCE, Proc, TempDir, TestApp, Watchdog, cpu_ticks, json1, notepad, rpc,
 };
 
 fn add(tag: &str, revision: u64) -> Value {
@@ -70,7 +69,12 @@ fn e1_sigkill_mid_call_with_five_apps() {
     let ep = second.wait_endpoint("writer");
     let info = json1(&ep, "agent/info", json!({}));
     assert_eq!(info["revision"], ran.len(), "revision = ledger: {info} {ran:?}");
-    assert!(rpc(&ep, "actions/execute", add("after", ran.len() as u64)).unwrap().get("result").is_some());
+    assert!(
+        rpc(&ep, "actions/execute", add("after", ran.len() as u64))
+            .unwrap()
+            .get("result")
+            .is_some()
+    );
     assert_eq!(restarted.ledger().len(), ran.len() + 1);
     second.assert_alive();
 }

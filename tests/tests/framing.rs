@@ -268,7 +268,8 @@ fn strict_json_cases() -> Vec<(&'static str, Vec<u8>, i64, &'static str)> {
         ("B7 encoded surrogate", b"\xED\xA0\x80"),
         ("B7 truncated sequence", b"\xE2\x82"),
     ] {
-        let mut v = br#"{"jsonrpc":"2.0","id":1,"method":"actions/describe","params":{"action":""#.to_vec();
+        let mut v =
+            br#"{"jsonrpc":"2.0","id":1,"method":"actions/describe","params":{"action":""#.to_vec();
         v.extend_from_slice(bad);
         v.extend_from_slice(br#""}}"#);
         cases.push((name, v, -32700, ""));
@@ -314,14 +315,23 @@ fn b5_to_b10_strict_json_on_the_endpoint_and_the_control_socket() {
     // At-limit versions pass parsing (the verdicts after parsing are the app's or the schema's).
     let nest = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
     for (name, line) in [
-        ("32 levels", request("actions/describe", &format!(r#"{{"action":"x","x":{}}}"#, nest(30)))),
+        (
+            "32 levels",
+            request("actions/describe", &format!(r#"{{"action":"x","x":{}}}"#, nest(30))),
+        ),
         (
             "4096 elements",
-            request("actions/describe", &format!(r#"{{"action":"x","x":[{}0]}}"#, "0,".repeat(4095))),
+            request(
+                "actions/describe",
+                &format!(r#"{{"action":"x","x":[{}0]}}"#, "0,".repeat(4095)),
+            ),
         ),
         (
             "256 KiB decoded via escapes",
-            request("actions/describe", &format!(r#"{{"action":"{}"}}"#, "\\u00e9".repeat(128 * 1024))),
+            request(
+                "actions/describe",
+                &format!(r#"{{"action":"{}"}}"#, "\\u00e9".repeat(128 * 1024)),
+            ),
         ),
     ] {
         let response = one_shot(&r.target_ep, line.as_bytes());
