@@ -209,6 +209,7 @@ fn d5_late_reply_after_the_deadline_never_reaches_another_call() {
     let mut b = LineClient::connect(&r.target_ep).unwrap();
     let b_response = b.call("actions/execute", json!({"action": "state.get"})).unwrap();
     assert_eq!(b_response["id"], a_response["id"], "same id token on both connections");
+    println!("D5: B's response: {b_response}");
     match b_response.get("result") {
         // Served after A finished in the app: B's own output, which shows A applied once.
         Some(result) => {

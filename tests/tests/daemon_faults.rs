@@ -47,8 +47,10 @@ fn e1_sigkill_mid_call_with_five_apps() {
     println!("E1: app CPU ticks (1/100 s) over 3 s without a daemon: {spent:?}");
     assert!(spent.iter().all(|t| *t < 30), "no busy reconnect loop: {spent:?}");
 
+    let restarted_at = std::time::Instant::now();
     let second = Daemon::start(&rt, &[]);
     let listed = second.wait_apps(4);
+    println!("E1: all four apps listed {:?} after the new daemon started", restarted_at.elapsed());
     let mut slugs: Vec<String> =
         listed.iter().map(|a| a["slug"].as_str().unwrap().to_string()).collect();
     slugs.sort();
