@@ -1,13 +1,19 @@
 //! Dispatch overhead: a trivial action through the `Dispatcher` (every check of SPEC S2:
 //! lookup, input schema, capabilities, availability, revision, output schema) against calling
-//! the host's method directly. Run: `cargo bench -p host-sdk --bench dispatch`.
+//! the host's method directly, and one request through the sans-IO endpoint (decode the
+//! frame, dispatch, encode the reply frame). Run: `cargo bench -p host-sdk --bench dispatch`.
 
 use divan::Bencher;
+use jfgui_host_sdk::channel::{Endpoint, Identity};
 use jfgui_host_sdk::{
     ActionError, ActionSpec, Context, Dispatcher, Execution, Host, Map, Property, Schema, Value,
     schema,
 };
-use jfgui_proto::channel::ExecuteCall;
+use jfgui_proto::Limits;
+use jfgui_proto::channel::{
+    Call, ChannelLimits, DEFAULT_MAX_FRAME, DaemonMessage, ExecuteCall, Request, Welcome,
+    encode_frame, frame_limits,
+};
 
 static INPUT: Schema = Schema::Object {
     properties: &[Property { name: "by", schema: &schema::INTEGER, required: true }],
@@ -106,5 +112,37 @@ fn dispatched_write(bencher: Bencher<'_, '_>) {
     bencher.bench_local(|| {
         call.expected_revision = Some(host.revision);
         divan::black_box(d.execute(&mut host, 1, &call))
+    });
+}
+
+#[divan::bench]
+fn endpoint_roundtrip_noop(bencher: Bencher<'_, '_>) {
+    let mut host = Bench::default();
+    let mut d = Dispatcher::new(&host).unwrap();
+    d.set_enabled(true);
+    let mut e = Endpoint::new(d, Identity { display_name: "Bench".into(), pid: 1 }).unwrap();
+    let limits = frame_limits(&Limits::DEFAULT, DEFAULT_MAX_FRAME);
+    let frame = |m: &DaemonMessage| encode_frame(m, &limits, DEFAULT_MAX_FRAME).unwrap();
+    let welcome = DaemonMessage::Welcome(Welcome {
+        slug: "bench".into(),
+        limits: ChannelLimits {
+            max_frame_bytes: DEFAULT_MAX_FRAME as u32,
+            max_message_bytes: 1 << 20,
+        },
+    });
+    e.feed(&frame(&welcome)).unwrap();
+    let n = e.pending_output().len();
+    e.consume_output(n);
+    let call = ExecuteCall {
+        action: "noop".into(),
+        input: Value::Object(Map::new()),
+        expected_revision: None,
+    };
+    let request = frame(&DaemonMessage::Request(Request { id: 1, call: Call::Execute(call) }));
+    bencher.bench_local(|| {
+        e.feed(&request).unwrap();
+        e.pump(&mut host, 1);
+        let n = e.pending_output().len();
+        e.consume_output(divan::black_box(n));
     });
 }

@@ -11,6 +11,7 @@ mod error;
 mod limits;
 mod number;
 mod parse;
+mod scan;
 mod ser;
 mod value;
 

@@ -234,3 +234,42 @@ fn demo_without_the_example_app_says_how_to_build_it() {
     assert!(stderr.contains("cargo build -p notepad"), "{stderr}");
     assert!(!tmp.rt().exists(), "nothing created before the check");
 }
+
+#[test]
+fn e2_sigterm_answers_in_flight_calls_outcome_unknown() {
+    let _wd = Watchdog::arm(Duration::from_secs(120));
+    let tmp = TempDir::new();
+    let rt = tmp.rt();
+    let mut d = Daemon::start(&rt, &["--shutdown-drain", "300ms"]);
+    let ledger = tmp.path().join("slow.ledger");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_jfgui-testapp"));
+    cmd.args(["--agent-enable", "--name", "Slow", "--fault", "counter.add:sleep=3000", "--ledger"])
+        .arg(&ledger)
+        .env("JFGUI_RUNTIME_DIR", &rt)
+        .env_remove("XDG_RUNTIME_DIR");
+    let _app = Proc::spawn(cmd, tmp.path().join("slow.log"));
+    let endpoint = d.wait_endpoint("slow");
+    let revision = json1(&endpoint, "state/inspect", json!({}))["revision"].clone();
+    let mut client = jfgui_tests::LineClient::connect(&endpoint).unwrap();
+    let request = json!({"jsonrpc": "2.0", "id": "in-flight", "method": "actions/execute", "params": {
+        "protocolVersion": "1", "action": "counter.add", "input": {"by": 1}, "expectedRevision": revision}});
+    client.send_raw(&request.to_string()).unwrap();
+    // Give the call time to reach the app (it sleeps 3 s before applying), then stop.
+    std::thread::sleep(Duration::from_millis(500));
+    d.proc.signal("TERM");
+    let line = client.read_line().unwrap().expect("the in-flight call is answered");
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["id"], "in-flight", "{line}");
+    assert_eq!(v["error"]["data"]["class"], "outcome_unknown", "{line}");
+    assert_eq!(v["error"]["data"]["reason"], "daemon_shutdown", "{line}");
+    let text = line.to_lowercase();
+    assert!(
+        !text.contains("cancelled") && !text.contains("rolled back"),
+        "never claims undo: {line}"
+    );
+    assert_eq!(d.proc.wait_exit(PATIENCE).and_then(|s| s.code()), Some(0), "{}", d.proc.stderr());
+    // Outcome unknown: the ledger decides, and shows the call applied at most once.
+    std::thread::sleep(Duration::from_millis(3500));
+    let applied = fs::read_to_string(&ledger).unwrap_or_default().lines().count();
+    assert!(applied <= 1, "applied {applied} times");
+}

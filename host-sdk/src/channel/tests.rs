@@ -302,3 +302,83 @@ fn a_full_queue_answers_busy_without_running() {
     e.pump(&mut host, usize::MAX);
     assert_eq!(e.queued_requests(), 0);
 }
+
+#[test]
+fn disabling_with_queued_requests_rejects_them_all() {
+    let (mut e, mut host, mut peer) = registered(true);
+    for id in 1..=3 {
+        e.feed(&Peer::execute(id, "bump", obj(&[]), Some(0))).unwrap();
+    }
+    e.set_enabled(false);
+    e.pump(&mut host, 10);
+    let msgs = peer.drain(&mut e);
+    assert_eq!(msgs[0], AppMessage::Enabled(jfgui_proto::channel::EnabledState { enabled: false }));
+    for id in 1..=3 {
+        assert!(matches!(reply(&msgs, id), Outcome::Error(err) if err.reason == Reason::Disabled));
+    }
+    assert_eq!((host.revision, host.executed), (0, 0));
+}
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// Whatever the daemon sends, the endpoint answers with an error or queues requests;
+        /// it never panics and never runs the host for a broken stream.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let (mut e, mut host, _) = registered(true);
+            let _ = e.feed(&bytes);
+            e.pump(&mut host, 16);
+            if e.status() == &Status::Failed {
+                prop_assert_eq!(host.revision, 0);
+            }
+        }
+
+        /// Correctly framed garbage (and garbage JSON-ish text) reaches the JSON and message
+        /// decoders: a fatal error, never a panic or a host call.
+        #[test]
+        fn framed_garbage_is_a_protocol_error(body in "[{}\\[\\]\":,a-z0-9 ]{1,200}") {
+            let (mut e, mut host, _) = registered(true);
+            let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+            frame.extend_from_slice(body.as_bytes());
+            if e.feed(&frame).is_err() {
+                prop_assert_eq!(e.status(), &Status::Failed);
+            }
+            e.pump(&mut host, 16);
+            prop_assert_eq!(host.executed, 0);
+        }
+
+        /// A valid stream split at arbitrary points gives the same replies as one write.
+        #[test]
+        fn chunking_does_not_change_the_answers(cuts in proptest::collection::vec(1usize..64, 1..40)) {
+            let mut stream = Vec::new();
+            for id in 1..=4u64 {
+                stream.extend(Peer::execute(id, "echo", obj(&[("n", id.into())]), None));
+            }
+            let answers = |chunks: &[&[u8]]| {
+                let (mut e, mut host, mut peer) = registered(true);
+                for c in chunks {
+                    e.feed(c).unwrap();
+                    e.pump(&mut host, usize::MAX);
+                }
+                peer.drain(&mut e)
+            };
+            let whole = answers(&[&stream]);
+            let mut chunks = Vec::new();
+            let mut rest: &[u8] = &stream;
+            for cut in cuts {
+                if rest.is_empty() {
+                    break;
+                }
+                let (a, b) = rest.split_at(cut.min(rest.len()));
+                chunks.push(a);
+                rest = b;
+            }
+            chunks.push(rest);
+            prop_assert_eq!(answers(&chunks), whole);
+        }
+    }
+}

@@ -5,6 +5,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::scan::plain_run_end;
 use super::{JsonError, JsonErrorKind, Limits, Value};
 
 /// Encodes `value` compactly. Fails (with [`JsonErrorKind`](super::JsonErrorKind) naming the
@@ -12,7 +13,8 @@ use super::{JsonError, JsonErrorKind, Limits, Value};
 /// with the same limits accepts. Strings are escaped so the output never contains a literal
 /// line break (U+2028/U+2029 are escaped too, for JavaScript readers).
 pub fn encode(value: &Value, limits: &Limits) -> Result<Vec<u8>, JsonError> {
-    let mut out = Vec::new();
+    // Most messages are small; start past the first few doublings.
+    let mut out = Vec::with_capacity(128);
     encode_into(value, limits, &mut out)?;
     Ok(out)
 }
@@ -41,21 +43,6 @@ struct Encoder<'o, 'l> {
     values: usize,
 }
 
-/// Bytes a string cannot carry literally: the quote, the backslash, the control characters,
-/// and 0xE2, the lead byte of U+2028/U+2029 (checked further when seen).
-static ESCAPE: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        t[b] = true;
-        b += 1;
-    }
-    t[b'"' as usize] = true;
-    t[b'\\' as usize] = true;
-    t[0xE2] = true;
-    t
-};
-
 impl Encoder<'_, '_> {
     fn run(&mut self, root: &Value) -> Result<(), JsonError> {
         let mut stack: Vec<Frame<'_>> = Vec::new();
@@ -70,7 +57,7 @@ impl Encoder<'_, '_> {
                     Value::Null => self.out.extend_from_slice(b"null"),
                     Value::Bool(true) => self.out.extend_from_slice(b"true"),
                     Value::Bool(false) => self.out.extend_from_slice(b"false"),
-                    Value::Number(n) => self.out.extend_from_slice(n.as_str().as_bytes()),
+                    Value::Number(n) => self.out.extend_from_slice(n.as_bytes()),
                     Value::String(s) => self.string(s)?,
                     Value::Array(items) => {
                         self.open(stack.len(), items.len())?;
@@ -151,12 +138,9 @@ impl Encoder<'_, '_> {
         self.out.push(b'"');
         let mut run_start = 0;
         let mut i = 0;
-        while i < bytes.len() {
-            let b = bytes[i];
-            if !ESCAPE[usize::from(b)] {
-                i += 1;
-                continue;
-            }
+        loop {
+            i = plain_run_end::<0xE2>(bytes, i, bytes.len());
+            let Some(&b) = bytes.get(i) else { break };
             let (escaped, width): (&[u8], usize) = match b {
                 b'"' => (b"\\\"", 1),
                 b'\\' => (b"\\\\", 1),

@@ -8,11 +8,40 @@ use super::{JsonError, JsonErrorKind};
 
 /// A JSON number exactly as written, e.g. `"12"`, `"-0"`, `"1.0"`, `"1e400"`.
 ///
-/// The token always matches the RFC 8259 number grammar. Equality is token equality (`1.0` and
-/// `1` are different tokens); use [`Number::to_u64`] / [`Number::to_i64`] to compare values.
-#[derive(Clone, PartialEq, Eq, Hash)]
+/// The token always matches the RFC 8259 number grammar. Equality (and hashing) is token
+/// equality (`1.0` and `1` are different tokens); use [`Number::to_u64`] / [`Number::to_i64`]
+/// to compare values.
+#[derive(Clone)]
 pub struct Number {
-    token: Box<str>,
+    repr: Repr,
+}
+
+/// Longest token stored inline: every `u64` and `i64` fits (20 bytes), and so do most floats.
+const INLINE: usize = 22;
+
+/// Short tokens live inside the value, so parsing a number allocates only for long ones.
+#[derive(Clone)]
+enum Repr {
+    /// An ASCII token of `len` bytes.
+    Inline {
+        len: u8,
+        bytes: [u8; INLINE],
+    },
+    Heap(Box<str>),
+}
+
+impl PartialEq for Number {
+    fn eq(&self, other: &Number) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Number {}
+
+impl core::hash::Hash for Number {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
 }
 
 impl Number {
@@ -26,7 +55,7 @@ impl Number {
     /// ```
     pub fn from_token(token: &str) -> Result<Number, JsonError> {
         match grammar_len(token.as_bytes()) {
-            Some(n) if n == token.len() => Ok(Number { token: Box::from(token) }),
+            Some(n) if n == token.len() => Ok(Number::from_checked_token(token)),
             _ => Err(JsonError::new(JsonErrorKind::InvalidNumber, 0)),
         }
     }
@@ -34,12 +63,34 @@ impl Number {
     /// Wraps a token the parser has already checked.
     pub(crate) fn from_checked_token(token: &str) -> Number {
         debug_assert_eq!(grammar_len(token.as_bytes()), Some(token.len()));
-        Number { token: Box::from(token) }
+        let repr = match u8::try_from(token.len()) {
+            Ok(len) if token.len() <= INLINE => {
+                let mut bytes = [0; INLINE];
+                bytes[..token.len()].copy_from_slice(token.as_bytes());
+                Repr::Inline { len, bytes }
+            }
+            _ => Repr::Heap(Box::from(token)),
+        };
+        Number { repr }
     }
 
     /// The exact token.
     pub fn as_str(&self) -> &str {
-        &self.token
+        match &self.repr {
+            // Inline tokens were copied from a `&str`, so this cannot fail; "" keeps it total.
+            Repr::Inline { len, bytes } => {
+                core::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or("")
+            }
+            Repr::Heap(token) => token,
+        }
+    }
+
+    /// The token's bytes (ASCII), without the UTF-8 check of [`Number::as_str`].
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        match &self.repr {
+            Repr::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            Repr::Heap(token) => token.as_bytes(),
+        }
     }
 
     /// The exact value as `u64` when the number is integral and in range.
@@ -48,13 +99,13 @@ impl Number {
     /// `100E-2` → 1; `1.5`, `12E-1`, `-1` and `18446744073709551616` give `None`, never a
     /// rounded or wrapped value. `-0` is 0.
     pub fn to_u64(&self) -> Option<u64> {
-        let (negative, magnitude) = exact_integer(self.token.as_bytes())?;
+        let (negative, magnitude) = exact_integer(self.as_bytes())?;
         if negative && magnitude != 0 { None } else { u64::try_from(magnitude).ok() }
     }
 
     /// The exact value as `i64` when the number is integral and in range (see [`Number::to_u64`]).
     pub fn to_i64(&self) -> Option<i64> {
-        let (negative, magnitude) = exact_integer(self.token.as_bytes())?;
+        let (negative, magnitude) = exact_integer(self.as_bytes())?;
         let signed = if negative {
             -i128::try_from(magnitude).ok()?
         } else {
@@ -68,23 +119,23 @@ impl Number {
     pub fn to_f64(&self) -> f64 {
         // Every RFC 8259 token is also valid Rust float syntax, and core's parser is correctly
         // rounded and saturates to infinity; NaN is unreachable.
-        self.token.parse().unwrap_or(f64::NAN)
+        self.as_str().parse().unwrap_or(f64::NAN)
     }
 
     /// The nearest `f32` (rounded once, straight from the token).
     pub(crate) fn to_f32(&self) -> f32 {
-        self.token.parse().unwrap_or(f32::NAN)
+        self.as_str().parse().unwrap_or(f32::NAN)
     }
 
     /// The exact value as `u128` (see [`Number::to_u64`]).
     pub(crate) fn to_u128(&self) -> Option<u128> {
-        let (negative, magnitude) = exact_integer(self.token.as_bytes())?;
+        let (negative, magnitude) = exact_integer(self.as_bytes())?;
         if negative && magnitude != 0 { None } else { Some(magnitude) }
     }
 
     /// The exact value as `i128` (see [`Number::to_u64`]).
     pub(crate) fn to_i128(&self) -> Option<i128> {
-        let (negative, magnitude) = exact_integer(self.token.as_bytes())?;
+        let (negative, magnitude) = exact_integer(self.as_bytes())?;
         if negative {
             // -2^127 is the one magnitude that fits only when negative.
             0i128.checked_sub_unsigned(magnitude)
@@ -136,12 +187,12 @@ impl Number {
 
     /// The exact token of an integer.
     pub(crate) fn from_u128(n: u128) -> Number {
-        Number { token: alloc::format!("{n}").into_boxed_str() }
+        Number::from_checked_token(&alloc::format!("{n}"))
     }
 
     /// The exact token of a signed integer.
     pub(crate) fn from_i128(n: i128) -> Number {
-        Number { token: alloc::format!("{n}").into_boxed_str() }
+        Number::from_checked_token(&alloc::format!("{n}"))
     }
 }
 
@@ -236,25 +287,49 @@ fn exact_integer(token: &[u8]) -> Option<(bool, u128)> {
 
 impl fmt::Debug for Number {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.token)
+        f.write_str(self.as_str())
     }
 }
 
 impl fmt::Display for Number {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.token)
+        f.write_str(self.as_str())
     }
 }
 
 impl From<u64> for Number {
     fn from(n: u64) -> Self {
-        Number { token: alloc::format!("{n}").into_boxed_str() }
+        Number::from_integer(false, n)
     }
 }
 
 impl From<i64> for Number {
     fn from(n: i64) -> Self {
-        Number { token: alloc::format!("{n}").into_boxed_str() }
+        Number::from_integer(n < 0, n.unsigned_abs())
+    }
+}
+
+impl Number {
+    /// Writes the decimal token straight into the inline buffer (no formatting machinery, no
+    /// allocation): integers are the most common numbers we produce.
+    fn from_integer(negative: bool, mut magnitude: u64) -> Number {
+        let mut digits = [0u8; 20];
+        let mut start = digits.len();
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (magnitude % 10) as u8;
+            magnitude /= 10;
+            if magnitude == 0 {
+                break;
+            }
+        }
+        let mut bytes = [0; INLINE];
+        let sign = usize::from(negative);
+        bytes[0] = b'-';
+        let len = digits.len() - start;
+        bytes[sign..sign + len].copy_from_slice(&digits[start..]);
+        // At most 21 bytes ("-" and 20 digits).
+        Number { repr: Repr::Inline { len: (sign + len) as u8, bytes } }
     }
 }
 
@@ -366,6 +441,29 @@ mod tests {
         assert!(Number::from_f64(f64::INFINITY).is_none());
         for f in [0.1, 1.0 / 3.0, 123456.789, 5e-324, f64::MAX, f64::MIN_POSITIVE, -2.5e20] {
             assert_eq!(Number::from_f64(f).unwrap().to_f64(), f);
+        }
+    }
+
+    #[test]
+    fn integers_write_their_decimal_token() {
+        for n in [0, 1, 9, 10, 12345, u64::MAX] {
+            assert_eq!(Number::from(n).as_str(), alloc::format!("{n}"));
+        }
+        for n in [0, -1, -10, i64::MIN, i64::MAX] {
+            assert_eq!(Number::from(n).as_str(), alloc::format!("{n}"));
+            assert_eq!(Number::from(n).to_i64(), Some(n));
+        }
+    }
+
+    #[test]
+    fn short_and_long_tokens_behave_alike() {
+        for len in [1, INLINE - 1, INLINE, INLINE + 1, 100] {
+            let token = "7".repeat(len);
+            let a = n(&token);
+            assert_eq!(a.as_str(), token);
+            assert_eq!(a.clone(), a);
+            assert_ne!(a, n("8"));
+            assert_eq!(alloc::format!("{a} {a:?}"), alloc::format!("{token} {token}"));
         }
     }
 

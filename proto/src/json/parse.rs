@@ -7,6 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::number::grammar_len;
+use super::scan::plain_run_end;
 use super::value::{PAIRWISE_KEYS, first_duplicate};
 use super::{JsonError, JsonErrorKind, Limits, Map, Number, Value};
 
@@ -49,20 +50,6 @@ struct Parser<'a> {
     /// error must still name the repeated key's offset.
     key_offsets: Vec<usize>,
 }
-
-/// Bytes that end a plain run inside a string: the quote, the backslash and the control
-/// characters. Everything else (including non-ASCII, validated per run) is copied as is.
-static STRING_SPECIAL: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        t[b] = true;
-        b += 1;
-    }
-    t[b'"' as usize] = true;
-    t[b'\\' as usize] = true;
-    t
-};
 
 impl Parser<'_> {
     fn run(mut self) -> Result<Value, JsonError> {
@@ -291,10 +278,7 @@ impl Parser<'_> {
             // `max_string_bytes + 1` bytes, however long it is.
             let room = max - decoded.len();
             let scan_end = input.len().min(run_start.saturating_add(room).saturating_add(1));
-            let mut i = run_start;
-            while i < scan_end && !STRING_SPECIAL[usize::from(input[i])] {
-                i += 1;
-            }
+            let i = plain_run_end::<0>(input, run_start, scan_end);
             if i - run_start > room {
                 return Err(self.err(JsonErrorKind::StringTooLong, run_start + room));
             }
@@ -720,7 +704,8 @@ mod tests {
         assert_eq!(err(plain(max + 1).as_bytes()).offset(), 1 + max);
         // `\u00e9` is 6 input bytes but 2 decoded bytes: the decoded length is what counts.
         let escaped = |pairs: usize, tail: &str| format!("\"{}{tail}\"", "\\u00e9".repeat(pairs));
-        let limits = Limits { max_bytes: usize::MAX, ..Limits::DEFAULT };
+        // 786 KiB of escapes: within the 1 MiB message bound, so only the string bound applies.
+        let limits = Limits::DEFAULT;
         parse(escaped(max / 2, "").as_bytes(), &limits).unwrap();
         let e = parse(escaped(max / 2, "a").as_bytes(), &limits).unwrap_err();
         assert_eq!(e.kind(), JsonErrorKind::StringTooLong);
