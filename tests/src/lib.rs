@@ -502,6 +502,89 @@ impl Rig {
     }
 }
 
+/// A hand-driven app on `host.sock` speaking raw frames (a 4-byte big-endian length, then the
+/// JSON body), for faults a host-sdk app cannot produce: forged headers, garbage, deep or
+/// duplicate-key replies. It registers one read action `raw.get`.
+#[derive(Debug)]
+pub struct RawHost {
+    stream: UnixStream,
+    /// The slug the daemon gave it.
+    pub slug: String,
+}
+
+impl RawHost {
+    /// Connects, sends `hello`, one `actions` page and `ready`, and reads the `welcome`.
+    pub fn register(d: &Daemon, name: &str) -> RawHost {
+        let stream = UnixStream::connect(d.host()).expect("connect host.sock");
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        let mut host = RawHost { stream, slug: String::new() };
+        let object = json!({"type": "object"});
+        host.send(&json!({"hello": {"channelVersion": 1, "displayName": name,
+            "pid": std::process::id(), "enabled": true}}));
+        host.send(&json!({"actions": {"actions": [{"name": "raw.get",
+            "description": "Answered by hand", "kind": "read", "inputSchema": object,
+            "outputSchema": object, "capabilities": 0, "undo": false}]}}));
+        host.send(&json!({"ready": {"actionCount": 1}}));
+        let welcome = host.recv().expect("welcome");
+        host.slug = welcome["welcome"]["slug"]
+            .as_str()
+            .unwrap_or_else(|| panic!("expected welcome: {welcome}"))
+            .to_string();
+        host
+    }
+
+    /// Sends one message as a frame.
+    pub fn send(&mut self, message: &Value) {
+        self.send_frame(message.to_string().as_bytes());
+    }
+
+    /// Sends `body` as one frame (header computed from its length).
+    pub fn send_frame(&mut self, body: &[u8]) {
+        let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+        frame.extend_from_slice(body);
+        self.send_bytes(&frame);
+    }
+
+    /// Sends raw bytes; a daemon that already hung up is not an error here.
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let _ = self.stream.write_all(bytes);
+    }
+
+    /// Reads one frame and parses it; `None` at EOF or on a read error.
+    pub fn recv(&mut self) -> Option<Value> {
+        use std::io::Read;
+        let mut header = [0u8; 4];
+        self.stream.read_exact(&mut header).ok()?;
+        let mut body = vec![0u8; u32::from_be_bytes(header) as usize];
+        self.stream.read_exact(&mut body).ok()?;
+        serde_json::from_slice(&body).ok()
+    }
+
+    /// Reads the next `request` and returns its id (panics on anything else).
+    pub fn next_request(&mut self) -> u64 {
+        let message = self.recv().expect("a request");
+        message["request"]["id"].as_u64().unwrap_or_else(|| panic!("expected request: {message}"))
+    }
+
+    /// Whether the daemon closes the connection within [`PATIENCE`] (skipping what it sends).
+    pub fn closed(&mut self) -> bool {
+        use std::io::Read;
+        let mut buf = [0u8; 4096];
+        loop {
+            match self.stream.read(&mut buf) {
+                Ok(0) => return true,
+                Ok(_) => continue,
+                Err(e)
+                    if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) =>
+                {
+                    return false;
+                }
+                Err(_) => return true,
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Raw JSON-RPC line clients
 
