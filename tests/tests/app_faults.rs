@@ -216,8 +216,9 @@ fn d5_late_reply_after_the_deadline_never_reaches_another_call() {
             assert_eq!(result["output"]["counter"], 4, "B's own output: {b_response}");
             assert!(result["output"].get("text").is_some(), "{b_response}");
         }
-        // Or refused while the app is busy: never A's reply.
-        None => assert_eq!(b_response["error"]["code"], 1001, "{b_response}"),
+        // Pinned: B is queued behind A and served (as above). Only on a machine so loaded
+        // that the app takes another 2 s may B reach its own deadline: never A's reply.
+        None => assert_outcome_unknown(&b_response, "timeout"),
     }
     // Nothing more arrives on A's connection.
     thread::sleep(Duration::from_millis(1500));
