@@ -491,9 +491,32 @@ impl Rig {
         self.target_ep = self.d.wait_endpoint("target");
     }
 
-    /// The liveness probe (FAULTS §0.5) through the probe app.
+    /// The liveness probe (FAULTS §0.5) through the probe app, and the listing shows only live
+    /// apps: each listed pid exists, and each enabled app's endpoint accepts a connection.
     pub fn assert_live(&self) {
         assert_live(&self.d, &self.probe, &self.probe_ep);
+        for app in self.d.apps() {
+            let pid = app["pid"].as_u64().unwrap_or_else(|| panic!("pid in {app}"));
+            assert!(Path::new(&format!("/proc/{pid}")).exists(), "listed but dead: {app}");
+            if app["enabled"] == true {
+                let endpoint = app["endpoint"].as_str().unwrap_or_else(|| panic!("{app}"));
+                assert!(UnixStream::connect(endpoint).is_ok(), "listed endpoint dead: {app}");
+            }
+        }
+    }
+
+    /// The daemon's open descriptors now, after a liveness probe (whose connections are
+    /// closed by the time it returns): the baseline for [`Rig::assert_fds_back`].
+    pub fn fd_baseline(&self) -> usize {
+        self.assert_live();
+        fd_count(self.d.proc.pid())
+    }
+
+    /// Waits until the daemon's descriptors are back to `baseline` (FAULTS §0.6: no leak).
+    pub fn assert_fds_back(&self, baseline: usize) {
+        let pid = self.d.proc.pid();
+        let ok = wait_until(PATIENCE, || fd_count(pid) <= baseline);
+        assert!(ok, "daemon fds {} > baseline {baseline}", fd_count(pid));
     }
 
     /// The target's ledger is empty ("not executed" verdicts).

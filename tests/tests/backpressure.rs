@@ -131,7 +131,7 @@ fn c2_a_client_that_never_reads_is_bounded() {
     let _wd = Watchdog::arm(Duration::from_secs(240));
     let r = Rig::start(&[], &["--fault", "state.get:huge-output=1040000"]);
     let pid = r.d.proc.pid();
-    r.assert_live();
+    let fds = r.fd_baseline();
     let baseline = status_kib(pid, "VmRSS").unwrap();
     let sampler = RssSampler::start(pid);
     // 10 000 in FAULTS; 400 ~1 MiB responses (400 MiB to read back) keep CI fast and are
@@ -183,7 +183,10 @@ fn c2_a_client_that_never_reads_is_bounded() {
         peak.saturating_sub(baseline) / 1024
     );
     assert!(peak < baseline + 64 * 1024, "peak RSS {peak} KiB > baseline {baseline} + 64 MiB");
+    drop(reader);
+    drop(normal);
     r.assert_live();
+    r.assert_fds_back(fds);
 }
 
 #[test]
@@ -191,6 +194,7 @@ fn c3_an_app_that_never_reads_gets_a_bounded_queue() {
     let _wd = Watchdog::arm(Duration::from_secs(240));
     let r = Rig::start(&["--request-deadline", "1s"], &["--no-read"]);
     let pid = r.d.proc.pid();
+    let fds = r.fd_baseline();
     let baseline = status_kib(pid, "VmRSS").unwrap();
     let sampler = RssSampler::start(pid);
     const CONNS: usize = 20;
@@ -249,4 +253,5 @@ fn c3_an_app_that_never_reads_gets_a_bounded_queue() {
     r.assert_target_ledger_empty();
     assert!(json1(&r.probe_ep, "agent/info", json!({}))["revision"].is_u64());
     r.assert_live();
+    r.assert_fds_back(fds);
 }

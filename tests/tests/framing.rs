@@ -38,6 +38,7 @@ fn b1_oversize_lines_and_frames() {
     let _wd = Watchdog::arm(Duration::from_secs(180));
     let r = Rig::start(&[], &[]);
     let pid = r.d.proc.pid();
+    let fds = r.fd_baseline();
 
     // Exactly at the limit (1 MiB without the newline): accepted. Padding is JSON whitespace.
     let head = br#"{"jsonrpc":"2.0","id":1,"method":"agent/info""#;
@@ -89,6 +90,7 @@ fn b1_oversize_lines_and_frames() {
 
     r.assert_target_ledger_empty();
     r.assert_live();
+    r.assert_fds_back(fds);
 }
 
 #[test]
@@ -387,6 +389,7 @@ fn b5_to_b10_strict_json_on_the_endpoint_and_the_control_socket() {
 fn b12_garbage_mid_stream_hurts_only_its_own_connection() {
     let _wd = Watchdog::arm(Duration::from_secs(180));
     let r = Rig::start(&[], &["--fault", "counter.add:sleep=1500"]);
+    let fds = r.fd_baseline();
     // A slow write in flight on another client while the garbage arrives.
     let ep = r.target_ep.clone();
     let slow = thread::spawn(move || testapp_add(&ep, 5, "slow"));
@@ -425,4 +428,5 @@ fn b12_garbage_mid_stream_hurts_only_its_own_connection() {
     assert_eq!(slow_lines, 1, "{:?}", r.target.ledger());
     assert_eq!(r.d.apps().len(), 2);
     r.assert_live();
+    r.assert_fds_back(fds);
 }

@@ -42,6 +42,7 @@ fn assert_error(response: &Value, code: i64, reason: &str) {
 fn host_frame_faults_fail_the_call_and_drop_only_that_app() {
     let _wd = Watchdog::arm(Duration::from_secs(180));
     let r = Rig::start(&[], &["--fault", "counter.add:sleep=300"]);
+    let fds = r.fd_baseline();
 
     // B2: a forged header over the frame limit drops the app before the body is read.
     let response = attack(&r, "Forged", |host, _| {
@@ -103,4 +104,5 @@ fn host_frame_faults_fail_the_call_and_drop_only_that_app() {
     });
     assert_eq!(response["result"]["output"]["fine"], true, "{response}");
     r.assert_live();
+    r.assert_fds_back(fds);
 }
