@@ -6,7 +6,9 @@
 //! ```
 //!
 //! (release build; the daemon and example app are built in release by the harness first.)
-//! `JFGUI_BENCH_SECONDS` sets the length of each throughput run (default 3).
+//! `JFGUI_BENCH_SECONDS` sets the measured time per path and client count (default 3), split
+//! into three rounds that alternate raw and daemon, so load from other processes on the
+//! machine hits both paths alike.
 //!
 //! - **raw**: client → relay → echo server, all threads in this process, the same
 //!   newline-framed lines (the request line out, a response line of the daemon path's size
@@ -135,9 +137,13 @@ fn one_client(path: &Path, until: Instant, start: &Barrier) -> (Histogram<u64>, 
     (hist, calls)
 }
 
-fn load(path: &Path, clients: usize) -> Run {
+/// Measured rounds per path and client count, alternating the paths.
+const ROUNDS: u32 = 3;
+
+fn load(path: &Path, clients: usize, total: &mut Option<Run>) {
     let start = Arc::new(Barrier::new(clients + 1));
-    let until = Instant::now() + seconds() + Duration::from_secs(2);
+    // The warm-up happens inside this window too, before the barrier.
+    let until = Instant::now() + seconds() / ROUNDS + Duration::from_millis(500);
     let workers: Vec<_> = (0..clients)
         .map(|_| {
             let (path, start) = (path.to_path_buf(), Arc::clone(&start));
@@ -153,7 +159,15 @@ fn load(path: &Path, clients: usize) -> Run {
         hist.add(&h).unwrap();
         calls += c;
     }
-    Run { hist, calls, elapsed: began.elapsed() }
+    let elapsed = began.elapsed();
+    match total {
+        Some(t) => {
+            t.hist.add(&hist).unwrap();
+            t.calls += calls;
+            t.elapsed += elapsed;
+        }
+        None => *total = Some(Run { hist, calls, elapsed }),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -210,9 +224,12 @@ fn main() {
 
     let mut rows = Vec::new();
     for clients in [1, 16] {
-        let raw = load(&relay_sock, clients);
-        let daemon = load(&endpoint, clients);
-        rows.push((clients, raw, daemon));
+        let (mut raw, mut daemon) = (None, None);
+        for _ in 0..ROUNDS {
+            load(&relay_sock, clients, &mut raw);
+            load(&endpoint, clients, &mut daemon);
+        }
+        rows.push((clients, raw.unwrap(), daemon.unwrap()));
     }
 
     // 64 apps × 16 clients.
