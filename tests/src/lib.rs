@@ -7,7 +7,8 @@
 //! fresh) into the same target dir as the running test, then returns
 //! `target/<profile>/NAME`. `cargo test --workspace` therefore always runs the suites against
 //! binaries built from the current sources. Set `JFGUI_TEST_BIN_DIR` to test prebuilt
-//! binaries instead (nothing is built then).
+//! binaries instead (nothing is built then; the dir must hold `jfgui-agentd`,
+//! `jfgui-notepad` and `jfgui-testapp`).
 
 use std::fs;
 use std::io::{self, BufRead, BufReader, Write};
