@@ -1289,31 +1289,38 @@ async fn registering_twice_on_one_channel_drops_the_app() {
 
 #[tokio::test]
 async fn every_call_is_traced_with_endpoint_method_action_duration_and_outcome() {
-    use std::sync::{Arc, Mutex};
-    #[derive(Clone, Default)]
-    struct Buf(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Buf {
+    use std::cell::RefCell;
+    // A scoped subscriber (`set_default`) races with the other tests' threads over tracing's
+    // global callsite-interest cache, which made this test flaky; a global subscriber that
+    // writes into a per-thread buffer cannot miss (the engine's tasks run on this test's
+    // current-thread runtime, so on this thread).
+    thread_local!(static LOG: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) });
+    struct ThreadLog;
+    impl std::io::Write for ThreadLog {
         fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(b);
+            LOG.with(|log| log.borrow_mut().extend_from_slice(b));
             Ok(b.len())
         }
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
     }
-    let buf = Buf::default();
-    let writer = buf.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::DEBUG)
+            .with_ansi(false)
+            .with_writer(|| ThreadLog)
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("no other global subscriber");
+    });
+    tracing::callsite::rebuild_interest_cache();
+    LOG.with(|log| log.borrow_mut().clear());
     let (engine, slug) = engine_with_echo_app(config()).await;
     let mut c = Client::connect(&engine, &slug);
     c.call("actions/execute", r#"{"action":"document.get"}"#).await;
     c.call("actions/describe", r#"{"action":"nope"}"#).await;
-    let log = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    let log = LOG.with(|log| String::from_utf8(log.borrow().clone())).unwrap();
     let done = log.lines().find(|l| l.contains("call done")).expect(&log);
     for field in [
         "endpoint=notepad",
