@@ -600,7 +600,10 @@ where
     app.lock_calls().closed = Some(reason.clone());
     app.0.status.send_replace(LinkStatus::Gone);
     app.fail_pending(&reason, false);
-    app.lock_tasks().fail_app(app.id());
+    let failed_tasks = app.lock_tasks().fail_app(app.id());
+    for task in &failed_tasks {
+        tracing::warn!(slug = app.slug(), task = %task, reason = reason.as_str(), "task failed");
+    }
     match end {
         LinkEnd::Shutdown | LinkEnd::Eof | LinkEnd::Bye(_) => {
             tracing::info!(slug = app.slug(), "app disconnected: {end}");
