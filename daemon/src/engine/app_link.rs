@@ -558,6 +558,10 @@ where
         }
         Ok(Err(end)) => {
             tracing::warn!(?peer, "app dropped during the handshake: {end}");
+            // A peer that can still read learns why (S8: `welcome` or `refused{reason}`).
+            if matches!(end, LinkEnd::Frame(_) | LinkEnd::Protocol(_)) {
+                refuse(&mut wr, &config, Refused::INVALID_REGISTRATION, &end.to_string()).await;
+            }
             return;
         }
         Ok(Ok(Err(refusal))) => {
