@@ -115,7 +115,7 @@ impl Connection {
     async fn handle_line(&mut self, line: &[u8], permit: CallPermit) {
         if !matches!(self.protocol, mcp::Protocol::Json1) {
             let limits = self.app.config().json;
-            let envelope = match json1::parse_envelope(line, &limits) {
+            let envelope = match json1::parse_envelope(line, &limits, true) {
                 Ok(envelope) => envelope,
                 Err(Some(response)) => return self.output.send(response).await,
                 Err(None) => return,

@@ -1417,3 +1417,25 @@ async fn an_oversized_registration_is_refused() {
     }
     assert!(engine.apps().is_empty());
 }
+
+/// S8: the handshake ends in `welcome` or `refused{reason}`. A hello the strict decoder
+/// rejects (here an unknown field, as from a newer app) is refused with the decoder's
+/// message, so the app can say why instead of seeing a bare close.
+#[tokio::test]
+async fn an_undecodable_hello_is_refused_with_the_reason() {
+    let engine = Engine::new(config());
+    let mut app = FakeApp::connect(&engine, 1 << 16);
+    let body =
+        r#"{"hello":{"channelVersion":1,"displayName":"X","pid":1,"enabled":true,"extra":1}}"#;
+    let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+    frame.extend_from_slice(body.as_bytes());
+    app.send_raw(&frame).await;
+    match app.recv().await {
+        Some(DaemonMessage::Refused(r)) => {
+            assert_eq!(r.reason, "invalid_registration");
+            assert!(r.message.contains("extra"), "{}", r.message);
+        }
+        other => panic!("expected refused, got {other:?}"),
+    }
+    assert!(engine.apps().is_empty());
+}
