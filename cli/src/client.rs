@@ -125,7 +125,7 @@ impl Client {
         line.push(b'\n');
         let mutating = matches!(method, "actions/execute" | "actions/batch");
         if let Err(e) = self.writer.write_all(&line).await {
-            return Err(self.lost(method, false, &e.to_string()));
+            return Err(self.lost(method, false, true, &e.to_string()));
         }
         let answer = match tokio::time::timeout(self.timeout, self.reader.next()).await {
             Err(_) => {
@@ -138,8 +138,11 @@ impl Client {
                     ),
                 ));
             }
-            Ok(Err(e)) => return Err(self.lost(method, mutating, &e.to_string())),
-            Ok(Ok(None)) => return Err(self.lost(method, mutating, "end of stream")),
+            Ok(Err(e)) => {
+                let unread = e.kind() == io::ErrorKind::ConnectionReset;
+                return Err(self.lost(method, mutating, unread, &e.to_string()));
+            }
+            Ok(Ok(None)) => return Err(self.lost(method, mutating, false, "end of stream")),
             Ok(Ok(Some(Line::TooLong))) => {
                 return Err(Failure::new(
                     Exit::Protocol,
@@ -160,19 +163,22 @@ impl Client {
         interpret(&value, id, method)
     }
 
-    /// The failure for a connection that broke during `method`.
-    fn lost(&self, method: &str, mutating: bool, detail: &str) -> Failure {
+    /// The failure for a connection that broke during `method`. `unread`: the peer closed
+    /// without reading the request (the write failed, or the read was reset because the
+    /// request was still queued), which is what the peer check does. A plain end of stream
+    /// means the peer read the request and then went away: not a refusal.
+    fn lost(&self, method: &str, mutating: bool, unread: bool, detail: &str) -> Failure {
         let whom = match &self.peer {
             Peer::Control => String::from("jfgui-agentd"),
             Peer::Endpoint(slug) => format!("endpoint '{slug}'"),
         };
-        if !self.answered {
+        if !self.answered && unread {
             // A peer that refuses us (peer check) closes right after accept, before reading.
             Failure::new(
                 Exit::Refused,
                 "refused",
                 format!(
-                    "{whom} closed the connection before answering {method} ({detail}): refused by the daemon's peer check, or the app went away"
+                    "{whom} closed the connection before answering {method} ({detail}): refused by the daemon's peer check"
                 ),
             )
         } else if mutating {
@@ -282,6 +288,35 @@ mod tests {
         server.await.unwrap();
         let f = c.request("daemon/status", Map::new()).await.unwrap_err();
         assert_eq!(f.exit, Exit::Refused, "{f}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A peer that read the request and then vanished (the daemon crashed mid-call) did not
+    /// refuse anything: a write's outcome is unknown (exit 6), a read's connection was lost
+    /// (exit 4). Telling the user "refused" would invite a blind retry of a write.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_peer_that_reads_the_request_then_vanishes_is_a_lost_connection() {
+        use tokio::io::AsyncBufReadExt;
+        let dir = std::env::temp_dir().join(format!("jfgui-cli-lost-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (method, exit) in
+            [("actions/execute", Exit::OutcomeUnknown), ("actions/list", Exit::Daemon)]
+        {
+            let path = dir.join("vanish.sock");
+            let _ = std::fs::remove_file(&path);
+            let listener = tokio::net::UnixListener::bind(&path).unwrap();
+            let server = tokio::spawn(async move {
+                let (s, _) = listener.accept().await.unwrap();
+                let mut line = String::new();
+                tokio::io::BufReader::new(s).read_line(&mut line).await.unwrap();
+            });
+            let peer = Peer::Endpoint("notepad".into());
+            let mut c = Client::connect(path.clone(), peer, Duration::from_secs(10)).await.unwrap();
+            let f = c.request(method, Map::new()).await.unwrap_err();
+            server.await.unwrap();
+            assert_eq!(f.exit, exit, "{method}: {f}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

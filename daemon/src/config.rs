@@ -85,8 +85,9 @@ pub struct Config {
     #[arg(long)]
     pub demo: bool,
 
-    /// How often the daemon checks that its runtime dir still exists (0 = never). A removed
-    /// dir (logout cleanup) makes the daemon exit with status 1. Unix.
+    /// How often the daemon checks that its runtime dir still exists where inotify is not
+    /// available (not Linux); on Linux it is told at once and never wakes up for this. 0 =
+    /// never. A removed dir (logout cleanup) makes the daemon exit with status 1. Unix.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub dir_check: Duration,
 

@@ -1,13 +1,13 @@
-//! The session engine: everything protocol, nothing OS-specific (`DAEMON-SEAM.md`).
+//! The session engine: everything protocol, nothing OS-specific.
 //!
 //! It serves three kinds of connection over any `AsyncRead + AsyncWrite` stream, so the daemon
-//! runs it over Unix sockets, `jfgui-agent headless` over a child's stdio and the browser
-//! bridge over HTTP poll/result:
+//! runs it over its sockets (or named pipes) and `jfgui-agent headless` over a child's stdio;
+//! a browser bridge (SPEC S10, not built) would be one more transport for the host channel:
 //!
 //! | connection | entry point | module |
 //! |---|---|---|
 //! | an app's host channel (SPEC S8) | [`Engine::serve_app`] | `engine/app_link.rs` |
-//! | a client of one app, JSON control protocol 1 (SPEC S6) | [`Engine::serve_client`] | `engine/session.rs`, `engine/session/json1.rs` |
+//! | a client of one app: JSON control protocol 1 (SPEC S6) or MCP (SPEC S7), chosen per connection | [`Engine::serve_client`] | `engine/session.rs`, `engine/session/json1.rs`, `engine/session/mcp/` |
 //! | the control socket (SPEC S8) | [`Engine::serve_control`] | `engine/control.rs` |
 //!
 //! The ten JSON-1 methods are implemented once in `engine/session/methods.rs`

@@ -1,7 +1,9 @@
-//! The jfgui-agentd daemon and its session engine.
+//! The jfgui-agentd daemon: the session engine and the OS layer.
 //!
-//! The engine (`engine` module) is everything protocol and works over any byte stream; the OS
-//! layer binds it to sockets, the runtime directory and signals.
+//! The engine ([`Engine`] and the types re-exported beside it) is everything protocol and works
+//! over any byte stream; `jfgui-agent headless` links it too. The OS layer (the public modules
+//! below) binds it to the runtime directory, the lock, sockets or named pipes, socket
+//! activation and signals. `docs/ARCHITECTURE.md` maps both.
 
 mod engine;
 
@@ -10,8 +12,8 @@ pub use engine::{
     MethodError, PeerInfo, methods,
 };
 
-// OS layer (daemon-os): runtime dir and lock (Unix), listeners, endpoints, process life. Only
-// what `main.rs` needs is public: configuration, logging and the server's entry point.
+// OS layer: runtime dir and lock (Unix), listeners, endpoints, process life. Only what
+// `main.rs` needs is public: configuration, logging and the server's entry point.
 #[cfg(unix)]
 mod activation;
 pub mod config;

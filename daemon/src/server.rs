@@ -4,6 +4,8 @@
 
 pub(crate) mod accept;
 mod demo;
+#[cfg(unix)]
+mod dir_watch;
 mod engine_sessions;
 pub(crate) mod gate;
 pub mod sessions;

@@ -3,11 +3,12 @@
 //! watchdog, raw JSON-RPC line clients, `/proc` resource probes and the cross-UID helper.
 //!
 //! **Binaries.** `CARGO_BIN_EXE_*` only covers a package's own bins, so [`bin`] runs
-//! `cargo build -p daemon -p notepad -p cli --bins` once per test process (a no-op when they are
-//! fresh) into the same target dir as the running test, then returns
+//! `cargo build -p daemon -p notepad -p cli -p jfgui-tests --bins` once per test process (a no-op
+//! when they are fresh) into the same target dir as the running test, then returns
 //! `target/<profile>/NAME`. `cargo test --workspace` therefore always runs the suites against
 //! binaries built from the current sources. Set `JFGUI_TEST_BIN_DIR` to test prebuilt
-//! binaries instead (nothing is built then).
+//! binaries instead (nothing is built then; the dir must hold `jfgui-agentd`, `jfgui-agent`,
+//! `jfgui-notepad` and `jfgui-testapp`).
 
 use std::fs;
 use std::io::{self, BufRead, BufReader, Write};
@@ -58,6 +59,8 @@ pub fn bin_dir() -> &'static Path {
                 "notepad",
                 "-p",
                 "cli",
+                "-p",
+                "jfgui-tests",
                 "--target-dir",
             ])
             .arg(&target_dir);
@@ -278,8 +281,8 @@ pub struct Daemon {
 }
 
 impl Daemon {
-    /// Starts `jfgui-agentd` on `rt` (log in `rt`'s parent) and waits until it answers on its
-    /// control socket. Panics with the daemon's log if it exits or never gets ready.
+    /// Starts `jfgui-agentd` on `rt` (log in `rt`'s parent) and waits until its control socket
+    /// accepts connections. Panics with the daemon's log if it exits or never gets ready.
     pub fn start(rt: &Path, args: &[&str]) -> Daemon {
         Daemon::start_command(rt, daemon_command(rt, args))
     }
@@ -289,13 +292,12 @@ impl Daemon {
         let log = rt.with_file_name(format!("agentd-{}.log", unique()));
         let mut proc = Proc::spawn(cmd, log);
         let control = rt.join("agentd.sock");
-        // An answered `daemon/status`, not a mere connect: `agentd.sock` accepts connections
-        // as soon as it is bound, before `host.sock` is, while the accept loops (and so the
-        // answer) start only once both listeners exist.
+        // `agentd.sock` is bound before `host.sock`; the log line comes after both, so an app
+        // started next never races the host listener.
         let ready = wait_until(PATIENCE, || {
             proc.try_status().is_some()
-                || rpc(&control, "daemon/status", json!({}))
-                    .is_ok_and(|v| v.get("result").is_some())
+                || (UnixStream::connect(&control).is_ok()
+                    && proc.stderr().contains("jfgui-agentd listening"))
         });
         if !ready || proc.try_status().is_some() {
             panic!(
@@ -391,6 +393,231 @@ pub fn notepad(rt: &Path, args: &[&str]) -> Proc {
     Proc::spawn(cmd, rt.with_file_name(format!("notepad-{}.log", unique())))
 }
 
+/// The fault-injecting test app (`src/bin/jfgui-testapp`), its state and ledger files kept
+/// in `dir` (outside the runtime dir) so a restart with the same `dir` shows what was
+/// committed.
+#[derive(Debug)]
+pub struct TestApp {
+    /// The process.
+    pub proc: Proc,
+    /// `--state` file.
+    pub state: PathBuf,
+    /// `--ledger` file.
+    pub ledger: PathBuf,
+}
+
+impl TestApp {
+    /// Starts `jfgui-testapp --agent-enable --name NAME --state DIR/NAME.state --ledger
+    /// DIR/NAME.ledger ARGS...` against the daemon on `rt`.
+    pub fn start(rt: &Path, dir: &Path, name: &str, args: &[&str]) -> TestApp {
+        let state = dir.join(format!("{name}.state"));
+        let ledger = dir.join(format!("{name}.ledger"));
+        let mut cmd = Command::new(bin("jfgui-testapp"));
+        cmd.env("JFGUI_RUNTIME_DIR", rt)
+            .env_remove("XDG_RUNTIME_DIR")
+            .args(["--agent-enable", "--name", name, "--state"])
+            .arg(&state)
+            .arg("--ledger")
+            .arg(&ledger)
+            .args(args);
+        let proc = Proc::spawn(cmd, dir.join(format!("{name}-{}.log", unique())));
+        TestApp { proc, state, ledger }
+    }
+
+    /// The ledger's lines (`request-id action revision-before revision-after verdict`).
+    pub fn ledger(&self) -> Vec<String> {
+        ledger_lines(&self.ledger)
+    }
+}
+
+/// The lines of a mutation ledger (none when the file does not exist).
+pub fn ledger_lines(path: &Path) -> Vec<String> {
+    fs::read_to_string(path).map(|s| s.lines().map(str::to_string).collect()).unwrap_or_default()
+}
+
+/// A write on a test app endpoint: `counter.add {by, tag}` at the revision read just before.
+/// Returns the whole response.
+pub fn testapp_add(endpoint: &Path, by: i64, tag: &str) -> Value {
+    let revision = json1(endpoint, "agent/info", json!({}))["revision"].clone();
+    rpc(
+        endpoint,
+        "actions/execute",
+        json!({"action": "counter.add", "input": {"by": by, "tag": tag}, "expectedRevision": revision}),
+    )
+    .unwrap_or_else(|e| panic!("counter.add on {}: {e}", endpoint.display()))
+}
+
+/// FAULTS §0.5 liveness probe on a *second* app (a test app's endpoint): a fresh client gets
+/// `agent/info`, then a write succeeds and lands exactly once in that app's ledger; the
+/// control socket still answers with the daemon's pid.
+pub fn assert_live(d: &Daemon, probe: &TestApp, endpoint: &Path) {
+    d.assert_alive();
+    let info = json1(endpoint, "agent/info", json!({}));
+    assert!(info["revision"].is_u64(), "agent/info: {info}");
+    let tag = format!("probe{}", unique());
+    let response = testapp_add(endpoint, 1, &tag);
+    assert!(response.get("result").is_some(), "probe write: {response}");
+    let lines = probe.ledger().into_iter().filter(|l| l.starts_with(&format!("{tag} "))).count();
+    assert_eq!(lines, 1, "probe write journalled once; ledger {:?}", probe.ledger());
+}
+
+/// The usual fault rig: a daemon with `daemon_args`, the test app under attack ("Target",
+/// slug `target`, with `target_args`) and a second, well-behaved test app ("Probe", slug
+/// `probe`) for the liveness probe. Fields drop in order: apps, daemon, then the files.
+#[derive(Debug)]
+pub struct Rig {
+    /// The attacked app.
+    pub target: TestApp,
+    /// Its endpoint.
+    pub target_ep: PathBuf,
+    /// The liveness probe's app.
+    pub probe: TestApp,
+    /// Its endpoint.
+    pub probe_ep: PathBuf,
+    /// The daemon.
+    pub d: Daemon,
+    /// Holds the runtime dir, logs, states and ledgers.
+    pub tmp: TempDir,
+}
+
+impl Rig {
+    /// Starts everything and waits for both endpoints.
+    pub fn start(daemon_args: &[&str], target_args: &[&str]) -> Rig {
+        let tmp = TempDir::new();
+        let d = Daemon::start(&tmp.rt(), daemon_args);
+        let probe = TestApp::start(&d.rt, tmp.path(), "Probe", &[]);
+        let probe_ep = d.wait_endpoint("probe");
+        let target = TestApp::start(&d.rt, tmp.path(), "Target", target_args);
+        let target_ep = d.wait_endpoint("target");
+        Rig { target, target_ep, probe, probe_ep, d, tmp }
+    }
+
+    /// Restarts the target app (same state and ledger files) with `args`, waiting for its
+    /// endpoint (which keeps the slug `target` once the old instance is gone).
+    pub fn restart_target(&mut self, args: &[&str]) {
+        let gone = wait_until(PATIENCE, || !self.d.apps().iter().any(|a| a["slug"] == "target"));
+        assert!(gone, "the old target is still listed: {:?}", self.d.apps());
+        self.target = TestApp::start(&self.d.rt, self.tmp.path(), "Target", args);
+        self.target_ep = self.d.wait_endpoint("target");
+    }
+
+    /// The liveness probe (FAULTS §0.5) through the probe app, and the listing shows only live
+    /// apps: each listed pid exists, and each enabled app's endpoint accepts a connection.
+    pub fn assert_live(&self) {
+        assert_live(&self.d, &self.probe, &self.probe_ep);
+        for app in self.d.apps() {
+            let pid = app["pid"].as_u64().unwrap_or_else(|| panic!("pid in {app}"));
+            assert!(Path::new(&format!("/proc/{pid}")).exists(), "listed but dead: {app}");
+            if app["enabled"] == true {
+                let endpoint = app["endpoint"].as_str().unwrap_or_else(|| panic!("{app}"));
+                assert!(UnixStream::connect(endpoint).is_ok(), "listed endpoint dead: {app}");
+            }
+        }
+    }
+
+    /// The daemon's open descriptors now, after a liveness probe (whose connections are
+    /// closed by the time it returns): the baseline for [`Rig::assert_fds_back`].
+    pub fn fd_baseline(&self) -> usize {
+        self.assert_live();
+        fd_count(self.d.proc.pid())
+    }
+
+    /// Waits until the daemon's descriptors are back to `baseline` (FAULTS §0.6: no leak).
+    pub fn assert_fds_back(&self, baseline: usize) {
+        let pid = self.d.proc.pid();
+        let ok = wait_until(PATIENCE, || fd_count(pid) <= baseline);
+        assert!(ok, "daemon fds {} > baseline {baseline}", fd_count(pid));
+    }
+
+    /// The target's ledger is empty ("not executed" verdicts).
+    pub fn assert_target_ledger_empty(&self) {
+        assert_eq!(self.target.ledger(), Vec::<String>::new(), "target ledger");
+    }
+}
+
+/// A hand-driven app on `host.sock` speaking raw frames (a 4-byte big-endian length, then the
+/// JSON body), for faults a host-sdk app cannot produce: forged headers, garbage, deep or
+/// duplicate-key replies. It registers one read action `raw.get`.
+#[derive(Debug)]
+pub struct RawHost {
+    stream: UnixStream,
+    /// The slug the daemon gave it.
+    pub slug: String,
+}
+
+impl RawHost {
+    /// Connects, sends `hello`, one `actions` page and `ready`, and reads the `welcome`.
+    pub fn register(d: &Daemon, name: &str) -> RawHost {
+        let stream = UnixStream::connect(d.host()).expect("connect host.sock");
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        let mut host = RawHost { stream, slug: String::new() };
+        let object = json!({"type": "object"});
+        host.send(&json!({"hello": {"channelVersion": 1, "displayName": name,
+            "pid": std::process::id(), "enabled": true}}));
+        host.send(&json!({"actions": {"actions": [{"name": "raw.get",
+            "description": "Answered by hand", "kind": "read", "inputSchema": object,
+            "outputSchema": object, "capabilities": 0, "undo": false}]}}));
+        host.send(&json!({"ready": {"actionCount": 1}}));
+        let welcome = host.recv().expect("welcome");
+        host.slug = welcome["welcome"]["slug"]
+            .as_str()
+            .unwrap_or_else(|| panic!("expected welcome: {welcome}"))
+            .to_string();
+        host
+    }
+
+    /// Sends one message as a frame.
+    pub fn send(&mut self, message: &Value) {
+        self.send_frame(message.to_string().as_bytes());
+    }
+
+    /// Sends `body` as one frame (header computed from its length).
+    pub fn send_frame(&mut self, body: &[u8]) {
+        let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+        frame.extend_from_slice(body);
+        self.send_bytes(&frame);
+    }
+
+    /// Sends raw bytes; a daemon that already hung up is not an error here.
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let _ = self.stream.write_all(bytes);
+    }
+
+    /// Reads one frame and parses it; `None` at EOF or on a read error.
+    pub fn recv(&mut self) -> Option<Value> {
+        use std::io::Read;
+        let mut header = [0u8; 4];
+        self.stream.read_exact(&mut header).ok()?;
+        let mut body = vec![0u8; u32::from_be_bytes(header) as usize];
+        self.stream.read_exact(&mut body).ok()?;
+        serde_json::from_slice(&body).ok()
+    }
+
+    /// Reads the next `request` and returns its id (panics on anything else).
+    pub fn next_request(&mut self) -> u64 {
+        let message = self.recv().expect("a request");
+        message["request"]["id"].as_u64().unwrap_or_else(|| panic!("expected request: {message}"))
+    }
+
+    /// Whether the daemon closes the connection within [`PATIENCE`] (skipping what it sends).
+    pub fn closed(&mut self) -> bool {
+        use std::io::Read;
+        let mut buf = [0u8; 4096];
+        loop {
+            match self.stream.read(&mut buf) {
+                Ok(0) => return true,
+                Ok(_) => continue,
+                Err(e)
+                    if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) =>
+                {
+                    return false;
+                }
+                Err(_) => return true,
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Raw JSON-RPC line clients
 
@@ -415,6 +642,11 @@ impl LineClient {
     pub fn send_raw(&mut self, line: &str) -> io::Result<()> {
         self.writer.write_all(line.as_bytes())?;
         self.writer.write_all(b"\n")
+    }
+
+    /// Sends raw bytes as they are (no newline added).
+    pub fn send_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.writer.write_all(bytes)
     }
 
     /// Reads one line; `Ok(None)` at EOF.

@@ -79,12 +79,27 @@ fn e3_runtime_dir_removed_makes_the_daemon_exit() {
     let _wd = Watchdog::arm(Duration::from_secs(60));
     let tmp = TempDir::new();
     let rt = tmp.rt();
-    let mut d = Daemon::start(&rt, &["--dir-check", "100ms"]);
+    // Default flags: on Linux the daemon hears of it through inotify, with no periodic check.
+    let mut d = Daemon::start(&rt, &[]);
     fs::remove_dir_all(&rt).unwrap();
     let status = d.proc.wait_exit(PATIENCE).expect("daemon exits once its dir is gone");
     assert_eq!(status.code(), Some(1), "{}", d.proc.stderr());
     assert!(d.proc.stderr().contains("runtime dir was removed"), "{}", d.proc.stderr());
     assert!(!rt.exists(), "the daemon does not recreate the dir behind our back");
+}
+
+#[test]
+fn e3_runtime_dir_replaced_makes_the_daemon_exit() {
+    let _wd = Watchdog::arm(Duration::from_secs(60));
+    let tmp = TempDir::new();
+    let rt = tmp.rt();
+    let mut d = Daemon::start(&rt, &[]);
+    // Moved away and a new dir put in its place: the old sockets are no longer where
+    // clients look.
+    fs::rename(&rt, tmp.path().join("moved")).unwrap();
+    fs::create_dir(&rt).unwrap();
+    let status = d.proc.wait_exit(PATIENCE).expect("daemon exits once its dir is replaced");
+    assert_eq!(status.code(), Some(1), "{}", d.proc.stderr());
 }
 
 #[test]

@@ -31,6 +31,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::registry::{Registry, RegistryFull};
+use super::session::methods::MAX_REVISION;
 use super::tasks::TaskTable;
 use super::{AppSummary, EngineConfig, PeerInfo, until};
 
@@ -249,6 +250,18 @@ impl AppHandle {
                     }
                     Outcome::Error(e) => Err(e),
                 };
+                let outcome = match revision_beyond_bound(&outcome) {
+                    Some(revision) => {
+                        tracing::error!(app = %self.0.slug, revision, "the app reported a revision beyond 2^53-1");
+                        Err(ActionError::new(
+                            Reason::InvalidReply,
+                            format!(
+                                "The app reported revision {revision}, beyond the protocol's bound 9007199254740991 (2^53-1); this is a bug in the app."
+                            ),
+                        ))
+                    }
+                    None => outcome,
+                };
                 let _ = p.reply.send(outcome);
             }
             _ => tracing::warn!(
@@ -334,6 +347,26 @@ fn disabled_error() -> ActionError {
 
 fn busy_error() -> ActionError {
     ActionError::new(Reason::Busy, "The app has too many requests queued; retry later.")
+}
+
+/// A revision in `outcome` beyond 2^53−1 (SPEC S6: float-only clients must keep revisions
+/// exactly and send them back as `expectedRevision`), if any.
+fn revision_beyond_bound(outcome: &Result<CallResult, ActionError>) -> Option<u64> {
+    let revision = match outcome {
+        Ok(
+            CallResult::Executed { revision, .. }
+            | CallResult::Deferred { revision, .. }
+            | CallResult::Batch { revision, .. }
+            | CallResult::Revision { revision }
+            | CallResult::Inspected { revision, .. }
+            | CallResult::Rendered { revision, .. },
+        ) => *revision,
+        Err(ActionError { reason: Reason::StaleRevision { current_revision }, .. }) => {
+            *current_revision
+        }
+        _ => return None,
+    };
+    (revision > MAX_REVISION).then_some(revision)
 }
 
 fn closed_error(reason: Reason) -> ActionError {
@@ -525,6 +558,10 @@ where
         }
         Ok(Err(end)) => {
             tracing::warn!(?peer, "app dropped during the handshake: {end}");
+            // A peer that can still read learns why (S8: `welcome` or `refused{reason}`).
+            if matches!(end, LinkEnd::Frame(_) | LinkEnd::Protocol(_)) {
+                refuse(&mut wr, &config, Refused::INVALID_REGISTRATION, &end.to_string()).await;
+            }
             return;
         }
         Ok(Ok(Err(refusal))) => {
@@ -600,7 +637,10 @@ where
     app.lock_calls().closed = Some(reason.clone());
     app.0.status.send_replace(LinkStatus::Gone);
     app.fail_pending(&reason, false);
-    app.lock_tasks().fail_app(app.id());
+    let failed_tasks = app.lock_tasks().fail_app(app.id());
+    for task in &failed_tasks {
+        tracing::warn!(slug = app.slug(), task = %task, reason = reason.as_str(), "task failed");
+    }
     match end {
         LinkEnd::Shutdown | LinkEnd::Eof | LinkEnd::Bye(_) => {
             tracing::info!(slug = app.slug(), "app disconnected: {end}");

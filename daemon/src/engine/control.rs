@@ -47,7 +47,7 @@ where
 
 fn answer(engine: &Engine, line: &[u8]) -> Option<Vec<u8>> {
     let limits = engine.config().json;
-    let envelope = match json1::parse_envelope(line, &limits) {
+    let envelope = match json1::parse_envelope(line, &limits, false) {
         Ok(e) => e,
         Err(response) => return response,
     };

@@ -3,6 +3,9 @@
 //! The connection owns its framing and protocol state (SPEC S8). Work and memory are bounded:
 //! at most `max_in_flight_per_client` requests run at once, and the reader stops while about
 //! one maximum-size response is buffered for a client that does not read (ssh-agent's rule).
+//! Calls already running when a client stops reading still deliver their responses, so the
+//! running calls are also bounded by the response bytes they may bring back (see
+//! [`Admission`]): a few maximum-size responses, not `max_in_flight_per_client` of them.
 //! Responses are written as they complete, so they may be out of order; each carries its id.
 //!
 //! The protocol is decided per connection (SPEC S7, `mcp/select.rs`): until a JSON-1 method,
@@ -14,6 +17,7 @@ mod mcp;
 pub mod methods;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, WriteHalf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
@@ -38,6 +42,7 @@ pub async fn serve<S>(
     let mut lines = LineReader::new(rd, config.json.max_bytes, config.partial_idle);
     let output = Output::start(wr, config.json.max_bytes);
     let in_flight = Arc::new(Semaphore::new(config.max_in_flight_per_client.max(1)));
+    let admission = Admission::new(config.json.max_bytes, config.max_in_flight_per_client);
     let mut status = app.status();
     let mut conn = Connection {
         app: app.clone(),
@@ -50,9 +55,10 @@ pub async fn serve<S>(
     let ended = loop {
         // Backpressure first: a free in-flight slot and room in the output buffer.
         let ready = async {
-            let permit = in_flight.clone().acquire_owned().await;
+            let count = in_flight.clone().acquire_owned().await?;
             output.wait_room().await;
-            permit
+            let bytes = admission.acquire().await?;
+            Ok::<_, tokio::sync::AcquireError>(CallPermit { _count: count, bytes })
         };
         let permit = tokio::select! {
             p = ready => match p { Ok(p) => p, Err(_) => break "closed" },
@@ -106,10 +112,10 @@ struct Connection {
 impl Connection {
     /// Handles one complete line: answers at once, stays silent (notifications), or spawns the
     /// call, which keeps `permit` (one in-flight slot) until its response is buffered.
-    async fn handle_line(&mut self, line: &[u8], permit: OwnedSemaphorePermit) {
+    async fn handle_line(&mut self, line: &[u8], permit: CallPermit) {
         if !matches!(self.protocol, mcp::Protocol::Json1) {
             let limits = self.app.config().json;
-            let envelope = match json1::parse_envelope(line, &limits) {
+            let envelope = match json1::parse_envelope(line, &limits, true) {
                 Ok(envelope) => envelope,
                 Err(Some(response)) => return self.output.send(response).await,
                 Err(None) => return,
@@ -133,7 +139,9 @@ impl Connection {
                     let id = envelope.id.unwrap_or_default();
                     self.calls.spawn(async move {
                         if let Some(reply) = pending.run(&app).await {
-                            output.send(mcp::response_line(&id, reply, &limits)).await;
+                            let response = mcp::response_line(&id, reply, &limits);
+                            permit.bytes.observe(response.len());
+                            output.send(response).await;
                         }
                         drop(permit);
                     });
@@ -149,11 +157,76 @@ impl Connection {
                 let output = self.output.clone();
                 self.calls.spawn(async move {
                     let response = json1::execute(&app, call).await;
+                    permit.bytes.observe(response.len());
                     output.send(response).await;
                     drop(permit);
                 });
             }
         }
+    }
+}
+
+/// What a running call holds: an in-flight slot and its share of the response-byte budget.
+struct CallPermit {
+    _count: OwnedSemaphorePermit,
+    bytes: BytesPermit,
+}
+
+/// Maximum-size responses a connection's running calls may bring back at once (beyond the
+/// one buffered for writing). With 1 MiB lines this bounds a client that stops reading to
+/// about 4 MiB of waiting responses plus the buffered one, instead of 64 MiB.
+const RESPONSES_IN_FLIGHT: usize = 4;
+
+/// Admission of calls by the response bytes they are expected to bring back.
+///
+/// A response's size is unknown until the app answers, so each call reserves the connection's
+/// current estimate from a budget of [`RESPONSES_IN_FLIGHT`] maximum-size responses. The
+/// estimate starts at the maximum (a new connection gets a few calls at once, like TCP slow
+/// start), follows every response up at once, and halves per smaller response, so after a
+/// handful of small responses pipelined calls run `max_in_flight_per_client` at a time. A client that first
+/// drives the estimate down with small responses and then pipelines large ones can still have
+/// up to `max_in_flight_per_client` large responses running: the count bound stays the backstop.
+#[derive(Clone)]
+struct Admission {
+    budget: Arc<Semaphore>,
+    estimate: Arc<AtomicUsize>,
+    floor: usize,
+    ceiling: usize,
+}
+
+impl Admission {
+    fn new(max_line: usize, max_in_flight: usize) -> Admission {
+        let ceiling = max_line.clamp(1, u32::MAX as usize / RESPONSES_IN_FLIGHT);
+        let total = ceiling * RESPONSES_IN_FLIGHT;
+        Admission {
+            budget: Arc::new(Semaphore::new(total)),
+            estimate: Arc::new(AtomicUsize::new(ceiling)),
+            // Small responses: the in-flight count, not the bytes, is the bound.
+            floor: (total / max_in_flight.max(1)).max(1),
+            ceiling,
+        }
+    }
+
+    async fn acquire(&self) -> Result<BytesPermit, tokio::sync::AcquireError> {
+        let want = self.estimate.load(Ordering::Relaxed).clamp(self.floor, self.ceiling);
+        let permit = self.budget.clone().acquire_many_owned(want as u32).await?;
+        Ok(BytesPermit { _permit: permit, admission: self.clone() })
+    }
+}
+
+/// A call's reservation from the [`Admission`] budget, released when its response is queued.
+struct BytesPermit {
+    _permit: OwnedSemaphorePermit,
+    admission: Admission,
+}
+
+impl BytesPermit {
+    /// Feeds a response's size into the estimate.
+    fn observe(&self, len: usize) {
+        let _ = self
+            .admission
+            .estimate
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |e| Some(len.max(e / 2)));
     }
 }
 

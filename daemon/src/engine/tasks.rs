@@ -126,16 +126,18 @@ impl TaskTable {
     }
 
     /// The app went away: each of its unfinished tasks becomes `failed` with a reason that
-    /// says the outcome is unknown (SPEC S4).
-    pub fn fail_app(&mut self, app: u64) {
-        let keys: Vec<Key> = self
+    /// says the outcome is unknown (SPEC S4). Returns their ids: the endpoint goes with the
+    /// app, so the caller's log is the only place a client can later learn of them.
+    pub fn fail_app(&mut self, app: u64) -> Vec<String> {
+        let mut keys: Vec<Key> = self
             .entries
             .iter()
             .filter(|(k, e)| k.0 == app && !e.snapshot.state.is_final())
             .map(|(k, _)| k.clone())
             .collect();
-        for key in keys {
-            let mut snapshot = self.entries[&key].snapshot.clone();
+        keys.sort();
+        for key in &keys {
+            let mut snapshot = self.entries[key].snapshot.clone();
             snapshot.state = TaskState::Failed;
             snapshot.progress = None;
             snapshot.error = Some(ActionError::new(
@@ -145,6 +147,7 @@ impl TaskTable {
             // Cannot fail: the entry exists, so no room is needed.
             let _ = self.upsert(app, snapshot);
         }
+        keys.into_iter().map(|(_, id)| id).collect()
     }
 
     /// Number of stored tasks.
@@ -254,7 +257,7 @@ mod tests {
         t.upsert(2, task("other", TaskState::Running)).unwrap();
         t.mark_cancelling(1, "run");
         assert_eq!(t.get(1, "run").unwrap().state, TaskState::Cancelling);
-        t.fail_app(1);
+        assert_eq!(t.fail_app(1), ["run"]);
         let failed = t.get(1, "run").unwrap();
         assert_eq!(failed.state, TaskState::Failed);
         assert_eq!(failed.error.unwrap().reason, Reason::AppDisconnected);

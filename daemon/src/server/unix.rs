@@ -12,10 +12,9 @@
 //! Socket activation (`activation.rs`): `agentd.sock` and `host.sock` come from systemd
 //! instead of being bound, are never unlinked, and `--idle-exit` defaults to 30 s.
 //!
-//! Runtime dir removed under us (FAULTS E3): checked every `--dir-check` (10 s by default; the
-//! only periodic wake-up of an idle daemon, chosen over inotify for portability and no extra
-//! dependency); a missing or replaced dir makes the daemon exit with status 1, so it never
-//! keeps serving sockets nobody can find.
+//! Runtime dir removed under us (FAULTS E3): watched with inotify on Linux (no wake-up while
+//! idle), checked every `--dir-check` elsewhere (`dir_watch.rs`); a missing or replaced dir
+//! makes the daemon exit with status 1, so it never keeps serving sockets nobody can find.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -24,6 +23,7 @@ use std::time::Duration;
 use jfgui_proto::locations::{self, CONTROL_SOCKET, HOST_SOCKET};
 use tokio::sync::watch;
 
+use super::dir_watch::dir_gone;
 use super::gate::{self, Gate};
 use super::sessions::Sessions;
 use super::{SHUTDOWN_SLACK, demo, idle, listen};
@@ -281,18 +281,6 @@ fn raise_descriptor_limit(config: &Config) {
 const DESCRIPTOR_MARGIN: u64 = 64;
 
 /// Completes once the runtime dir is gone (never when `every` is zero).
-async fn dir_gone(rt: &RuntimeDir, every: Duration) {
-    if every.is_zero() {
-        return std::future::pending().await;
-    }
-    loop {
-        tokio::time::sleep(every).await;
-        if !rt.still_present() {
-            return;
-        }
-    }
-}
-
 struct Signals {
     term: tokio::signal::unix::Signal,
     int: tokio::signal::unix::Signal,

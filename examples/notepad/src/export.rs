@@ -81,6 +81,9 @@ impl Exports {
                     .min(u128::from(STEPS)) as u64
             };
             if due >= STEPS {
+                let done =
+                    Progress { done: STEPS, total: Some(STEPS), message: Some("exported".into()) };
+                let _ = tasks.progress(&job.id, done);
                 let size = job.data.len() as u64;
                 produced(std::mem::take(&mut job.data));
                 let mut result = Map::new();
@@ -129,6 +132,9 @@ mod tests {
         let t = tasks.get(&id).unwrap();
         assert_eq!(t.state, TaskState::Completed);
         assert_eq!(t.result.as_ref().unwrap().get("uri").and_then(Value::as_str), Some(EXPORT_URI));
+        // A completed export says it got all the way, not 9 of 10 steps.
+        let progress = t.progress.as_ref().unwrap();
+        assert_eq!((progress.done, progress.total), (STEPS, Some(STEPS)));
     }
 
     #[test]

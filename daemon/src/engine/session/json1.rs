@@ -43,8 +43,14 @@ pub struct Envelope {
 }
 
 /// Parses one line into a request envelope, or the error response line to send back (`None`
-/// when nothing may be answered).
-pub fn parse_envelope(line: &[u8], limits: &Limits) -> Result<Envelope, Option<Vec<u8>>> {
+/// when nothing may be answered). With `ignore_responses` (MCP and undecided connections,
+/// WIRE.md §3), a line without `method` that carries `result` or `error` is a response from
+/// the client: it is logged and gets no answer.
+pub fn parse_envelope(
+    line: &[u8],
+    limits: &Limits,
+    ignore_responses: bool,
+) -> Result<Envelope, Option<Vec<u8>>> {
     let value = match jfgui_proto::parse(line, limits) {
         Ok(v) => v,
         Err(e) => {
@@ -95,6 +101,12 @@ pub fn parse_envelope(line: &[u8], limits: &Limits) -> Result<Envelope, Option<V
     }
     let method = match object.remove("method") {
         Some(Value::String(m)) => m,
+        None if ignore_responses
+            && (object.contains_key("result") || object.contains_key("error")) =>
+        {
+            tracing::info!(id = ?reply_id, "ignored a response from the client (no request of ours is outstanding)");
+            return Err(None);
+        }
         _ => {
             return Err(Some(invalid_request(
                 &reply_id,
@@ -154,7 +166,7 @@ pub struct Json1Call {
 
 /// Checks one line of a JSON-1 connection (envelope, method, `protocolVersion`).
 pub fn prepare(line: &[u8], limits: &Limits, slug: &str) -> Prepared {
-    let envelope = match parse_envelope(line, limits) {
+    let envelope = match parse_envelope(line, limits, false) {
         Ok(e) => e,
         Err(Some(response)) => return Prepared::Respond(response),
         Err(None) => return Prepared::Silent,

@@ -316,6 +316,19 @@ pub async fn call(app: &AppHandle, method: Method, params: Map) -> Result<Map, M
             p.finish()?;
             let limit = u32::try_from(limit).unwrap_or(u32::MAX);
             match app.request(Call::ReadResource(ReadResource { uri, offset, limit })).await? {
+                // S6: a paging parameter out of range is -32602; the end itself is a valid
+                // offset (an empty chunk with eof), one past it is not.
+                CallResult::Chunk(chunk) if chunk.offset > chunk.total_size => {
+                    let mut data = Map::with_capacity(3);
+                    data.insert("reason", "out_of_range");
+                    data.insert("param", "offset");
+                    data.insert("totalSize", chunk.total_size);
+                    let message = format!(
+                        "Parameter \"offset\" must be at most the resource's totalSize {}, not {}.",
+                        chunk.total_size, chunk.offset
+                    );
+                    Err(MethodError::InvalidParams { message, data })
+                }
                 CallResult::Chunk(chunk) => match to_value(&chunk)? {
                     Value::Object(m) => Ok(m),
                     _ => Err(internal("a resource chunk did not map to an object")),

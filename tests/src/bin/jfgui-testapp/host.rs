@@ -15,6 +15,9 @@ use crate::store::{Entry, Ledger, State};
 /// The transaction domain of the two mutations.
 const DOMAIN: &str = "state";
 
+/// `huge-output` above this many bytes is split into strings of this size.
+const HUGE_CHUNK: usize = 64 * 1024;
+
 static TAG: Property = Property { name: "tag", schema: &schema::STRING, required: false };
 static ADD: Schema = Schema::Object {
     properties: &[
@@ -213,7 +216,18 @@ impl Host for TestApp {
                 }
                 Knob::HugeOutput(bytes) => {
                     let mut m = Map::new();
-                    m.insert("data", "x".repeat(bytes));
+                    // One string stays within the 256 KiB string bound; beyond
+                    // 64 KiB the x's come as an array of 64 KiB strings instead.
+                    if bytes <= HUGE_CHUNK {
+                        m.insert("data", "x".repeat(bytes));
+                    } else {
+                        let chunks = (0..bytes.div_ceil(HUGE_CHUNK))
+                            .map(|i| {
+                                Value::from("x".repeat(HUGE_CHUNK.min(bytes - i * HUGE_CHUNK)))
+                            })
+                            .collect();
+                        m.insert("data", Value::Array(chunks));
+                    }
                     result = Execution::Output(Value::Object(m));
                 }
                 Knob::BadOutputSchema => result = Execution::Output(Value::from("not an object")),

@@ -24,7 +24,8 @@
 //!   persist, journal, then `abort()` before replying), `abort-in-batch-after=N` (inside an
 //!   atomic batch, `abort()` once N calls were applied, before commit), `fail-in-batch-at=N`
 //!   (fail with `failed/host_error{code:"injected"}` as batch call N), `huge-output=BYTES`
-//!   (output `{"data":"x"×BYTES}`), `bad-output-schema` (output a string), `reply-twice`,
+//!   (output `{"data":"x"×BYTES}`, or above 64 KiB `{"data":["x"×65536,…]}` with BYTES x's
+//!   in all, so the 256 KiB string bound is not what stops it), `bad-output-schema` (output a string), `reply-twice`,
 //!   `reply-unknown-id` (reply under id `u64::MAX − id`).
 //! - `--stall-handshake`: connect and never send `hello`. `--no-read`: stop reading the host
 //!   channel once registered (the process stays alive).

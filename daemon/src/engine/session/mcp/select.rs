@@ -373,6 +373,6 @@ fn unknown_method(method: &str) -> RpcError {
             "Method not found: {method}. This endpoint speaks JSON control protocol 1 (e.g. agent/info, actions/list) and MCP (initialize, or any request with params._meta {}).",
             modern::META_PROTOCOL_VERSION
         ),
-        object([("method", method.into())]),
+        object([("reason", "unknown_method".into()), ("method", method.into())]),
     )
 }

@@ -374,6 +374,8 @@ async fn undecided_answers_mcp_names_without_deciding() {
     }
     let e = err(&mut p, &app, &plain(3, "no/such", "")).await;
     assert_eq!(e.code, -32601);
+    // S6: the same machine-readable reason JSON-1 and the control socket give.
+    assert_eq!(data_str(&e, "reason"), Some("unknown_method"));
     assert!(is_undecided(&p));
     assert!(send(&mut p, &app, &notification("notifications/initialized", "")).await.is_none());
     assert!(

@@ -297,3 +297,22 @@ async fn a_cancelled_call_gets_no_response_and_the_host_call_completes() {
     let r = c.recv().await;
     assert_eq!(n(&r, "id"), 10, "the cancelled call's response was suppressed: {r:?}");
 }
+
+/// WIRE.md §3: a line without `method` that carries `result` or `error` is a response from the
+/// client; it is ignored, never answered (an error under the client's own id would look like
+/// the answer to one of its requests). Undecided and MCP connections both follow §3.
+#[tokio::test]
+async fn responses_from_the_client_are_ignored() {
+    let (engine, slug) = engine().await;
+    for setup in [None, Some(INIT)] {
+        let mut c = Client::connect(&engine, &slug);
+        if let Some(init) = setup {
+            assert_eq!(s(&ask(&mut c, init).await, "result.protocolVersion"), "2025-11-25");
+        }
+        c.send(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#).await;
+        c.send(r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"no"}}"#).await;
+        let r = ask(&mut c, r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#).await;
+        assert_eq!(n(&r, "id"), 5, "the responses got no answer: {r:?}");
+        assert!(has(&r, "result"), "{r:?}");
+    }
+}
