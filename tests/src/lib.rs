@@ -526,7 +526,7 @@ impl Rig {
     pub fn assert_fds_back(&self, baseline: usize) {
         let pid = self.d.proc.pid();
         let ok = wait_until(PATIENCE, || fd_count(pid) <= baseline);
-        assert!(ok, "daemon fds {} > baseline {baseline}", fd_count(pid));
+        assert!(ok, "daemon fds {} > baseline {baseline}: {:?}", fd_count(pid), fd_targets(pid));
     }
 
     /// The target's ledger is empty ("not executed" verdicts).
@@ -695,6 +695,21 @@ pub fn rpc(path: &Path, method: &str, params: Value) -> io::Result<Value> {
 /// Open descriptors of `pid`.
 pub fn fd_count(pid: u32) -> usize {
     fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
+}
+
+/// What each open descriptor of `pid` points at (`socket:[INODE]`, paths, `anon_inode:...`),
+/// so a leak report says what leaked.
+pub fn fd_targets(pid: u32) -> Vec<String> {
+    let Ok(dir) = fs::read_dir(format!("/proc/{pid}/fd")) else { return Vec::new() };
+    let mut targets: Vec<String> = dir
+        .flatten()
+        .map(|e| {
+            let target = fs::read_link(e.path()).map(|t| t.display().to_string());
+            format!("{}->{}", e.file_name().to_string_lossy(), target.unwrap_or_default())
+        })
+        .collect();
+    targets.sort();
+    targets
 }
 
 /// A `kB` field of `/proc/PID/status` (`VmRSS`, `VmHWM`, ...), in KiB.
