@@ -35,6 +35,7 @@ pub fn valid_slug(slug: &str) -> bool {
 }
 
 /// The socket name of `slug`, relative to the runtime dir, or `None` for an invalid slug.
+#[cfg(unix)]
 pub fn endpoint_name(slug: &str) -> Option<String> {
     valid_slug(slug).then(|| {
         format!(
@@ -67,8 +68,8 @@ impl EndpointSpace for RuntimeDir {
 #[cfg(windows)]
 impl EndpointSpace for crate::transport::PipeSpace {
     fn bind(&self, slug: &str) -> Result<Listener, String> {
-        Listener::bind(self, &format!("app-{slug}"))
-            .map_err(|e| format!("{}: {e}", self.pipe_name(&format!("app-{slug}"))))
+        let pipe = jfgui_proto::locations::Pipe::App(slug);
+        Listener::bind(self, pipe).map_err(|e| format!("{}: {e}", self.pipe_name(pipe)))
     }
 
     fn unbind(&self, _slug: &str) {}
@@ -165,7 +166,7 @@ impl<S: Sessions, P: EndpointSpace> Endpoints<S, P> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -22,13 +22,11 @@ use std::time::Duration;
 
 use jfgui_proto::locations::{self, CONTROL_SOCKET, HOST_SOCKET};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
-use super::accept::accept_loop;
 use super::dir_watch::dir_gone;
-use super::gate::{self, Class, Gate};
+use super::gate::{self, Gate};
 use super::sessions::Sessions;
-use super::{SHUTDOWN_SLACK, demo, idle};
+use super::{SHUTDOWN_SLACK, demo, idle, listen};
 use crate::activation::Inherited;
 use crate::config::{Config, exit, to_usize};
 use crate::lock::{Lock, LockError};
@@ -51,16 +49,9 @@ where
         }
     };
     restrict_umask();
-    let demo_app = if config.demo {
-        match demo::locate() {
-            Ok(app) => Some(app),
-            Err(message) => {
-                tracing::error!("{message}");
-                return exit::RUNTIME;
-            }
-        }
-    } else {
-        None
+    let demo_app = match demo::locate_if_wanted(config.demo) {
+        Ok(app) => app,
+        Err(code) => return code,
     };
     let path = match resolve(&config) {
         Ok(path) => path,
@@ -201,19 +192,7 @@ where
     tracing::info!(runtime_dir = %rt.path().display(), pid = std::process::id(), activated, "jfgui-agentd listening");
     crate::activation::notify_ready();
 
-    let demo = match demo_app {
-        Some(app) => match demo::spawn(&app, Some(rt.path())) {
-            Ok(child) => {
-                tracing::info!(app = %app.display(), "demo: started the example app");
-                Some(child)
-            }
-            Err(e) => {
-                tracing::error!(app = %app.display(), "demo: cannot start the example app: {e}");
-                None
-            }
-        },
-        None => None,
-    };
+    let demo = demo_app.and_then(|app| demo::start(&app, Some(rt.path())));
 
     let stop = loop {
         let stop = tokio::select! {
@@ -265,25 +244,6 @@ where
         Stop::Signal(_) | Stop::Idle => exit::OK,
         Stop::DirGone => exit::RUNTIME,
     }
-}
-
-/// Accepts on the control and host sockets, each in a task of its own.
-fn listen<S: Sessions>(
-    control: Listener,
-    host: Listener,
-    gate: &Gate,
-    sessions: &S,
-) -> [JoinHandle<()>; 2] {
-    [
-        tokio::spawn(accept_loop(control, gate.clone(), Class::Client, {
-            let s = sessions.clone();
-            move |stream, peer| s.clone().serve_control(stream, peer)
-        })),
-        tokio::spawn(accept_loop(host, gate.clone(), Class::App, {
-            let s = sessions.clone();
-            move |stream, peer| s.clone().serve_app(stream, peer)
-        })),
-    ]
 }
 
 /// Second handles on both listeners, or `None` (then an idle exit cannot be called off).
