@@ -2,7 +2,7 @@
 # Named-pipe smoke test of the Windows daemon under wine (functional only: wine enforces
 # neither the pipe DACL nor, as observed with wine 8.0, FILE_FLAG_FIRST_PIPE_INSTANCE across
 # processes): a raw pipe client (smoke/), then the Windows jfgui-agent.exe against the
-# daemon and jfgui-notepad.exe. Not part of packaging/check.sh: it installs mingw-w64 and
+# daemon and jfgui-notepad.exe (and `headless` without it). Not part of packaging/check.sh: it installs mingw-w64 and
 # wine (large).
 #   bash packaging/windows/smoke.sh
 set -euo pipefail
@@ -85,6 +85,13 @@ out=$(printf '%s\n' '{"jsonrpc":"2.0","id":7,"method":"agent/info","params":{"pr
 echo "\$ jfgui-agent stdio notepad --protocol json  ← agent/info"
 echo "$out"
 [ "$(json "d['id']")" = 7 ] && [ "$(json "'result' in d")" = True ] || fail "stdio"
+# headless: no daemon involved, the app's host channel on the child's stdin/stdout.
+out=$(printf '%s\n' '{"jsonrpc":"2.0","id":8,"method":"agent/info","params":{"protocolVersion":"1"}}' \
+    | /usr/lib/wine/wine64 "$work/jfgui-agent.exe" headless jfgui-notepad.exe --protocol json 2>"$work/agent.err") \
+    || fail "headless exit $? ($(cat "$work/agent.err"))"
+echo "\$ jfgui-agent headless jfgui-notepad.exe --protocol json  ← agent/info"
+echo "$out"
+[ "$(json "d['id']")" = 8 ] && [ "$(json "d['result']['app']['displayName']")" = Notepad ] || fail "headless"
 agent call nosuchapp document.get
 [ "$rc" = 3 ] || fail "an unknown endpoint must exit 3"
 kill "$notepad_pid"; wait "$notepad_pid" 2>/dev/null || true; notepad_pid=""
