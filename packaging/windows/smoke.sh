@@ -2,8 +2,8 @@
 # Named-pipe smoke test of the Windows daemon under wine (functional only: wine enforces
 # neither the pipe DACL nor, as observed with wine 8.0, FILE_FLAG_FIRST_PIPE_INSTANCE across
 # processes): a raw pipe client (smoke/), then the Windows jfgui-agent.exe against the
-# daemon and jfgui-notepad.exe (and `headless` without it). Not part of packaging/check.sh: it installs mingw-w64 and
-# wine (large).
+# daemon and jfgui-notepad.exe (and `headless` without it). Not part of packaging/check.sh:
+# it installs mingw-w64 and wine (large).
 #   bash packaging/windows/smoke.sh
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
