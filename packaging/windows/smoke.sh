@@ -21,8 +21,8 @@ notepad_pid=""
 cleanup() {
     [ -n "$notepad_pid" ] && kill "$notepad_pid" 2>/dev/null
     [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null
-    WINEPREFIX="$work/prefix" wineserver -k 2>/dev/null || true
-    WINEPREFIX="$work/prefix" wineserver -w 2>/dev/null || true
+    WINEPREFIX="$work/prefix" /usr/lib/wine/wineserver -k 2>/dev/null || true
+    WINEPREFIX="$work/prefix" /usr/lib/wine/wineserver -w 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -31,11 +31,18 @@ for exe in jfgui-agentd jfgui-agent jfgui-notepad; do
     cp "$target_dir/x86_64-pc-windows-gnu/debug/$exe.exe" "$work/"
 done
 cp "$here/smoke/target/x86_64-pc-windows-gnu/debug/jfgui-pipe-smoke.exe" "$work/"
+# The CLI's unit tests, including its named-pipe transport's (connect, busy retry).
+cargo test --target x86_64-pc-windows-gnu -p cli --no-run --message-format=json \
+    | python3 -c 'import json,sys
+for m in map(json.loads, sys.stdin):
+    if m.get("reason") == "compiler-artifact" and m["profile"]["test"] and m.get("executable"):
+        print(m["executable"])' | while read -r exe; do cp "$exe" "$work/jfgui-agent-tests.exe"; done
 # Wine 8 has no bcryptprimitives.dll, which Rust's std imports (ProcessPrng): a shim.
 x86_64-w64-mingw32-gcc -shared -o "$work/bcryptprimitives.dll" "$here/smoke/bcryptprimitives.c" -lbcrypt
 export WINEPREFIX="$work/prefix" WINEDEBUG=-all
 mkdir -p "$WINEPREFIX"
 /usr/lib/wine/wine64 cmd /c exit >/dev/null 2>&1 || true   # first run creates the prefix
+/usr/lib/wine/wine64 "$work/jfgui-agent-tests.exe"
 /usr/lib/wine/wine64 "$work/jfgui-agentd.exe" --idle-exit 3 --request-deadline 1s > "$work/agentd.log" 2>&1 &
 daemon_pid=$!
 for _ in $(seq 100); do grep -q 'listening' "$work/agentd.log" && break; sleep 0.2; done

@@ -82,3 +82,63 @@ pub async fn connect(path: &Path) -> io::Result<(Reader, Writer)> {
 fn busy(e: &io::Error) -> bool {
     e.raw_os_error() == Some(ERROR_PIPE_BUSY as i32)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::windows::named_pipe::ServerOptions;
+
+    use super::*;
+
+    fn unique_pipe() -> PathBuf {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        PathBuf::from(format!(r"\\.\pipe\jfgui-agent-cli-test-{}-{n}", std::process::id()))
+    }
+
+    async fn within<F: std::future::Future>(f: F) -> F::Output {
+        tokio::time::timeout(Duration::from_secs(10), f).await.expect("test timed out")
+    }
+
+    #[tokio::test]
+    async fn a_missing_pipe_is_not_found() {
+        let e = within(connect(&unique_pipe())).await.err().expect("no pipe, no connection");
+        assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
+    }
+
+    #[tokio::test]
+    async fn bytes_cross_both_ways() {
+        let name = unique_pipe();
+        let mut server = ServerOptions::new().first_pipe_instance(true).create(&name).unwrap();
+        let (mut read, mut write) = within(connect(&name)).await.unwrap();
+        within(server.connect()).await.unwrap();
+        write.write_all(b"ping\n").await.unwrap();
+        let mut buf = [0u8; 5];
+        within(server.read_exact(&mut buf)).await.unwrap();
+        assert_eq!(&buf, b"ping\n");
+        server.write_all(b"pong\n").await.unwrap();
+        within(read.read_exact(&mut buf)).await.unwrap();
+        assert_eq!(&buf, b"pong\n");
+    }
+
+    #[tokio::test]
+    async fn a_busy_pipe_is_retried_until_an_instance_frees_up() {
+        let name = unique_pipe();
+        let first = ServerOptions::new().first_pipe_instance(true).create(&name).unwrap();
+        let _taken = within(connect(&name)).await.unwrap();
+        within(first.connect()).await.unwrap();
+        // Every instance is taken: the next connect waits, and succeeds once the server
+        // creates another instance (as the daemon does after each accept).
+        let waiting = tokio::spawn({
+            let name = name.clone();
+            async move { connect(&name).await.map(|_| ()) }
+        });
+        tokio::time::sleep(BUSY_RETRY * 5).await;
+        assert!(!waiting.is_finished(), "a busy pipe must be waited for");
+        let second = ServerOptions::new().create(&name).unwrap();
+        within(second.connect()).await.unwrap();
+        within(waiting).await.unwrap().unwrap();
+    }
+}
