@@ -110,9 +110,9 @@ pub async fn list_apps(daemon: &Daemon, timeout: Duration) -> Result<Vec<AppEntr
     parse_apps(&control.request("apps/list", Map::new()).await?)
 }
 
-/// Opens the endpoint `query` names. A slug-shaped name whose socket (or pipe) exists is used directly
-/// (no control round trip: the MCP SDK may start the gateway just for one probe); anything else
-/// is resolved through `apps/list`.
+/// Opens the endpoint `query` names. A slug-shaped name whose socket (or pipe) exists is used
+/// directly (no control round trip: the MCP SDK may start the gateway just for one probe);
+/// anything else is resolved through `apps/list`.
 pub async fn open(
     daemon: &Daemon,
     query: &str,
