@@ -11,6 +11,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::EndpointNaming;
 #[cfg(unix)]
 use crate::runtime_dir::{RuntimeDir, remove_stale_socket};
 use crate::server::accept::accept_loop;
@@ -24,6 +25,8 @@ pub trait EndpointSpace: Send + Sync + 'static {
     fn bind(&self, slug: &str) -> Result<Listener, String>;
     /// Removes what [`EndpointSpace::bind`] created, after its listener was dropped.
     fn unbind(&self, slug: &str);
+    /// The rule naming what [`EndpointSpace::bind`] creates, for the engine's `apps/list`.
+    fn naming(&self) -> EndpointNaming;
 }
 
 /// A slug that cannot escape its directory or namespace and is in the engine's alphabet
@@ -35,6 +38,7 @@ pub fn valid_slug(slug: &str) -> bool {
 }
 
 /// The socket name of `slug`, relative to the runtime dir, or `None` for an invalid slug.
+#[cfg(unix)]
 pub fn endpoint_name(slug: &str) -> Option<String> {
     valid_slug(slug).then(|| {
         format!(
@@ -59,6 +63,15 @@ impl EndpointSpace for RuntimeDir {
             }
         }
     }
+
+    fn naming(&self) -> EndpointNaming {
+        let apps = self.path().join(jfgui_proto::locations::APPS_DIR);
+        EndpointNaming::new(move |slug| {
+            apps.join(format!("{slug}{}", jfgui_proto::locations::ENDPOINT_SUFFIX))
+                .to_string_lossy()
+                .into_owned()
+        })
+    }
 }
 
 /// On Windows an endpoint is the pipe `app-SLUG` (the prefix keeps a slug from ever naming
@@ -67,11 +80,16 @@ impl EndpointSpace for RuntimeDir {
 #[cfg(windows)]
 impl EndpointSpace for crate::transport::PipeSpace {
     fn bind(&self, slug: &str) -> Result<Listener, String> {
-        Listener::bind(self, &format!("app-{slug}"))
-            .map_err(|e| format!("{}: {e}", self.pipe_name(&format!("app-{slug}"))))
+        let pipe = jfgui_proto::locations::Pipe::App(slug);
+        Listener::bind(self, pipe).map_err(|e| format!("{}: {e}", self.pipe_name(pipe)))
     }
 
     fn unbind(&self, _slug: &str) {}
+
+    fn naming(&self) -> EndpointNaming {
+        let space = self.clone();
+        EndpointNaming::new(move |slug| space.pipe_name(jfgui_proto::locations::Pipe::App(slug)))
+    }
 }
 
 /// Removes endpoint sockets a previous daemon left in `apps/` (run under the lock, before
@@ -165,7 +183,7 @@ impl<S: Sessions, P: EndpointSpace> Endpoints<S, P> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -8,19 +8,20 @@
 mod engine;
 
 pub use engine::{
-    AppHandle, AppSummary, Connections, EndpointEvent, Engine, EngineConfig, LinkStatus, Method,
-    MethodError, PeerInfo, methods,
+    AppHandle, AppSummary, Connections, EndpointEvent, EndpointNaming, Engine, EngineConfig,
+    LinkStatus, Method, MethodError, PeerInfo, methods,
 };
 
-// OS layer: runtime dir and lock (Unix), listeners, endpoints, process life.
+// OS layer (daemon-os): runtime dir and lock (Unix), listeners, endpoints, process life. Only
+// what `main.rs` needs is public: configuration, logging and the server's entry point.
 #[cfg(unix)]
-pub mod activation;
+mod activation;
 pub mod config;
-pub mod endpoints;
+mod endpoints;
 #[cfg(unix)]
-pub mod lock;
+mod lock;
 pub mod logging;
 #[cfg(unix)]
-pub mod runtime_dir;
+mod runtime_dir;
 pub mod server;
-pub mod transport;
+mod transport;

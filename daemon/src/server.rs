@@ -17,6 +17,13 @@ mod windows;
 use std::time::Duration;
 
 use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use accept::accept_loop;
+use gate::{Class, Gate};
+use sessions::Sessions;
+
+use crate::transport::Listener;
 
 pub use engine_sessions::engine;
 #[cfg(unix)]
@@ -39,4 +46,24 @@ async fn idle(mut live: watch::Receiver<usize>, after: Option<Duration>) {
             _ = live.wait_for(|n| *n > 0) => {}
         }
     }
+}
+
+/// Accepts on the control and host listeners (the same on every platform), each in a task of
+/// its own; abort the tasks to stop accepting.
+fn listen<S: Sessions>(
+    control: Listener,
+    host: Listener,
+    gate: &Gate,
+    sessions: &S,
+) -> [JoinHandle<()>; 2] {
+    [
+        tokio::spawn(accept_loop(control, gate.clone(), Class::Client, {
+            let s = sessions.clone();
+            move |stream, peer| s.clone().serve_control(stream, peer)
+        })),
+        tokio::spawn(accept_loop(host, gate.clone(), Class::App, {
+            let s = sessions.clone();
+            move |stream, peer| s.clone().serve_app(stream, peer)
+        })),
+    ]
 }

@@ -36,7 +36,8 @@ use std::time::{Duration, Instant};
 use std::vec::Vec;
 use std::{format, vec};
 
-pub use backoff::{Backoff, INITIAL_DELAY, MAX_DELAY};
+use backoff::Backoff;
+pub use backoff::{INITIAL_DELAY, MAX_DELAY};
 pub use stdio::{headless_requested, serve_stdio};
 
 use crate::Host;

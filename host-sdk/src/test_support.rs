@@ -82,6 +82,29 @@ impl Host for EchoHost {
     }
 }
 
+/// A host that only registers `.0`, for registration tests: nothing else about it matters.
+pub(crate) struct Registers(pub(crate) &'static [ActionSpec]);
+
+impl Host for Registers {
+    fn actions(&self) -> &[ActionSpec] {
+        self.0
+    }
+    fn revision(&self) -> u64 {
+        0
+    }
+    fn capabilities(&self) -> u64 {
+        0
+    }
+    fn execute(
+        &mut self,
+        _: &mut Context<'_>,
+        _: &ActionSpec,
+        _: &Value,
+    ) -> Result<Execution, ActionError> {
+        Ok(Execution::Output(Value::Null))
+    }
+}
+
 pub(crate) fn endpoint(host: &EchoHost, enabled: bool) -> Endpoint {
     let mut d = Dispatcher::new(host).unwrap();
     d.set_enabled(enabled);

@@ -6,10 +6,17 @@
 //! an error, never a silent fallback (FAULTS A14). Ownership and modes are checked by the
 //! daemon when it creates or adopts the directory, not here.
 
+#[cfg(windows)]
+mod windows;
+
 use std::ffi::OsString;
 use std::fmt;
 use std::format;
 use std::path::PathBuf;
+use std::string::String;
+
+#[cfg(windows)]
+pub use windows::current_user_sid;
 
 /// Overrides the runtime dir (tests use it).
 pub const ENV_RUNTIME_DIR: &str = "JFGUI_RUNTIME_DIR";
@@ -25,6 +32,29 @@ pub const HOST_SOCKET: &str = "host.sock";
 pub const APPS_DIR: &str = "apps";
 /// Suffix of endpoint sockets.
 pub const ENDPOINT_SUFFIX: &str = ".sock";
+
+/// One of the daemon's named pipes (Windows, where endpoints are pipes, not sockets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pipe<'a> {
+    /// The control pipe (CLI: list, status), the twin of `agentd.sock`.
+    Control,
+    /// The pipe apps register on, the twin of `host.sock`.
+    Host,
+    /// The endpoint of the app with this slug, the twin of `apps/SLUG.sock`.
+    App(&'a str),
+}
+
+/// `\\.\pipe\jfgui-agent-<SID>-control`, `-host` or `-app-SLUG` (ARCHITECTURE "Locations"):
+/// the daemon creates these names and the connector opens them, so both build them here. The
+/// `app-` prefix keeps a slug from ever naming the control or host pipe.
+pub fn pipe_name(sid: &str, pipe: Pipe<'_>) -> String {
+    let prefix = r"\\.\pipe\jfgui-agent-";
+    match pipe {
+        Pipe::Control => format!("{prefix}{sid}-control"),
+        Pipe::Host => format!("{prefix}{sid}-host"),
+        Pipe::App(slug) => format!("{prefix}{sid}-app-{slug}"),
+    }
+}
 
 /// Which rule chose the runtime dir.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,6 +211,20 @@ mod tests {
         assert_eq!(d.path, PathBuf::from("/run/user/1/jfgui-agent"));
         let d = resolve(env(&[])).unwrap();
         assert_eq!(d.source, Source::Fallback);
+    }
+
+    #[test]
+    fn pipe_names_are_per_user_and_app_names_cannot_collide() {
+        let sid = "S-1-5-21-1-2-3-1001";
+        assert_eq!(
+            pipe_name(sid, Pipe::Control),
+            r"\\.\pipe\jfgui-agent-S-1-5-21-1-2-3-1001-control"
+        );
+        assert_eq!(pipe_name(sid, Pipe::Host), r"\\.\pipe\jfgui-agent-S-1-5-21-1-2-3-1001-host");
+        assert_eq!(
+            pipe_name(sid, Pipe::App("host")),
+            r"\\.\pipe\jfgui-agent-S-1-5-21-1-2-3-1001-app-host"
+        );
     }
 
     #[test]

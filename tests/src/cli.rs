@@ -8,7 +8,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::{PATIENCE, agent};
+use crate::{Daemon, PATIENCE, Proc, agent, notepad};
 
 /// What one run of `jfgui-agent` did.
 #[derive(Debug)]
@@ -141,18 +141,31 @@ pub fn run_command(mut cmd: Command, stdin: &[u8]) -> Run {
     Run { status, stdout, stderr }
 }
 
-/// Waits until the daemon lists an enabled app with endpoint `slug` (panics after
-/// [`PATIENCE`], with the daemon's log).
-pub fn wait_endpoint(daemon: &crate::Daemon, slug: &str) {
-    let up = crate::wait_until(PATIENCE, || {
-        daemon.apps().iter().any(|a| a["slug"] == slug && a["enabled"] == true)
+/// A daemon on `rt` and one example app (`--agent-enable` plus `app_args`) whose endpoint
+/// `notepad` is up.
+pub fn daemon_with_notepad(rt: &Path, app_args: &[&str]) -> (Daemon, Proc) {
+    let daemon = Daemon::start(rt, &[]);
+    let args: Vec<&str> = ["--agent-enable"].iter().chain(app_args).copied().collect();
+    let app = notepad(rt, &args);
+    daemon.wait_endpoint("notepad");
+    (daemon, app)
+}
+
+/// Binds a Unix socket at `path` that reads requests and never answers (a hung app behind a
+/// daemon, for the CLI's own `--timeout`); it lives until the test process ends.
+pub fn silent_endpoint(path: &Path) {
+    let listener = std::os::unix::net::UnixListener::bind(path)
+        .unwrap_or_else(|e| panic!("bind {}: {e}", path.display()));
+    thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            thread::spawn(move || {
+                use std::io::BufRead;
+                let mut sink = String::new();
+                let mut reader = std::io::BufReader::new(stream);
+                while reader.read_line(&mut sink).is_ok_and(|n| n > 0) {}
+            });
+        }
     });
-    assert!(
-        up,
-        "endpoint {slug} never came up; apps {:?}; daemon log:\n{}",
-        daemon.apps(),
-        daemon.proc.stderr()
-    );
 }
 
 /// An interactive `jfgui-agent` (a gateway): lines in on stdin, lines out of stdout with a
@@ -163,6 +176,9 @@ pub struct Session {
     stdin: Option<std::process::ChildStdin>,
     lines: std::sync::mpsc::Receiver<String>,
     stderr: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    /// The thread copying stderr into `stderr`: the child's exit does not mean it has read
+    /// the last bytes yet, so [`Session::finish`] waits for it to see EOF.
+    stderr_reader: thread::JoinHandle<()>,
 }
 
 impl Session {
@@ -188,7 +204,7 @@ impl Session {
         let stderr = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let mut err = child.stderr.take().expect("stderr");
         let sink = std::sync::Arc::clone(&stderr);
-        thread::spawn(move || {
+        let stderr_reader = thread::spawn(move || {
             let mut buf = [0u8; 4096];
             while let Ok(n) = err.read(&mut buf) {
                 if n == 0 {
@@ -198,7 +214,7 @@ impl Session {
             }
         });
         let stdin = child.stdin.take();
-        Session { child, stdin, lines, stderr }
+        Session { child, stdin, lines, stderr, stderr_reader }
     }
 
     /// The gateway's pid.
@@ -231,8 +247,8 @@ impl Session {
         self.stdin = None;
     }
 
-    /// Waits for the exit (panics after [`PATIENCE`]); returns the status and the remaining
-    /// stdout lines.
+    /// Waits for the exit (panics after [`PATIENCE`]); returns the status, the remaining
+    /// stdout lines and everything it wrote to stderr.
     pub fn finish(mut self) -> (ExitStatus, Vec<String>, String) {
         let deadline = Instant::now() + PATIENCE;
         let status = loop {
@@ -245,6 +261,11 @@ impl Session {
         let mut rest = Vec::new();
         while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
             rest.push(line);
+        }
+        // A process that inherited the pipe could hold stderr open past the exit: bounded wait.
+        let deadline = Instant::now() + PATIENCE;
+        while !self.stderr_reader.is_finished() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(10));
         }
         let stderr = self.stderr();
         (status, rest, stderr)

@@ -281,8 +281,8 @@ pub struct Daemon {
 }
 
 impl Daemon {
-    /// Starts `jfgui-agentd` on `rt` (log in `rt`'s parent) and waits until its control socket
-    /// accepts connections. Panics with the daemon's log if it exits or never gets ready.
+    /// Starts `jfgui-agentd` on `rt` (log in `rt`'s parent) and waits until it answers on its
+    /// control socket. Panics with the daemon's log if it exits or never gets ready.
     pub fn start(rt: &Path, args: &[&str]) -> Daemon {
         Daemon::start_command(rt, daemon_command(rt, args))
     }
@@ -292,12 +292,13 @@ impl Daemon {
         let log = rt.with_file_name(format!("agentd-{}.log", unique()));
         let mut proc = Proc::spawn(cmd, log);
         let control = rt.join("agentd.sock");
-        // `agentd.sock` is bound before `host.sock`; the log line comes after both, so an app
-        // started next never races the host listener.
+        // An answered `daemon/status`, not a mere connect: `agentd.sock` accepts connections
+        // as soon as it is bound, before `host.sock` is, while the accept loops (and so the
+        // answer) start only once both listeners exist.
         let ready = wait_until(PATIENCE, || {
             proc.try_status().is_some()
-                || (UnixStream::connect(&control).is_ok()
-                    && proc.stderr().contains("jfgui-agentd listening"))
+                || rpc(&control, "daemon/status", json!({}))
+                    .is_ok_and(|v| v.get("result").is_some())
         });
         if !ready || proc.try_status().is_some() {
             panic!(

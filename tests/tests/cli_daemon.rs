@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use jfgui_tests::cli::{Run, run_agent, wait_endpoint};
+use jfgui_tests::cli::{Run, run_agent};
 use jfgui_tests::{Daemon, PATIENCE, Proc, TempDir, Watchdog, notepad};
 use serde_json::json;
 
@@ -42,7 +42,7 @@ impl World {
 fn list_status_actions_describe() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let w = World::new(&["Notepad"]);
-    wait_endpoint(&w.daemon, "notepad");
+    w.daemon.wait_endpoint("notepad");
 
     let r = w.run(&["list"]);
     r.assert_code(0);
@@ -87,7 +87,7 @@ fn list_status_actions_describe() {
 fn call_and_inspect_with_every_revision_mode() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let w = World::new(&["Notepad"]);
-    wait_endpoint(&w.daemon, "notepad");
+    w.daemon.wait_endpoint("notepad");
 
     let state = w.run(&["inspect", "notepad"]).json();
     assert_eq!(state["state"]["text"], "hello");
@@ -178,9 +178,9 @@ fn call_and_inspect_with_every_revision_mode() {
 fn endpoint_names_resolve_by_slug_display_name_and_prefix() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let w = World::new(&["Notepad", "Notepad", "Sketch Book ✏"]);
-    wait_endpoint(&w.daemon, "notepad");
-    wait_endpoint(&w.daemon, "notepad-2");
-    wait_endpoint(&w.daemon, "sketch-book");
+    w.daemon.wait_endpoint("notepad");
+    w.daemon.wait_endpoint("notepad-2");
+    w.daemon.wait_endpoint("sketch-book");
     // Exact slug, exact (Unicode) display name, unique prefix.
     assert_eq!(w.run(&["call", "notepad-2", "document.get"]).json()["output"]["text"], "hello");
     assert_eq!(w.run(&["call", "Sketch Book ✏", "document.get"]).json()["output"]["text"], "hello");
@@ -226,7 +226,7 @@ fn call_and_inspect_print_text_on_a_terminal() {
         );
     }
     let w = World::new(&["Notepad"]);
-    wait_endpoint(&w.daemon, "notepad");
+    w.daemon.wait_endpoint("notepad");
     let agent = jfgui_tests::agent();
     // `script` gives the command a pseudo-terminal as stdout.
     let on_tty = |args: &str| {

@@ -8,7 +8,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::thread;
 
-use jfgui_tests::cli::{Run, run_agent, run_command};
+use jfgui_tests::cli::{Run, run_agent, run_command, silent_endpoint};
 use jfgui_tests::{CrossUid, Daemon, PATIENCE, TempDir, Watchdog, skipped};
 
 fn run(rt: &Path, args: &[&str]) -> Run {
@@ -186,17 +186,7 @@ fn a_call_that_is_never_answered_times_out_exit_6() {
     let dir = TempDir::new();
     let rt = dir.rt();
     std::fs::create_dir_all(rt.join("apps")).unwrap();
-    // An endpoint socket that reads requests and never answers (a hung app behind a daemon).
-    let listener = UnixListener::bind(rt.join("apps/hung.sock")).unwrap();
-    thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            thread::spawn(move || {
-                let mut sink = String::new();
-                let mut reader = BufReader::new(stream);
-                while reader.read_line(&mut sink).is_ok_and(|n| n > 0) {}
-            });
-        }
-    });
+    silent_endpoint(&rt.join("apps/hung.sock"));
     let r = run(&rt, &["--timeout", "1", "call", "hung", "document.get"]);
     r.assert_error(6, "timeout");
     assert_eq!(r.json()["error"]["data"]["reason"], "timeout");

@@ -2,13 +2,12 @@
 //! own documented exit code (SPEC S9), the reason on stderr and the JSON error on stdout
 //! (`--json`, and always when stdout is not a terminal).
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::thread;
 use std::time::Duration;
 
-use jfgui_tests::cli::{Run, run_agent, wait_endpoint};
+use jfgui_tests::cli::{Run, daemon_with_notepad, run_agent, silent_endpoint};
 use jfgui_tests::{Daemon, PATIENCE, TempDir, Watchdog, notepad};
 
 /// Runs `call` with `--json` and checks code, stderr reason and the JSON error on stdout.
@@ -35,7 +34,7 @@ fn g2_each_error_class_has_its_exit_code() {
 
     let daemon = Daemon::start(&rt, &["--request-deadline", "1s", "--max-depth", "8"]);
     let app = notepad(&rt, &["--agent-enable", "--text", "hello"]);
-    wait_endpoint(&daemon, "notepad");
+    daemon.wait_endpoint("notepad");
 
     // 0: success, for contrast.
     let ok = run_agent(&rt, &["call", "notepad", "document.get", "--json"], b"");
@@ -79,16 +78,7 @@ fn g2_each_error_class_has_its_exit_code() {
     row(&rt, &["refusing", "document.get"], 5, "refused");
 
     // 6 without a daemon deadline: the CLI's own --timeout.
-    let listener = UnixListener::bind(rt.join("apps/silent.sock")).unwrap();
-    thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            thread::spawn(move || {
-                let mut sink = String::new();
-                let mut reader = BufReader::new(stream);
-                while reader.read_line(&mut sink).is_ok_and(|n| n > 0) {}
-            });
-        }
-    });
+    silent_endpoint(&rt.join("apps/silent.sock"));
     let r = run_agent(&rt, &["--timeout", "1", "call", "silent", "document.get", "--json"], b"");
     r.assert_no_panic().assert_error(6, "timeout");
     thread::sleep(Duration::from_millis(10));
@@ -99,9 +89,7 @@ fn g2_the_app_going_away_mid_call_is_outcome_unknown() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();
     let rt = dir.rt();
-    let daemon = Daemon::start(&rt, &[]);
-    let mut app = notepad(&rt, &["--agent-enable"]);
-    wait_endpoint(&daemon, "notepad");
+    let (_daemon, mut app) = daemon_with_notepad(&rt, &[]);
     app.signal("STOP");
     let rt2 = rt.clone();
     let call =

@@ -5,8 +5,8 @@
 use std::io::Read;
 use std::process::Stdio;
 
-use jfgui_tests::cli::{Session, agent_command, run_agent, wait_endpoint};
-use jfgui_tests::{Daemon, PATIENCE, TempDir, Watchdog, bin, notepad, status_kib, wait_until};
+use jfgui_tests::cli::{Session, agent_command, daemon_with_notepad, run_agent};
+use jfgui_tests::{PATIENCE, TempDir, Watchdog, bin, status_kib, wait_until};
 use serde_json::{Value, json};
 
 const INFO: &str = r#"{"jsonrpc":"2.0","id":1,"method":"agent/info"}"#;
@@ -14,9 +14,11 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 const TOOLS_LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
 
-/// Every stdout line is strict JSON (serde_json is stricter than nothing and independent of
-/// our codec); returns them by id.
-fn by_id(lines: &[String]) -> std::collections::HashMap<String, Value> {
+/// Asserts that stdout holds `n` lines, each strict JSON (serde_json is stricter than nothing
+/// and independent of our codec); returns them by id.
+fn answers_by_id(stdout: &str, n: usize) -> std::collections::HashMap<String, Value> {
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), n, "{lines:?}");
     lines
         .iter()
         .map(|l| {
@@ -32,16 +34,12 @@ fn stdio_json_pipes_requests_and_exits_0_on_eof() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();
     let rt = dir.rt();
-    let daemon = Daemon::start(&rt, &[]);
-    let _app = notepad(&rt, &["--agent-enable", "--text", "hello"]);
-    wait_endpoint(&daemon, "notepad");
+    let (_daemon, _app) = daemon_with_notepad(&rt, &["--text", "hello"]);
     let input = format!("{INFO}\n\n{}\n", r#"{"jsonrpc":"2.0","id":"s","method":"state/inspect"}"#);
     let r = run_agent(&rt, &["stdio", "notepad", "--protocol", "json"], input.as_bytes());
     r.assert_no_panic().assert_code(0);
     assert!(r.stderr.is_empty(), "{}", r.stderr);
-    let lines: Vec<String> = r.stdout.lines().map(String::from).collect();
-    assert_eq!(lines.len(), 2, "{lines:?}");
-    let answers = by_id(&lines);
+    let answers = answers_by_id(&r.stdout, 2);
     assert_eq!(answers["1"]["result"]["app"]["slug"], "notepad");
     assert_eq!(answers["\"s\""]["result"]["state"]["text"], "hello");
 }
@@ -51,15 +49,12 @@ fn stdio_mcp_legacy_session() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();
     let rt = dir.rt();
-    let daemon = Daemon::start(&rt, &[]);
-    let _app = notepad(&rt, &["--agent-enable"]);
-    wait_endpoint(&daemon, "notepad");
+    let (_daemon, _app) = daemon_with_notepad(&rt, &[]);
     let input = format!("{INITIALIZE}\n{INITIALIZED}\n{TOOLS_LIST}\n");
     let r = run_agent(&rt, &["stdio", "Notepad", "--protocol", "mcp"], input.as_bytes());
     r.assert_no_panic().assert_code(0);
-    let lines: Vec<String> = r.stdout.lines().map(String::from).collect();
-    assert_eq!(lines.len(), 2, "the notification gets no answer: {lines:?}");
-    let answers = by_id(&lines);
+    // Two answers: the notification gets none.
+    let answers = answers_by_id(&r.stdout, 2);
     assert_eq!(answers["1"]["result"]["protocolVersion"], "2025-11-25");
     let tools = answers["2"]["result"]["tools"].as_array().expect("tools");
     assert!(tools.iter().any(|t| t["name"] == "jfgui_actions_execute"), "{tools:?}");
@@ -70,9 +65,7 @@ fn g1_garbage_oversize_and_invalid_utf8_keep_stdout_protocol_only() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();
     let rt = dir.rt();
-    let daemon = Daemon::start(&rt, &[]);
-    let _app = notepad(&rt, &["--agent-enable"]);
-    wait_endpoint(&daemon, "notepad");
+    let (_daemon, _app) = daemon_with_notepad(&rt, &[]);
     let mut s = Session::start(agent_command(&rt, &["stdio", "notepad", "--protocol", "json"]));
     s.send("this is not json");
     assert_eq!(s.recv()["error"]["code"], -32700);
@@ -114,9 +107,7 @@ fn g1_daemon_killed_mid_request_answers_in_flight_and_exits_4() {
     for (protocol, code) in [("json", 1001), ("mcp", -32603)] {
         let dir = TempDir::new();
         let rt = dir.rt();
-        let mut daemon = Daemon::start(&rt, &[]);
-        let app = notepad(&rt, &["--agent-enable"]);
-        wait_endpoint(&daemon, "notepad");
+        let (mut daemon, app) = daemon_with_notepad(&rt, &[]);
         let mut s =
             Session::start(agent_command(&rt, &["stdio", "notepad", "--protocol", protocol]));
         s.send(INFO);
@@ -145,9 +136,7 @@ fn g1_stdout_closed_by_the_client_is_a_quiet_exit() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();
     let rt = dir.rt();
-    let daemon = Daemon::start(&rt, &[]);
-    let _app = notepad(&rt, &["--agent-enable"]);
-    wait_endpoint(&daemon, "notepad");
+    let (_daemon, _app) = daemon_with_notepad(&rt, &[]);
     let mut child = agent_command(&rt, &["stdio", "notepad", "--protocol", "json"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -190,9 +179,7 @@ fn headless_serves_both_protocols_without_a_daemon() {
         input.as_bytes(),
     );
     r.assert_no_panic().assert_code(0);
-    let lines: Vec<String> = r.stdout.lines().map(String::from).collect();
-    let answers = by_id(&lines);
-    assert_eq!(lines.len(), 2, "{lines:?}");
+    let answers = answers_by_id(&r.stdout, 2);
     assert_eq!(answers["1"]["result"]["app"]["displayName"], "Notepad");
     // APP_ARGS arrived unchanged (one argument with a space).
     assert_eq!(answers["2"]["result"]["state"]["text"], "two words");
@@ -205,9 +192,7 @@ fn headless_serves_both_protocols_without_a_daemon() {
         input.as_bytes(),
     );
     r.assert_no_panic().assert_code(0);
-    let lines: Vec<String> = r.stdout.lines().map(String::from).collect();
-    let answers = by_id(&lines);
-    assert_eq!(lines.len(), 3, "{lines:?}");
+    let answers = answers_by_id(&r.stdout, 3);
     assert_eq!(answers["1"]["result"]["protocolVersion"], "2025-11-25");
     assert!(
         answers["2"]["result"]["tools"].as_array().is_some_and(|t| t.len() == 9),

@@ -22,15 +22,15 @@ use std::time::Duration;
 
 use jfgui_proto::locations::{self, CONTROL_SOCKET, HOST_SOCKET};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
-use super::accept::accept_loop;
 use super::dir_watch::dir_gone;
-use super::gate::{self, Class, Gate};
+use super::gate::{self, Gate};
 use super::sessions::Sessions;
-use super::{SHUTDOWN_SLACK, demo, idle};
+use super::{SHUTDOWN_SLACK, demo, idle, listen};
+use crate::EndpointNaming;
 use crate::activation::Inherited;
 use crate::config::{Config, exit, to_usize};
+use crate::endpoints::EndpointSpace;
 use crate::lock::{Lock, LockError};
 use crate::runtime_dir::{DirError, Opened, RuntimeDir};
 use crate::transport::{Listener, restrict_umask};
@@ -40,7 +40,7 @@ use crate::transport::{Listener, restrict_umask};
 pub fn run<S, F>(config: Config, make: F) -> u8
 where
     S: Sessions,
-    F: FnOnce(&Config, Option<&std::path::Path>, usize) -> S,
+    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> S,
 {
     // First, while the process has a single thread (it edits the environment).
     let inherited = match crate::activation::take() {
@@ -51,16 +51,9 @@ where
         }
     };
     restrict_umask();
-    let demo_app = if config.demo {
-        match demo::locate() {
-            Ok(app) => Some(app),
-            Err(message) => {
-                tracing::error!("{message}");
-                return exit::RUNTIME;
-            }
-        }
-    } else {
-        None
+    let demo_app = match demo::locate_if_wanted(config.demo) {
+        Ok(app) => app,
+        Err(code) => return code,
     };
     let path = match resolve(&config) {
         Ok(path) => path,
@@ -145,7 +138,7 @@ async fn serve<S, F>(
 ) -> u8
 where
     S: Sessions,
-    F: FnOnce(&Config, Option<&std::path::Path>, usize) -> S,
+    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> S,
 {
     // Socket activation: systemd owns agentd.sock and host.sock (never unlinked here) and
     // restarts the daemon on the next connection after an idle exit.
@@ -189,7 +182,7 @@ where
         }
     };
     raise_descriptor_limit(&config);
-    let sessions = make(&config, Some(rt.path()), rt.max_slug_len());
+    let sessions = make(&config, Some(rt.path()), rt.naming(), rt.max_slug_len());
     let gate = Gate::new(to_usize(config.max_clients), to_usize(config.max_apps));
     let (stop_tx, stop_rx) = watch::channel(false);
 
@@ -201,19 +194,7 @@ where
     tracing::info!(runtime_dir = %rt.path().display(), pid = std::process::id(), activated, "jfgui-agentd listening");
     crate::activation::notify_ready();
 
-    let demo = match demo_app {
-        Some(app) => match demo::spawn(&app, Some(rt.path())) {
-            Ok(child) => {
-                tracing::info!(app = %app.display(), "demo: started the example app");
-                Some(child)
-            }
-            Err(e) => {
-                tracing::error!(app = %app.display(), "demo: cannot start the example app: {e}");
-                None
-            }
-        },
-        None => None,
-    };
+    let demo = demo_app.and_then(|app| demo::start(&app, Some(rt.path())));
 
     let stop = loop {
         let stop = tokio::select! {
@@ -265,25 +246,6 @@ where
         Stop::Signal(_) | Stop::Idle => exit::OK,
         Stop::DirGone => exit::RUNTIME,
     }
-}
-
-/// Accepts on the control and host sockets, each in a task of its own.
-fn listen<S: Sessions>(
-    control: Listener,
-    host: Listener,
-    gate: &Gate,
-    sessions: &S,
-) -> [JoinHandle<()>; 2] {
-    [
-        tokio::spawn(accept_loop(control, gate.clone(), Class::Client, {
-            let s = sessions.clone();
-            move |stream, peer| s.clone().serve_control(stream, peer)
-        })),
-        tokio::spawn(accept_loop(host, gate.clone(), Class::App, {
-            let s = sessions.clone();
-            move |stream, peer| s.clone().serve_app(stream, peer)
-        })),
-    ]
 }
 
 /// Second handles on both listeners, or `None` (then an idle exit cannot be called off).

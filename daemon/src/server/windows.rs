@@ -9,36 +9,26 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use jfgui_proto::locations::Pipe;
 use tokio::sync::watch;
 
-use super::accept::accept_loop;
-use super::gate::{Class, Gate};
+use super::gate::Gate;
 use super::sessions::Sessions;
-use super::{SHUTDOWN_SLACK, demo, idle};
+use super::{SHUTDOWN_SLACK, demo, idle, listen};
+use crate::EndpointNaming;
 use crate::config::{Config, exit, to_usize};
+use crate::endpoints::EndpointSpace;
 use crate::transport::{Listener, PipeSpace, is_taken};
-
-/// Pipe names (ARCHITECTURE "Locations": the control socket `agentd.sock` and `host.sock` on
-/// Unix).
-const CONTROL_PIPE: &str = "control";
-const HOST_PIPE: &str = "host";
 
 /// Runs the daemon until it stops; returns the process exit status (see `config::exit`).
 pub fn run<S, F>(config: Config, make: F) -> u8
 where
     S: Sessions,
-    F: FnOnce(&Config, Option<&std::path::Path>, usize) -> S,
+    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> S,
 {
-    let demo_app = if config.demo {
-        match demo::locate() {
-            Ok(app) => Some(app),
-            Err(message) => {
-                tracing::error!("{message}");
-                return exit::RUNTIME;
-            }
-        }
-    } else {
-        None
+    let demo_app = match demo::locate_if_wanted(config.demo) {
+        Ok(app) => app,
+        Err(code) => return code,
     };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
@@ -53,7 +43,7 @@ where
 async fn serve<S, F>(config: Config, make: F, demo_app: Option<PathBuf>) -> u8
 where
     S: Sessions,
-    F: FnOnce(&Config, Option<&std::path::Path>, usize) -> S,
+    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> S,
 {
     let space = match PipeSpace::new() {
         Ok(space) => space,
@@ -62,53 +52,40 @@ where
             return exit::RUNTIME;
         }
     };
-    let control = match Listener::bind(&space, CONTROL_PIPE) {
+    let control = match Listener::bind(&space, Pipe::Control) {
         Ok(l) => l,
         Err(e) if is_taken(&e) => {
             tracing::error!(
                 "jfgui-agentd is already running (its control pipe {} exists)",
-                space.pipe_name(CONTROL_PIPE)
+                space.pipe_name(Pipe::Control)
             );
             return exit::ALREADY_RUNNING;
         }
         Err(e) => {
-            tracing::error!("{}: {e}", space.pipe_name(CONTROL_PIPE));
+            tracing::error!("{}: {e}", space.pipe_name(Pipe::Control));
             return exit::RUNTIME;
         }
     };
-    let host = match Listener::bind(&space, HOST_PIPE) {
+    let host = match Listener::bind(&space, Pipe::Host) {
         Ok(l) => l,
         Err(e) => {
-            tracing::error!("{}: {e}", space.pipe_name(HOST_PIPE));
+            tracing::error!("{}: {e}", space.pipe_name(Pipe::Host));
             return exit::RUNTIME;
         }
     };
     // Pipe names have room for any slug the spec allows (48 characters).
-    let sessions = make(&config, None, usize::MAX);
+    let sessions = make(&config, None, space.naming(), usize::MAX);
     let gate = Gate::new(to_usize(config.max_clients), to_usize(config.max_apps));
     let (stop_tx, stop_rx) = watch::channel(false);
-    let control_task = tokio::spawn(accept_loop(control, gate.clone(), Class::Client, {
-        let s = sessions.clone();
-        move |stream, peer| s.clone().serve_control(stream, peer)
-    }));
-    let host_task = tokio::spawn(accept_loop(host, gate.clone(), Class::App, {
-        let s = sessions.clone();
-        move |stream, peer| s.clone().serve_app(stream, peer)
-    }));
+    let accepting = listen(control, host, &gate, &sessions);
     let endpoints_task = tokio::spawn(crate::endpoints::run(
         sessions.clone(),
         std::sync::Arc::new(space.clone()),
         gate.clone(),
         stop_rx,
     ));
-    tracing::info!(control = %space.pipe_name(CONTROL_PIPE), pid = std::process::id(), "jfgui-agentd listening");
-    let demo = demo_app.and_then(|app| match demo::spawn(&app, None) {
-        Ok(child) => Some(child),
-        Err(e) => {
-            tracing::error!(app = %app.display(), "demo: cannot start the example app: {e}");
-            None
-        }
-    });
+    tracing::info!(control = %space.pipe_name(Pipe::Control), pid = std::process::id(), "jfgui-agentd listening");
+    let demo = demo_app.and_then(|app| demo::start(&app, None));
 
     tokio::select! {
         r = tokio::signal::ctrl_c() => match r {
@@ -119,8 +96,9 @@ where
             tracing::info!("no app and no client for --idle-exit; shutting down");
         }
     }
-    control_task.abort();
-    host_task.abort();
+    for task in &accepting {
+        task.abort();
+    }
     let _ = stop_tx.send(true);
     let _ = endpoints_task.await;
     if tokio::time::timeout(config.shutdown_drain + SHUTDOWN_SLACK, sessions.shutdown())

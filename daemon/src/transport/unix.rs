@@ -98,14 +98,7 @@ impl Listener {
         let bound = UnixListener::bind(name);
         set_umask(old);
         let inner = bound.map_err(|source| DirError::Io { path: path.clone(), source })?;
-        Ok(Listener {
-            inner,
-            path,
-            me: jfgui_proto::locations::uid(),
-            last_exhausted_warning: None,
-            last_rejection_warning: None,
-            unlogged_rejections: 0,
-        })
+        Ok(Listener::serving(inner, path))
     }
 
     /// Serves a socket the service manager bound and passed (socket activation) as `name`.
@@ -125,14 +118,7 @@ impl Listener {
         }
         listener.set_nonblocking(true).map_err(io)?;
         let inner = UnixListener::from_std(listener).map_err(io)?;
-        Ok(Listener {
-            inner,
-            path,
-            me: jfgui_proto::locations::uid(),
-            last_exhausted_warning: None,
-            last_rejection_warning: None,
-            unlogged_rejections: 0,
-        })
+        Ok(Listener::serving(inner, path))
     }
 
     /// A second handle on the same listening socket (a `dup`), so accepting can resume after
@@ -142,14 +128,19 @@ impl Listener {
         let fd = self.inner.as_fd().try_clone_to_owned()?;
         let listener = std::os::unix::net::UnixListener::from(fd);
         listener.set_nonblocking(true)?;
-        Ok(Listener {
-            inner: UnixListener::from_std(listener)?,
-            path: self.path.clone(),
-            me: self.me,
+        Ok(Listener::serving(UnixListener::from_std(listener)?, self.path.clone()))
+    }
+
+    /// A listener on `inner` with no warnings issued yet, admitting our own uid.
+    fn serving(inner: UnixListener, path: PathBuf) -> Listener {
+        Listener {
+            inner,
+            path,
+            me: jfgui_proto::locations::uid(),
             last_exhausted_warning: None,
             last_rejection_warning: None,
             unlogged_rejections: 0,
-        })
+        }
     }
 
     /// The absolute socket path.

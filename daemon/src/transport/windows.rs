@@ -1,8 +1,8 @@
-//! Windows named pipes (ARCHITECTURE "Locations", DEPENDENCIES.md §1): every pipe is
-//! `\\.\pipe\jfgui-agent-<user SID>-<name>`, each instance created with a DACL granting the
-//! current user SID alone (`D:P(A;;GA;;;SID)`; the default DACL would let Everyone read),
-//! remote clients rejected, and the first instance with `FILE_FLAG_FIRST_PIPE_INSTANCE` so
-//! nobody can squat a name before us. The DACL is the identity check: another user's open
+//! Windows named pipes (ARCHITECTURE "Locations", DEPENDENCIES.md §1): every pipe is named by
+//! `jfgui_proto::locations::pipe_name` (shared with the connector, so both sides agree), each
+//! instance created with a DACL granting the current user SID alone (`D:P(A;;GA;;;SID)`; the
+//! default DACL would let Everyone read), remote clients rejected, and the first instance with
+//! `FILE_FLAG_FIRST_PIPE_INSTANCE` so nobody can squat a name before us. The DACL is the identity check: another user's open
 //! fails before the daemon sees it, so there is no per-accept uid to compare (the client pid
 //! is logged).
 //!
@@ -16,17 +16,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use jfgui_proto::locations::{Pipe, current_user_sid, pipe_name};
 use tokio::net::windows::named_pipe::{NamedPipeServer, ServerOptions};
-use windows_sys::Win32::Foundation::{CloseHandle, ERROR_ACCESS_DENIED, HANDLE, LocalFree};
+use windows_sys::Win32::Foundation::{ERROR_ACCESS_DENIED, HANDLE, LocalFree};
 use windows_sys::Win32::Security::Authorization::{
-    ConvertSidToStringSidW, ConvertStringSecurityDescriptorToSecurityDescriptorW, SDDL_REVISION_1,
+    ConvertStringSecurityDescriptorToSecurityDescriptorW, SDDL_REVISION_1,
 };
-use windows_sys::Win32::Security::{
-    GetTokenInformation, PSECURITY_DESCRIPTOR, SECURITY_ATTRIBUTES, TOKEN_QUERY, TOKEN_USER,
-    TokenUser,
-};
+use windows_sys::Win32::Security::{PSECURITY_DESCRIPTOR, SECURITY_ATTRIBUTES};
 use windows_sys::Win32::System::Pipes::GetNamedPipeClientProcessId;
-use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
 
 /// An accepted connection (only the current user can have opened it).
 pub type Stream = NamedPipeServer;
@@ -49,7 +46,7 @@ pub struct PipeSpace(Arc<Space>);
 
 #[derive(Debug)]
 struct Space {
-    prefix: String,
+    sid: String,
     sd: SecurityDescriptor,
 }
 
@@ -58,12 +55,12 @@ impl PipeSpace {
     pub fn new() -> io::Result<PipeSpace> {
         let sid = current_user_sid()?;
         let sd = SecurityDescriptor::from_sddl(&format!("D:P(A;;GA;;;{sid})"))?;
-        Ok(PipeSpace(Arc::new(Space { prefix: format!(r"\\.\pipe\jfgui-agent-{sid}-"), sd })))
+        Ok(PipeSpace(Arc::new(Space { sid, sd })))
     }
 
-    /// The full pipe name of `name` (`control`, `host`, `app-SLUG`).
-    pub fn pipe_name(&self, name: &str) -> String {
-        format!("{}{name}", self.0.prefix)
+    /// The full name of `pipe` in this user's namespace.
+    pub fn pipe_name(&self, pipe: Pipe<'_>) -> String {
+        pipe_name(&self.0.sid, pipe)
     }
 
     fn create(&self, pipe: &str, first: bool) -> io::Result<NamedPipeServer> {
@@ -146,10 +143,10 @@ pub struct Listener {
 }
 
 impl Listener {
-    /// Creates the first instance of `name`; fails with [`is_taken`] when the name already
+    /// Creates the first instance of `pipe`; fails with [`is_taken`] when the name already
     /// exists (another daemon, or a squatter).
-    pub fn bind(space: &PipeSpace, name: &str) -> io::Result<Listener> {
-        let pipe = space.pipe_name(name);
+    pub fn bind(space: &PipeSpace, pipe: Pipe<'_>) -> io::Result<Listener> {
+        let pipe = space.pipe_name(pipe);
         let first = space.create(&pipe, true)?;
         Ok(Listener { space: space.clone(), path: PathBuf::from(&pipe), pipe, next: Some(first) })
     }
@@ -196,42 +193,4 @@ fn client_pid(server: &NamedPipeServer) -> Option<u32> {
     // SAFETY: the handle is owned by `server`, open for the call; `pid` is a valid out pointer.
     let ok = unsafe { GetNamedPipeClientProcessId(server.as_raw_handle() as HANDLE, &mut pid) };
     (ok != 0).then_some(pid)
-}
-
-/// The current user's SID as a string (`S-1-5-21-...`): OpenProcessToken,
-/// GetTokenInformation(TokenUser), ConvertSidToStringSidW (the same steps as host-sdk's
-/// connector, so both sides name the same pipes).
-#[allow(unsafe_code)]
-fn current_user_sid() -> io::Result<String> {
-    // SAFETY: every pointer passed is valid for its call: the token handle is closed before
-    // returning, the TOKEN_USER buffer is sized by the first GetTokenInformation call and
-    // u64-aligned, and the string from ConvertSidToStringSidW is read up to its NUL and then
-    // released with LocalFree, as its documentation requires.
-    unsafe {
-        let mut token: HANDLE = std::ptr::null_mut();
-        if OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token) == 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let mut len: u32 = 0;
-        GetTokenInformation(token, TokenUser, std::ptr::null_mut(), 0, &mut len);
-        let mut buf = vec![0u64; (len as usize).div_ceil(8).max(1)];
-        let ok = GetTokenInformation(token, TokenUser, buf.as_mut_ptr().cast(), len, &mut len);
-        let err = io::Error::last_os_error();
-        CloseHandle(token);
-        if ok == 0 {
-            return Err(err);
-        }
-        let user = &*(buf.as_ptr() as *const TOKEN_USER);
-        let mut wide: *mut u16 = std::ptr::null_mut();
-        if ConvertSidToStringSidW(user.User.Sid, &mut wide) == 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let mut n = 0;
-        while *wide.add(n) != 0 {
-            n += 1;
-        }
-        let sid = String::from_utf16_lossy(std::slice::from_raw_parts(wide, n));
-        LocalFree(wide.cast());
-        Ok(sid)
-    }
 }

@@ -7,11 +7,11 @@ use jfgui_proto::channel::{
     AppMessage, Bye, CHANNEL_VERSION, Call, CallResult, DaemonMessage, FrameError, Outcome,
     Refused, TaskState,
 };
-use jfgui_proto::{ActionSpec, ErrorClass, Reason, Value};
+use jfgui_proto::{ActionSpec, ErrorClass, Reason};
 
 use super::{MAX_QUEUED_REQUESTS, ProtocolError, Status};
-use crate::test_support::{EchoHost, Peer, endpoint, obj};
-use crate::{Context, Dispatcher, Execution, Host};
+use crate::Dispatcher;
+use crate::test_support::{EchoHost, Peer, Registers, endpoint, obj};
 
 fn registered(enabled: bool) -> (super::Endpoint, EchoHost, Peer) {
     let host = EchoHost::default();
@@ -69,28 +69,8 @@ fn large_registrations_are_paged() {
             .map(|i| ActionSpec::read(std::string::String::leak(std::format!("a{i}")), "x"))
             .collect()
     });
-    struct Many;
-    impl Host for Many {
-        fn actions(&self) -> &[ActionSpec] {
-            &MANY
-        }
-        fn revision(&self) -> u64 {
-            0
-        }
-        fn capabilities(&self) -> u64 {
-            0
-        }
-        fn execute(
-            &mut self,
-            _: &mut Context<'_>,
-            _: &ActionSpec,
-            _: &Value,
-        ) -> Result<Execution, jfgui_proto::ActionError> {
-            Ok(Execution::Output(Value::Null))
-        }
-    }
     let mut e = super::Endpoint::new(
-        Dispatcher::new(&Many).unwrap(),
+        Dispatcher::new(&Registers(&MANY)).unwrap(),
         super::Identity { display_name: "Many".into(), pid: 1 },
     )
     .unwrap();

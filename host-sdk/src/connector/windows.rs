@@ -12,26 +12,21 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::windows::io::AsRawHandle;
 use std::path::{Path, PathBuf};
-use std::string::String;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
 use std::time::Duration;
+use std::vec;
 use std::vec::Vec;
-use std::{format, vec};
 
-use windows_sys::Win32::Foundation::{
-    CloseHandle, ERROR_BROKEN_PIPE, ERROR_PIPE_BUSY, HANDLE, LocalFree,
-};
-use windows_sys::Win32::Security::Authorization::ConvertSidToStringSidW;
-use windows_sys::Win32::Security::{GetTokenInformation, TOKEN_QUERY, TOKEN_USER, TokenUser};
+use jfgui_proto::locations::{Pipe, current_user_sid, pipe_name};
+use windows_sys::Win32::Foundation::{ERROR_BROKEN_PIPE, ERROR_PIPE_BUSY, HANDLE};
 use windows_sys::Win32::System::Pipes::{PeekNamedPipe, WaitNamedPipeW};
-use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
 
 /// How long `wait` sleeps between checks of the pipe.
 pub(crate) const IDLE_SLICE: Duration = Duration::from_millis(50);
 
-/// `\\.\pipe\jfgui-agent-<SID>-host` (ARCHITECTURE "Locations").
+/// The daemon's host pipe, named exactly as the daemon names it.
 pub(crate) fn default_address() -> io::Result<PathBuf> {
-    Ok(PathBuf::from(format!(r"\\.\pipe\jfgui-agent-{}-host", current_user_sid()?)))
+    Ok(PathBuf::from(pipe_name(&current_user_sid()?, Pipe::Host)))
 }
 
 /// One connection to the daemon.
@@ -179,42 +174,5 @@ fn wait_named_pipe(name: &Path, timeout_ms: u32) {
     // tells whether to retry, which the caller's loop does either way.
     unsafe {
         WaitNamedPipeW(wide.as_ptr(), timeout_ms);
-    }
-}
-
-/// The current user's SID as a string (`S-1-5-21-...`): OpenProcessToken,
-/// GetTokenInformation(TokenUser), ConvertSidToStringSidW.
-#[allow(unsafe_code)]
-fn current_user_sid() -> io::Result<String> {
-    // SAFETY: every pointer passed is valid for the call: the token handle is closed before
-    // returning, the TOKEN_USER buffer is sized by the first GetTokenInformation call and
-    // u64-aligned, and the string from ConvertSidToStringSidW is read up to its NUL and then
-    // released with LocalFree, as its documentation requires.
-    unsafe {
-        let mut token: HANDLE = std::ptr::null_mut();
-        if OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token) == 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let mut len: u32 = 0;
-        GetTokenInformation(token, TokenUser, std::ptr::null_mut(), 0, &mut len);
-        let mut buf = vec![0u64; (len as usize).div_ceil(8).max(1)];
-        let ok = GetTokenInformation(token, TokenUser, buf.as_mut_ptr().cast(), len, &mut len);
-        let err = io::Error::last_os_error();
-        CloseHandle(token);
-        if ok == 0 {
-            return Err(err);
-        }
-        let user = &*(buf.as_ptr() as *const TOKEN_USER);
-        let mut wide: *mut u16 = std::ptr::null_mut();
-        if ConvertSidToStringSidW(user.User.Sid, &mut wide) == 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let mut n = 0;
-        while *wide.add(n) != 0 {
-            n += 1;
-        }
-        let sid = String::from_utf16_lossy(std::slice::from_raw_parts(wide, n));
-        LocalFree(wide.cast());
-        Ok(sid)
     }
 }

@@ -11,6 +11,7 @@ use jfgui_proto::{
     ActionError, ActionSpec, ErrorClass, Map, Property, Reason, Schema, Value, schema,
 };
 
+use crate::test_support::Registers;
 use crate::{
     Availability, Context, Dispatcher, Execution, Host, RegistrationError, ResourceBytes,
     TaskTable, host_error,
@@ -371,29 +372,9 @@ fn host_errors_pass_through() {
 
 #[test]
 fn duplicate_registration_names_the_duplicate() {
-    struct Dup;
     static DUP: &[ActionSpec] =
         &[ActionSpec::read("a", "A"), ActionSpec::read("b", "B"), ActionSpec::read("a", "A")];
-    impl Host for Dup {
-        fn actions(&self) -> &[ActionSpec] {
-            DUP
-        }
-        fn revision(&self) -> u64 {
-            0
-        }
-        fn capabilities(&self) -> u64 {
-            0
-        }
-        fn execute(
-            &mut self,
-            _: &mut Context<'_>,
-            _: &ActionSpec,
-            _: &Value,
-        ) -> Result<Execution, ActionError> {
-            unreachable!("never registered")
-        }
-    }
-    let e = Dispatcher::new(&Dup).unwrap_err();
+    let e = Dispatcher::new(&Registers(DUP)).unwrap_err();
     assert!(
         matches!(&e, RegistrationError::Spec(jfgui_proto::RegistrationError::DuplicateName(n)) if n == "a")
     );
