@@ -1,5 +1,6 @@
-//! A small JSON-RPC 2.0 line client over a Unix socket: the control socket `agentd.sock` and the
-//! per-app endpoint sockets speak the same framing (one strict-JSON object per line, SPEC S6/S8).
+//! A small JSON-RPC 2.0 line client over a `transport` connection: the control socket
+//! `agentd.sock` and the per-app endpoint sockets (named pipes on Windows) speak the same
+//! framing (one strict-JSON object per line, SPEC S6/S8).
 //! Every line in and out goes through `jfgui_proto::parse` / `encode` with the default limits.
 
 use std::io;
@@ -14,8 +15,13 @@ use crate::line::{Line, LineReader};
 use crate::transport::{self, Reader, Writer};
 
 /// How to start the daemon; appended to every "daemon not running" message.
+#[cfg(unix)]
 pub const START_HINT: &str =
     "start it with `jfgui-agentd &` (or `systemctl --user start jfgui-agentd`)";
+/// How to start the daemon; appended to every "daemon not running" message.
+#[cfg(windows)]
+pub const START_HINT: &str = "start it with `jfgui-agentd` in another console \
+     (packaging\\windows\\install.ps1 starts it at every login)";
 
 /// Which kind of socket a client talks to; decides how a failed connect is reported.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,9 +80,6 @@ pub fn connect_failure(path: &Path, peer: &Peer, e: &io::Error) -> Failure {
                 "endpoint_not_found",
                 format!("endpoint '{slug}' is gone (the app exited or was disabled)"),
             )
-        }
-        (io::ErrorKind::Unsupported, _) => {
-            Failure::new(Exit::Daemon, "transport_missing", format!("cannot connect: {e}"))
         }
         _ => Failure::new(
             Exit::Daemon,

@@ -120,10 +120,9 @@ impl Command {
     }
 }
 
-/// The runtime dir, or a usage error when the environment names an unusable one.
-pub fn runtime_dir() -> Result<jfgui_proto::locations::RuntimeDir, Failure> {
-    jfgui_proto::locations::runtime_dir()
-        .map_err(|e| Failure::usage("invalid_runtime_dir", e.to_string()))
+/// Where this user's daemon listens (runtime dir on Unix, pipe namespace on Windows).
+pub fn daemon() -> Result<crate::transport::Daemon, Failure> {
+    crate::transport::Daemon::locate()
 }
 
 #[cfg(test)]

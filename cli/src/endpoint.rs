@@ -4,12 +4,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use jfgui_proto::locations::RuntimeDir;
 use jfgui_proto::{Map, Value};
 
 use crate::client::{Client, Peer, connect_stream};
 use crate::exit::{Exit, Failure};
-use crate::transport::{self, Reader, Writer};
+use crate::transport::{self, Daemon, Reader, Writer};
 
 /// One row of `apps/list`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,39 +105,35 @@ fn candidates(apps: &[&AppEntry]) -> String {
 }
 
 /// Asks the daemon for its apps.
-pub async fn list_apps(runtime: &RuntimeDir, timeout: Duration) -> Result<Vec<AppEntry>, Failure> {
-    let mut control = Client::connect(runtime.control_socket(), Peer::Control, timeout).await?;
+pub async fn list_apps(daemon: &Daemon, timeout: Duration) -> Result<Vec<AppEntry>, Failure> {
+    let mut control = Client::connect(daemon.control(), Peer::Control, timeout).await?;
     parse_apps(&control.request("apps/list", Map::new()).await?)
 }
 
-/// Opens the endpoint `query` names. A slug-shaped name whose socket exists is used directly
-/// (no control round trip: the MCP SDK may start the gateway just for one probe); anything else
-/// is resolved through `apps/list`.
+/// Opens the endpoint `query` names. A slug-shaped name whose socket (or pipe) exists is used
+/// directly (no control round trip: the MCP SDK may start the gateway just for one probe);
+/// anything else is resolved through `apps/list`.
 pub async fn open(
-    runtime: &RuntimeDir,
+    daemon: &Daemon,
     query: &str,
     timeout: Duration,
 ) -> Result<(String, (Reader, Writer)), Failure> {
     if is_slug_shaped(query) {
-        if let Ok(stream) = transport::connect(&runtime.endpoint(query)).await {
+        if let Ok(stream) = transport::connect(&daemon.endpoint(query)).await {
             return Ok((query.to_string(), stream));
         }
     }
-    let apps = list_apps(runtime, timeout).await?;
+    let apps = list_apps(daemon, timeout).await?;
     let app = resolve(query, &apps)?;
-    let path = app.endpoint.clone().unwrap_or_else(|| runtime.endpoint(&app.slug));
+    let path = app.endpoint.clone().unwrap_or_else(|| daemon.endpoint(&app.slug));
     let peer = Peer::Endpoint(app.slug.clone());
     let stream = connect_stream(&path, &peer).await?;
     Ok((app.slug.clone(), stream))
 }
 
 /// Opens a request client to the endpoint `query` names.
-pub async fn client(
-    runtime: &RuntimeDir,
-    query: &str,
-    timeout: Duration,
-) -> Result<Client, Failure> {
-    let (slug, stream) = open(runtime, query, timeout).await?;
+pub async fn client(daemon: &Daemon, query: &str, timeout: Duration) -> Result<Client, Failure> {
+    let (slug, stream) = open(daemon, query, timeout).await?;
     Ok(Client::from_stream(stream, Peer::Endpoint(slug), timeout))
 }
 

@@ -1,29 +1,21 @@
-//! The one place that knows how a socket path is reached: Unix domain sockets on Unix. Other
-//! platforms (Windows named pipes, ARCHITECTURE "Locations") are not wired yet: connecting
-//! there fails with `Unsupported`, reported as "transport missing" (exit 4), as the daemon does.
+//! The one place that knows where the daemon listens and how a connection to it is opened:
+//! Unix domain sockets in the runtime dir on Unix, the user's named pipes on Windows
+//! (ARCHITECTURE "Locations"). Everything else in the CLI sees a [`Daemon`] that names the
+//! control and endpoint addresses, and [`connect`] that opens one of them.
 
-use std::io;
-use std::path::Path;
+#[cfg(unix)]
+mod unix;
+#[cfg(windows)]
+mod windows;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
+#[cfg(unix)]
+pub use unix::{Daemon, connect};
+#[cfg(windows)]
+pub use windows::{Daemon, connect};
+
 /// The reading half of a connection.
 pub type Reader = Box<dyn AsyncRead + Send + Unpin>;
-/// The writing half of a connection (`shutdown` half-closes it).
+/// The writing half of a connection (`shutdown` half-closes it where the transport can).
 pub type Writer = Box<dyn AsyncWrite + Send + Unpin>;
-
-/// Connects to the socket at `path`.
-#[cfg(unix)]
-pub async fn connect(path: &Path) -> io::Result<(Reader, Writer)> {
-    let (read, write) = tokio::net::UnixStream::connect(path).await?.into_split();
-    Ok((Box::new(read), Box::new(write)))
-}
-
-/// Connects to the socket at `path`.
-#[cfg(not(unix))]
-pub async fn connect(path: &Path) -> io::Result<(Reader, Writer)> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        format!("no transport to {} on this platform yet (Unix sockets only)", path.display()),
-    ))
-}

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::EndpointNaming;
 #[cfg(unix)]
 use crate::runtime_dir::{RuntimeDir, remove_stale_socket};
 use crate::server::accept::accept_loop;
@@ -24,6 +25,8 @@ pub trait EndpointSpace: Send + Sync + 'static {
     fn bind(&self, slug: &str) -> Result<Listener, String>;
     /// Removes what [`EndpointSpace::bind`] created, after its listener was dropped.
     fn unbind(&self, slug: &str);
+    /// The rule naming what [`EndpointSpace::bind`] creates, for the engine's `apps/list`.
+    fn naming(&self) -> EndpointNaming;
 }
 
 /// A slug that cannot escape its directory or namespace and is in the engine's alphabet
@@ -60,6 +63,15 @@ impl EndpointSpace for RuntimeDir {
             }
         }
     }
+
+    fn naming(&self) -> EndpointNaming {
+        let apps = self.path().join(jfgui_proto::locations::APPS_DIR);
+        EndpointNaming::new(move |slug| {
+            apps.join(format!("{slug}{}", jfgui_proto::locations::ENDPOINT_SUFFIX))
+                .to_string_lossy()
+                .into_owned()
+        })
+    }
 }
 
 /// On Windows an endpoint is the pipe `app-SLUG` (the prefix keeps a slug from ever naming
@@ -73,6 +85,11 @@ impl EndpointSpace for crate::transport::PipeSpace {
     }
 
     fn unbind(&self, _slug: &str) {}
+
+    fn naming(&self) -> EndpointNaming {
+        let space = self.clone();
+        EndpointNaming::new(move |slug| space.pipe_name(jfgui_proto::locations::Pipe::App(slug)))
+    }
 }
 
 /// Removes endpoint sockets a previous daemon left in `apps/` (run under the lock, before

@@ -72,9 +72,35 @@ pub struct EngineConfig {
     pub shutdown_drain: Duration,
     /// Longest endpoint slug (48; the OS layer may lower it to fit `sun_path`).
     pub max_slug_len: usize,
-    /// The runtime directory, reported by `daemon/status` and used for the endpoint paths of
-    /// `apps/list` (`RUNTIME_DIR/apps/SLUG.sock`). `None` (e.g. headless) reports `null`.
+    /// The runtime directory, reported by `daemon/status`. `None` (headless, Windows) reports
+    /// `null`.
     pub runtime_dir: Option<PathBuf>,
+    /// How the OS layer names an enabled app's endpoint, for `apps/list`. `None` (headless)
+    /// reports `null`.
+    pub endpoint_naming: Option<EndpointNaming>,
+}
+
+/// The OS layer's rule from a slug to the address of its endpoint: `RUNTIME_DIR/apps/SLUG.sock`
+/// on Unix, `\\.\pipe\jfgui-agent-<SID>-app-SLUG` on Windows. The engine only reports it.
+#[derive(Clone)]
+pub struct EndpointNaming(Arc<dyn Fn(&str) -> String + Send + Sync>);
+
+impl EndpointNaming {
+    /// A rule from `name`.
+    pub fn new(name: impl Fn(&str) -> String + Send + Sync + 'static) -> EndpointNaming {
+        EndpointNaming(Arc::new(name))
+    }
+
+    /// The endpoint address of `slug`.
+    pub fn name(&self, slug: &str) -> String {
+        (self.0)(slug)
+    }
+}
+
+impl std::fmt::Debug for EndpointNaming {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("EndpointNaming").finish_non_exhaustive()
+    }
 }
 
 impl Default for EngineConfig {
@@ -92,6 +118,7 @@ impl Default for EngineConfig {
             shutdown_drain: Duration::from_secs(5),
             max_slug_len: 48,
             runtime_dir: None,
+            endpoint_naming: None,
         }
     }
 }
@@ -103,9 +130,9 @@ impl EngineConfig {
         jfgui_proto::channel::frame_limits(&self.json, self.max_frame)
     }
 
-    /// The endpoint path of `slug`, when the runtime dir is known.
-    pub fn endpoint_path(&self, slug: &str) -> Option<PathBuf> {
-        self.runtime_dir.as_ref().map(|d| d.join("apps").join(format!("{slug}.sock")))
+    /// The endpoint address of `slug`, when the OS layer gave a naming rule.
+    pub fn endpoint_name(&self, slug: &str) -> Option<String> {
+        self.endpoint_naming.as_ref().map(|rule| rule.name(slug))
     }
 }
 

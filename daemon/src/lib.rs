@@ -8,12 +8,12 @@
 mod engine;
 
 pub use engine::{
-    AppHandle, AppSummary, Connections, EndpointEvent, Engine, EngineConfig, LinkStatus, Method,
-    MethodError, PeerInfo, methods,
+    AppHandle, AppSummary, Connections, EndpointEvent, EndpointNaming, Engine, EngineConfig,
+    LinkStatus, Method, MethodError, PeerInfo, methods,
 };
 
-// OS layer: runtime dir and lock (Unix), listeners, endpoints, process life. Only what
-// `main.rs` needs is public: configuration, logging and the server's entry point.
+// OS layer (daemon-os): runtime dir and lock (Unix), listeners, endpoints, process life. Only
+// what `main.rs` needs is public: configuration, logging and the server's entry point.
 #[cfg(unix)]
 mod activation;
 pub mod config;

@@ -292,12 +292,13 @@ impl Daemon {
         let log = rt.with_file_name(format!("agentd-{}.log", unique()));
         let mut proc = Proc::spawn(cmd, log);
         let control = rt.join("agentd.sock");
-        // `agentd.sock` is bound before `host.sock`; the log line comes after both, so an app
-        // started next never races the host listener.
+        // An answered `daemon/status`, not a mere connect: `agentd.sock` accepts connections
+        // as soon as it is bound, before `host.sock` is, while the accept loops (and so the
+        // answer) start only once both listeners exist.
         let ready = wait_until(PATIENCE, || {
             proc.try_status().is_some()
-                || (UnixStream::connect(&control).is_ok()
-                    && proc.stderr().contains("jfgui-agentd listening"))
+                || rpc(&control, "daemon/status", json!({}))
+                    .is_ok_and(|v| v.get("result").is_some())
         });
         if !ready || proc.try_status().is_some() {
             panic!(

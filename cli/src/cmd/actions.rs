@@ -4,7 +4,7 @@
 use clap::Args;
 use jfgui_proto::{Map, Value};
 
-use super::{Context, JsonFlag, runtime_dir};
+use super::{Context, JsonFlag, daemon};
 use crate::endpoint;
 use crate::exit::{Exit, Failure};
 use crate::output::{Format, print_json, print_text, table};
@@ -27,8 +27,8 @@ pub struct ActionsArgs {
 
 /// Prints `{actions:[{name,description,kind}]}` (all pages merged) or a table.
 pub async fn run(args: ActionsArgs, ctx: Context, format: Format) -> Result<(), Failure> {
-    let runtime = runtime_dir()?;
-    let mut client = endpoint::client(&runtime, &args.endpoint, ctx.timeout).await?;
+    let daemon = daemon()?;
+    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout).await?;
     let mut actions: Vec<Value> = Vec::new();
     let mut cursor: Option<Value> = None;
     for _ in 0..MAX_PAGES {

@@ -4,7 +4,7 @@
 use clap::Args;
 use jfgui_proto::{Map, Value};
 
-use super::{Context, JsonFlag, runtime_dir};
+use super::{Context, JsonFlag, daemon};
 use crate::endpoint;
 use crate::exit::{Exit, Failure};
 use crate::input::InputArgs;
@@ -63,8 +63,8 @@ pub struct CallArgs {
 /// Executes the action and prints the result (JSON when piped), or output and revision as text.
 pub async fn run(args: CallArgs, ctx: Context, format: Format) -> Result<(), Failure> {
     let input = args.input.read()?;
-    let runtime = runtime_dir()?;
-    let mut client = endpoint::client(&runtime, &args.endpoint, ctx.timeout).await?;
+    let daemon = daemon()?;
+    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout).await?;
     let revision = match args.expected_revision {
         None => None,
         Some(ExpectedRevision::Exact(n)) => Some(n),

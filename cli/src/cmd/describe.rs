@@ -3,7 +3,7 @@
 use clap::Args;
 use jfgui_proto::{Map, Value};
 
-use super::{Context, JsonFlag, runtime_dir};
+use super::{Context, JsonFlag, daemon};
 use crate::endpoint;
 use crate::exit::{Exit, Failure};
 use crate::output::{Format, pretty, print_json, print_text};
@@ -21,8 +21,8 @@ pub struct DescribeArgs {
 
 /// Prints the `actions/describe` result as JSON, or as text with indented schemas.
 pub async fn run(args: DescribeArgs, ctx: Context, format: Format) -> Result<(), Failure> {
-    let runtime = runtime_dir()?;
-    let mut client = endpoint::client(&runtime, &args.endpoint, ctx.timeout).await?;
+    let daemon = daemon()?;
+    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout).await?;
     let mut params = Map::new();
     params.insert("action", args.action.as_str());
     let result = client.request("actions/describe", params).await?;

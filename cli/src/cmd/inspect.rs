@@ -3,7 +3,7 @@
 use clap::Args;
 use jfgui_proto::{Map, Value};
 
-use super::{Context, JsonFlag, runtime_dir};
+use super::{Context, JsonFlag, daemon};
 use crate::endpoint;
 use crate::exit::Failure;
 use crate::input::InputArgs;
@@ -23,8 +23,8 @@ pub struct InspectArgs {
 /// Prints the `state/inspect` result (JSON when piped), or the state and revision as text.
 pub async fn run(args: InspectArgs, ctx: Context, format: Format) -> Result<(), Failure> {
     let input = args.input.read()?;
-    let runtime = runtime_dir()?;
-    let mut client = endpoint::client(&runtime, &args.endpoint, ctx.timeout).await?;
+    let daemon = daemon()?;
+    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout).await?;
     let mut params = Map::new();
     if let Some(input) = input {
         params.insert("input", input);

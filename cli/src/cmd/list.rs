@@ -3,7 +3,7 @@
 use clap::Args;
 use jfgui_proto::{Map, Value};
 
-use super::{Context, JsonFlag, runtime_dir};
+use super::{Context, JsonFlag, daemon};
 use crate::client::{Client, Peer};
 use crate::endpoint::parse_apps;
 use crate::exit::Failure;
@@ -18,8 +18,8 @@ pub struct ListArgs {
 
 /// Prints the apps: the daemon's `apps/list` result as JSON, or a table.
 pub async fn run(ctx: Context, format: Format) -> Result<(), Failure> {
-    let runtime = runtime_dir()?;
-    let mut control = Client::connect(runtime.control_socket(), Peer::Control, ctx.timeout).await?;
+    let daemon = daemon()?;
+    let mut control = Client::connect(daemon.control(), Peer::Control, ctx.timeout).await?;
     let result = control.request("apps/list", Map::new()).await?;
     let apps = parse_apps(&result)?;
     if format == Format::Json {

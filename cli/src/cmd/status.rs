@@ -3,7 +3,7 @@
 use clap::Args;
 use jfgui_proto::{Map, Value};
 
-use super::{Context, JsonFlag, runtime_dir};
+use super::{Context, JsonFlag, daemon};
 use crate::client::{Client, Peer};
 use crate::exit::Failure;
 use crate::output::{Format, print_json, print_text};
@@ -17,8 +17,8 @@ pub struct StatusArgs {
 
 /// Prints `{version, pid, uptimeMs, runtimeDir, apps, clients}`.
 pub async fn run(ctx: Context, format: Format) -> Result<(), Failure> {
-    let runtime = runtime_dir()?;
-    let mut control = Client::connect(runtime.control_socket(), Peer::Control, ctx.timeout).await?;
+    let daemon = daemon()?;
+    let mut control = Client::connect(daemon.control(), Peer::Control, ctx.timeout).await?;
     let result = control.request("daemon/status", Map::new()).await?;
     if format == Format::Json {
         return print_json(&Value::Object(result));
@@ -31,6 +31,8 @@ fn render(status: &Map) -> String {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Number(n)) => n.to_string(),
         Some(Value::Array(a)) => a.len().to_string(),
+        // Windows: the daemon has no runtime dir (its endpoints are named pipes).
+        Some(Value::Null) => String::from("none"),
         _ => String::from("?"),
     };
     let uptime =
@@ -78,5 +80,7 @@ mod tests {
             render(&m),
             "jfgui-agentd 0.1.0 (pid 42), up 5s\nruntime dir: /rt\napps: 2\nclients: 1"
         );
+        m.insert("runtimeDir", Value::Null);
+        assert!(render(&m).contains("runtime dir: none\n"), "{}", render(&m));
     }
 }

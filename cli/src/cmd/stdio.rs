@@ -3,7 +3,7 @@
 
 use clap::Args;
 
-use super::{Context, runtime_dir};
+use super::{Context, daemon};
 use crate::endpoint;
 use crate::exit::Failure;
 use crate::gateway::{self, Protocol};
@@ -33,7 +33,7 @@ pub struct StdioArgs {
 
 /// Connects and pipes until EOF on either side.
 pub async fn run(args: StdioArgs, ctx: Context) -> Result<(), Failure> {
-    let runtime = runtime_dir()?;
-    let (slug, (read, write)) = endpoint::open(&runtime, &args.endpoint, ctx.timeout).await?;
+    let daemon = daemon()?;
+    let (slug, (read, write)) = endpoint::open(&daemon, &args.endpoint, ctx.timeout).await?;
     gateway::run(read, write, args.protocol, &format!("endpoint '{slug}'"), ctx.timeout).await
 }

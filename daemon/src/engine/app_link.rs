@@ -558,8 +558,11 @@ where
         }
         Ok(Err(end)) => {
             tracing::warn!(?peer, "app dropped during the handshake: {end}");
-            // A peer that can still read learns why (S8: `welcome` or `refused{reason}`).
-            if matches!(end, LinkEnd::Frame(_) | LinkEnd::Protocol(_)) {
+            // A peer that speaks the channel but sent a message we cannot take (an unknown
+            // field from a newer app, a wrong sequence) learns why (S8: `welcome` or
+            // `refused{reason}`). A peer whose bytes are not frames at all (a header over the
+            // limit, a body that is not JSON) is only dropped: it is not listening for frames.
+            if matches!(end, LinkEnd::Frame(FrameError::Message(_)) | LinkEnd::Protocol(_)) {
                 refuse(&mut wr, &config, Refused::INVALID_REGISTRATION, &end.to_string()).await;
             }
             return;

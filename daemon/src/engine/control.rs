@@ -108,8 +108,8 @@ fn apps_list(engine: &Engine) -> Map {
         .apps()
         .into_iter()
         .map(|a| {
-            let endpoint = match config.endpoint_path(&a.slug) {
-                Some(path) if a.enabled => Value::from(path.to_string_lossy().into_owned()),
+            let endpoint = match config.endpoint_name(&a.slug) {
+                Some(name) if a.enabled => Value::from(name),
                 _ => Value::Null,
             };
             let mut m = Map::with_capacity(6);

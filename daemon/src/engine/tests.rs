@@ -12,7 +12,7 @@ use jfgui_proto::channel::{
 use jfgui_proto::{ActionError, ActionKind, Reason, Value};
 use tokio::io::AsyncWriteExt;
 
-use super::{EndpointEvent, Engine, EngineConfig, PeerInfo};
+use super::{EndpointEvent, EndpointNaming, Engine, EngineConfig, PeerInfo};
 use harness::*;
 
 fn task(id: &str, state: TaskState) -> TaskSnapshot {
@@ -1050,6 +1050,9 @@ async fn instances_get_distinct_slugs_and_keep_their_names() {
 async fn control_socket_reports_status_and_apps() {
     let mut cfg = config();
     cfg.runtime_dir = Some("/run/user/1000/jfgui-agent".into());
+    // The engine reports whatever the OS layer names endpoints (here a Windows pipe).
+    cfg.endpoint_naming =
+        Some(EndpointNaming::new(|slug| format!(r"\\.\pipe\jfgui-agent-S-1-5-21-app-{slug}")));
     let engine = Engine::new(cfg);
     let a = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
     let b = FakeApp::register(&engine, "Ünï", false, vec![]).await;
@@ -1073,7 +1076,7 @@ async fn control_socket_reports_status_and_apps() {
     assert_eq!(n(&apps[0], "pid"), 4242);
     assert_eq!(at(&apps[0], "enabled"), &Value::Bool(true));
     assert_eq!(n(&apps[0], "actionCount"), 3);
-    assert_eq!(s(&apps[0], "endpoint"), "/run/user/1000/jfgui-agent/apps/notepad.sock");
+    assert_eq!(s(&apps[0], "endpoint"), r"\\.\pipe\jfgui-agent-S-1-5-21-app-notepad");
     assert_eq!(s(&apps[1], "displayName"), "Ünï");
     assert_eq!(at(&apps[1], "enabled"), &Value::Bool(false));
     assert_eq!(at(&apps[1], "endpoint"), &Value::Null);

@@ -9,15 +9,20 @@ use tokio::sync::broadcast;
 use super::sessions::{EndpointChange, EndpointFeed, Sessions};
 use crate::config::{Config, to_usize};
 use crate::transport::{Peer, Stream};
-use crate::{EndpointEvent, Engine, EngineConfig, PeerInfo};
+use crate::{EndpointEvent, EndpointNaming, Engine, EngineConfig, PeerInfo};
 
 /// The slug bound of SPEC S8, lowered when the runtime dir leaves less room in `sun_path`.
 const SPEC_MAX_SLUG: usize = 48;
 
-/// Builds the engine for `config`. `runtime_dir` (Unix) is reported by `daemon/status` and
-/// gives the endpoint paths of `apps/list`; `max_slug_len` is what the endpoint names leave
-/// room for (the `sun_path` limit on Unix).
-pub fn engine(config: &Config, runtime_dir: Option<&Path>, max_slug_len: usize) -> Engine {
+/// Builds the engine for `config`. `runtime_dir` (Unix) is reported by `daemon/status`;
+/// `endpoints` names the endpoints of `apps/list` (socket paths or pipe names); `max_slug_len`
+/// is what the endpoint names leave room for (the `sun_path` limit on Unix).
+pub fn engine(
+    config: &Config,
+    runtime_dir: Option<&Path>,
+    endpoints: EndpointNaming,
+    max_slug_len: usize,
+) -> Engine {
     Engine::new(EngineConfig {
         json: config.json_limits(),
         max_frame: to_usize(config.max_frame),
@@ -31,6 +36,7 @@ pub fn engine(config: &Config, runtime_dir: Option<&Path>, max_slug_len: usize) 
         shutdown_drain: config.shutdown_drain,
         max_slug_len: SPEC_MAX_SLUG.min(max_slug_len),
         runtime_dir: runtime_dir.map(Path::to_path_buf),
+        endpoint_naming: Some(endpoints),
     })
 }
 

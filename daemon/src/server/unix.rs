@@ -27,8 +27,10 @@ use super::dir_watch::dir_gone;
 use super::gate::{self, Gate};
 use super::sessions::Sessions;
 use super::{SHUTDOWN_SLACK, demo, idle, listen};
+use crate::EndpointNaming;
 use crate::activation::Inherited;
 use crate::config::{Config, exit, to_usize};
+use crate::endpoints::EndpointSpace;
 use crate::lock::{Lock, LockError};
 use crate::runtime_dir::{DirError, Opened, RuntimeDir};
 use crate::transport::{Listener, restrict_umask};
@@ -38,7 +40,7 @@ use crate::transport::{Listener, restrict_umask};
 pub fn run<S, F>(config: Config, make: F) -> u8
 where
     S: Sessions,
-    F: FnOnce(&Config, Option<&std::path::Path>, usize) -> S,
+    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> S,
 {
     // First, while the process has a single thread (it edits the environment).
     let inherited = match crate::activation::take() {
@@ -136,7 +138,7 @@ async fn serve<S, F>(
 ) -> u8
 where
     S: Sessions,
-    F: FnOnce(&Config, Option<&std::path::Path>, usize) -> S,
+    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> S,
 {
     // Socket activation: systemd owns agentd.sock and host.sock (never unlinked here) and
     // restarts the daemon on the next connection after an idle exit.
@@ -180,7 +182,7 @@ where
         }
     };
     raise_descriptor_limit(&config);
-    let sessions = make(&config, Some(rt.path()), rt.max_slug_len());
+    let sessions = make(&config, Some(rt.path()), rt.naming(), rt.max_slug_len());
     let gate = Gate::new(to_usize(config.max_clients), to_usize(config.max_apps));
     let (stop_tx, stop_rx) = watch::channel(false);
 

@@ -15,14 +15,16 @@ use tokio::sync::watch;
 use super::gate::Gate;
 use super::sessions::Sessions;
 use super::{SHUTDOWN_SLACK, demo, idle, listen};
+use crate::EndpointNaming;
 use crate::config::{Config, exit, to_usize};
+use crate::endpoints::EndpointSpace;
 use crate::transport::{Listener, PipeSpace, is_taken};
 
 /// Runs the daemon until it stops; returns the process exit status (see `config::exit`).
 pub fn run<S, F>(config: Config, make: F) -> u8
 where
     S: Sessions,
-    F: FnOnce(&Config, Option<&std::path::Path>, usize) -> S,
+    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> S,
 {
     let demo_app = match demo::locate_if_wanted(config.demo) {
         Ok(app) => app,
@@ -41,7 +43,7 @@ where
 async fn serve<S, F>(config: Config, make: F, demo_app: Option<PathBuf>) -> u8
 where
     S: Sessions,
-    F: FnOnce(&Config, Option<&std::path::Path>, usize) -> S,
+    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> S,
 {
     let space = match PipeSpace::new() {
         Ok(space) => space,
@@ -72,7 +74,7 @@ where
         }
     };
     // Pipe names have room for any slug the spec allows (48 characters).
-    let sessions = make(&config, None, usize::MAX);
+    let sessions = make(&config, None, space.naming(), usize::MAX);
     let gate = Gate::new(to_usize(config.max_clients), to_usize(config.max_apps));
     let (stop_tx, stop_rx) = watch::channel(false);
     let accepting = listen(control, host, &gate, &sessions);

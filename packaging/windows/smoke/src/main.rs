@@ -63,7 +63,8 @@ fn run(prefix: &str) -> Result<(), String> {
     frame(&mut app, &hello)?;
     frame(&mut app, r#"{"ready":{"actionCount":0}}"#)?;
     expect("welcome", &read_frame(&mut app)?, r#""slug":"wine-smoke""#)?;
-    expect("list", &rpc(&control, "apps/list", "{}")?, "wine-smoke")?;
+    // The endpoint is named (its pipe), not `null`: only that field holds `-app-SLUG"`.
+    expect("list", &rpc(&control, "apps/list", "{}")?, r#"-app-wine-smoke""#)?;
     let endpoint = format!("{prefix}-app-wine-smoke");
     let mut tries = 0;
     let info = loop {
