@@ -281,8 +281,8 @@ pub struct Daemon {
 }
 
 impl Daemon {
-    /// Starts `jfgui-agentd` on `rt` (log in `rt`'s parent) and waits until its control socket
-    /// accepts connections. Panics with the daemon's log if it exits or never gets ready.
+    /// Starts `jfgui-agentd` on `rt` (log in `rt`'s parent) and waits until it answers
+    /// `daemon/status`. Panics with the daemon's log if it exits or never gets ready.
     pub fn start(rt: &Path, args: &[&str]) -> Daemon {
         Daemon::start_command(rt, daemon_command(rt, args))
     }
