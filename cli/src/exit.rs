@@ -89,7 +89,12 @@ impl Failure {
             _ => (Exit::Protocol, "protocol_error"),
         };
         let mut text = String::from(message);
-        if let Some(current) = data.and_then(|d| d.get("currentRevision")).and_then(Value::as_u64) {
+        // Any app's message may omit the revision to retry with; ours already names it.
+        if let Some(current) = data
+            .and_then(|d| d.get("currentRevision"))
+            .and_then(Value::as_u64)
+            .filter(|current| !message.contains(&format!("current revision is {current}")))
+        {
             text.push_str(&format!(" (current revision: {current})"));
         }
         if let Some(pointer) = data.and_then(|d| d.get("pointer")).and_then(Value::as_str) {
@@ -191,8 +196,12 @@ mod tests {
         e.insert("code", 1000i64);
         e.insert("message", "stale");
         e.insert("data", data);
-        let f = Failure::from_rpc_error(&Value::Object(e));
+        let f = Failure::from_rpc_error(&Value::Object(e.clone()));
         assert!(f.message.contains("current revision: 12"), "{}", f.message);
+        // A message that already names it is not repeated.
+        e.insert("message", "expectedRevision 3 is stale: the current revision is 12; retry");
+        let f = Failure::from_rpc_error(&Value::Object(e));
+        assert_eq!(f.message, "expectedRevision 3 is stale: the current revision is 12; retry");
     }
 
     #[test]
