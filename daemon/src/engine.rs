@@ -344,9 +344,4 @@ impl Engine {
         let mut connections = self.0.connections.subscribe();
         let _ = tokio::time::timeout(grace, connections.wait_for(Connections::is_idle)).await;
     }
-
-    /// True once [`Engine::shutdown`] was called.
-    pub fn is_shutting_down(&self) -> bool {
-        *self.0.shutdown.borrow()
-    }
 }

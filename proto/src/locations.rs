@@ -77,10 +77,6 @@ pub struct RuntimeDir {
 }
 
 impl RuntimeDir {
-    /// `agentd.lock`.
-    pub fn lock_file(&self) -> PathBuf {
-        self.path.join(LOCK_FILE)
-    }
     /// `agentd.sock`.
     pub fn control_socket(&self) -> PathBuf {
         self.path.join(CONTROL_SOCKET)
