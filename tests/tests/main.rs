@@ -1,0 +1,23 @@
+//! The cross-process suites, one test binary with a module per topic (a single link step
+//! instead of one per file). Each module starts the real daemon, example apps and clients
+//! through the helpers in `jfgui_tests`.
+
+mod activation;
+mod app_faults;
+mod backpressure;
+mod cli_daemon;
+mod cli_errors;
+mod cli_exit_codes;
+mod cli_gateway;
+mod cross_uid;
+mod daemon_faults;
+mod endpoints;
+mod flood;
+mod framing;
+mod host_faults;
+mod lifecycle;
+mod runtime_dir;
+mod single_instance;
+mod slow_peers;
+mod spec_s4;
+mod spec_s6;
