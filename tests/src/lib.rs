@@ -90,6 +90,21 @@ pub fn agent() -> PathBuf {
     bin("jfgui-agent")
 }
 
+/// `len` bytes that every byte value occurs in and no two runs differ in (a xorshift
+/// sequence): the content of the test app's `--blob` resource, so a test can check a
+/// download byte for byte.
+pub fn blob(len: usize) -> Vec<u8> {
+    let mut x: u32 = 0x9E37_79B9;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
 // ---------------------------------------------------------------------------------------------
 // Temporary directories and the watchdog
 
