@@ -26,6 +26,7 @@ impl Progress {
             let bar = ProgressBar::with_draw_target(None, target());
             bar.set_style(spinner_style());
             bar.set_prefix(format!("task {id}"));
+            bar.set_message("running");
             bar.enable_steady_tick(TICK);
             bar
         })
@@ -68,7 +69,12 @@ impl Progress {
             }
         }
         bar.set_position(done);
-        bar.set_message(message.unwrap_or_default().to_string());
+        let message = match (total, message) {
+            (Some(_), m) => m.unwrap_or_default().to_string(),
+            (None, Some(m)) => format!("{done} done ({m})"),
+            (None, None) => format!("{done} done"),
+        };
+        bar.set_message(message);
     }
 
     /// Adds `n` bytes to a byte bar.
@@ -98,7 +104,7 @@ fn target() -> ProgressDrawTarget {
 }
 
 fn spinner_style() -> ProgressStyle {
-    ProgressStyle::with_template("{spinner} {prefix}: {pos} done {msg}")
+    ProgressStyle::with_template("{spinner} {prefix}: {msg}")
         .unwrap_or_else(|_| ProgressStyle::default_spinner())
 }
 
