@@ -25,13 +25,18 @@ use crate::output::Format;
 /// Seconds each answer may take when `--timeout` is not given.
 const DEFAULT_TIMEOUT_SECS: u64 = 60;
 
-/// Drive GUI apps registered with jfgui-agentd through their semantic actions.
-///
-/// jfgui-agent lists the apps registered with the per-user daemon jfgui-agentd, calls their
-/// actions, follows their deferred tasks, reads their resources and renders their view, and
-/// is the stdio gateway MCP clients start.
+/// The command line of jfgui-agentd (`about` for `-h` and the man page's NAME line,
+/// `long_about` for `--help` and its DESCRIPTION, so neither repeats the other).
 #[derive(Debug, Parser)]
-#[command(name = "jfgui-agent", version, after_help = EXIT_CODES_HELP)]
+#[command(
+    name = "jfgui-agent",
+    version,
+    about = "Drive GUI apps registered with jfgui-agentd through their semantic actions",
+    long_about = "jfgui-agent lists the apps registered with the per-user daemon jfgui-agentd, \
+                  calls their actions, follows their deferred tasks, reads their resources and \
+                  renders their view, and is the stdio gateway MCP clients start.",
+    after_help = EXIT_CODES_HELP
+)]
 pub struct Cli {
     /// Seconds to wait for each answer before giving up with exit 6 [default: 60]; for
     /// `tasks wait` and `call --wait` also how long to follow the task [default: until it

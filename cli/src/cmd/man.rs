@@ -59,14 +59,27 @@ pub fn render(page: Page) -> Result<Vec<u8>, Failure> {
     Ok(out)
 }
 
-/// The parts clap_mangen renders well: title, NAME, SYNOPSIS, DESCRIPTION and OPTIONS (its
-/// SUBCOMMANDS section would point at pages that do not exist, and its EXTRA section would
-/// repeat what the sections below say).
-fn head(man: &clap_mangen::Man, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+/// The title, NAME and SYNOPSIS from clap_mangen, then DESCRIPTION from `description`
+/// (paragraphs split at blank lines; clap_mangen's own would repeat the NAME line when there
+/// is no long help), then clap_mangen's OPTIONS. Its SUBCOMMANDS section would point at pages
+/// that do not exist, and its EXTRA section would repeat the sections below.
+fn head(
+    man: &clap_mangen::Man,
+    description: &str,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     man.render_title(w)?;
     man.render_name_section(w)?;
     man.render_synopsis_section(w)?;
-    man.render_description_section(w)?;
+    let mut roff = Roff::new();
+    roff.control("SH", ["DESCRIPTION"]);
+    for (i, paragraph) in description.split("\n\n").enumerate() {
+        if i > 0 {
+            roff.control("PP", []);
+        }
+        roff.text([roman(paragraph.split_whitespace().collect::<Vec<_>>().join(" "))]);
+    }
+    roff.to_writer(w)?;
     man.render_options_section(w)
 }
 
@@ -177,15 +190,28 @@ mod tests {
             let name = sub.get_name().replace('-', "\\-");
             assert!(text.contains(&format!("jfgui\\-agent {name}")), "{name} missing");
         }
-        // No references to per-subcommand pages, and the NAME line does not repeat itself.
+        // No references to per-subcommand pages, and the NAME line is said once.
         assert!(!text.contains("jfgui\\-agent\\-list"), "refers to a page that does not exist");
-        let name_line = text.lines().skip_while(|l| *l != ".SH NAME").nth(1).unwrap();
-        assert_eq!(name_line.matches("jfgui\\-agent").count(), 2, "{name_line}");
+        assert_name_said_once(&text, "jfgui\\-agent");
+    }
+
+    /// NAME is `NAME \- summary`, and DESCRIPTION does not open with the summary again.
+    fn assert_name_said_once(text: &str, name: &str) {
+        let after = |heading: &str| {
+            text.lines().skip_while(|l| *l != heading).nth(1).unwrap_or_default().to_string()
+        };
+        let name_line = after(".SH NAME");
+        let summary = name_line
+            .strip_prefix(&format!("{name} \\- "))
+            .unwrap_or_else(|| panic!("NAME line {name_line:?}"));
+        assert!(!summary.starts_with(name), "{name_line}");
+        assert!(!after(".SH DESCRIPTION").starts_with(summary), "DESCRIPTION repeats NAME");
     }
 
     #[test]
     fn the_daemon_page_has_its_flags_and_exit_statuses() {
         let text = page(Page::Agentd);
+        assert_name_said_once(&text, "jfgui\\-agentd");
         for needle in [
             "\\-\\-runtime\\-dir",
             "\\-\\-demo",

@@ -43,7 +43,8 @@ pub fn write(w: &mut dyn Write) -> io::Result<()> {
     let mut cmd = Cli::command().disable_help_subcommand(true);
     cmd.build();
     let man = clap_mangen::Man::new(cmd.clone());
-    head(&man, w)?;
+    let description = cmd.get_long_about().map(ToString::to_string).unwrap_or_default();
+    head(&man, &description, w)?;
     let mut roff = Roff::new();
     roff.control("SH", ["COMMANDS"]);
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {

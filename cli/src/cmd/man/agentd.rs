@@ -7,7 +7,7 @@ use clap::CommandFactory;
 use jfgui_daemon::config::{Config, exit};
 use roff::Roff;
 
-use super::{definitions, head, see_also, verbatim};
+use super::{definitions, head, see_also};
 
 const ENVIRONMENT: &[(&str, &str)] = &[
     (
@@ -40,12 +40,11 @@ const FILES: &[(&str, &str)] = &[
 pub fn write(w: &mut dyn Write) -> io::Result<()> {
     let cmd = Config::command();
     let man = clap_mangen::Man::new(cmd.clone());
-    head(&man, w)?;
+    // The daemon's help text after its flags (files, durations, logging, socket activation)
+    // is its description; its one-line `about` is the NAME line.
+    let description = cmd.get_after_help().map(ToString::to_string).unwrap_or_default();
+    head(&man, &description, w)?;
     let mut roff = Roff::new();
-    if let Some(after) = cmd.get_after_help() {
-        roff.control("SH", ["NOTES"]);
-        verbatim(&mut roff, &after.to_string());
-    }
     definitions(&mut roff, "ENVIRONMENT", ENVIRONMENT);
     definitions(&mut roff, "FILES", FILES);
     let statuses = [
