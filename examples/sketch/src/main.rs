@@ -48,7 +48,7 @@ use crate::link::AgentLink;
 use crate::window::Window;
 
 /// The window's first size: the 640 × 400 canvas at 100 % with the toolbar and agent bar.
-const WINDOW_SIZE: [f32; 2] = [760.0, 560.0];
+const WINDOW_SIZE: [f32; 2] = [820.0, 560.0];
 
 fn main() -> ExitCode {
     let args = Args::parse();

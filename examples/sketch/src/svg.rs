@@ -1,5 +1,6 @@
 //! SVG text for the drawing: one element per shape, in paint order, with the same geometry
-//! the painter uses (strokes centred on outlines, round caps on lines and strokes).
+//! the painter uses (strokes centred on outlines; SVG's default butt caps and miter joins, as
+//! egui draws paths).
 
 use std::fmt::Write;
 
@@ -52,13 +53,7 @@ pub fn write_item(out: &mut String, item: &Item) {
             write!(out, "<polyline id=\"shape-{id}\" points=\"{}\" fill=\"none\"", points.join(" "))
         }
     };
-    let caps = if matches!(s.kind, Kind::Line | Kind::Stroke) {
-        " stroke-linecap=\"round\" stroke-linejoin=\"round\""
-    } else {
-        ""
-    };
-    let _ =
-        writeln!(out, "{} stroke-width=\"{}\"{caps}/>", paint("stroke", Some(s.color)), s.width);
+    let _ = writeln!(out, "{} stroke-width=\"{}\"/>", paint("stroke", Some(s.color)), s.width);
 }
 
 /// ` NAME="#rrggbb"` plus ` NAME-opacity="…"` for translucent colours (SVG 1.1 has no
