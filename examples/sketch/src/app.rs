@@ -15,6 +15,7 @@ use crate::activity::{Activity, ActivityFeed, Outcome};
 use crate::canvas::Canvas;
 use crate::codec;
 use crate::export::{EXPORT_MIME, EXPORT_URI, Exports};
+use crate::frames::FrameStats;
 use crate::render::{Rendering, render};
 
 /// The PNG `ui.render` produces.
@@ -64,6 +65,7 @@ pub struct Sketch {
     rendering: Option<Rendering>,
     activity: ActivityFeed,
     layout: Option<Layout>,
+    frames: FrameStats,
 }
 
 impl Sketch {
@@ -76,6 +78,7 @@ impl Sketch {
             rendering: None,
             activity: ActivityFeed::default(),
             layout: None,
+            frames: FrameStats::default(),
         }
     }
 
@@ -92,6 +95,11 @@ impl Sketch {
     /// The window reports where it drew things.
     pub fn set_layout(&mut self, layout: Layout) {
         self.layout = Some(layout);
+    }
+
+    /// The window's frame timings.
+    pub fn frames_mut(&mut self) -> &mut FrameStats {
+        &mut self.frames
     }
 
     fn apply(&mut self, name: &str, input: &Value) -> Result<Option<u64>, ActionError> {
@@ -205,7 +213,11 @@ impl Host for Sketch {
             m.insert("canvas", codec::canvas_value(&self.canvas));
         }
         if let Some(layout) = self.layout {
-            m.insert("view", layout_value(&layout));
+            let mut view = layout_value(&layout);
+            if let (Value::Object(v), Some(frames)) = (&mut view, self.frames.value()) {
+                v.insert("frames", frames);
+            }
+            m.insert("view", view);
         }
         Ok(Value::Object(m))
     }

@@ -5,7 +5,7 @@
 //! With nothing due and nothing arriving, nothing wakes the window up.
 
 use std::io;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use eframe::egui;
 use jfgui_host_sdk::channel::Status;
@@ -55,8 +55,10 @@ impl AgentLink {
         })
     }
 
-    /// Runs one frame's share of the channel and schedules the next wake-up.
-    pub fn pump(&mut self, host: &mut Sketch, ctx: &egui::Context) {
+    /// Runs one frame's share of the channel and schedules the next wake-up; returns how long
+    /// that took.
+    pub fn pump(&mut self, host: &mut Sketch, ctx: &egui::Context) -> Duration {
+        let started = Instant::now();
         let wait = self.connector.poll(host, FRAME_BUDGET);
         if let Some(due) = wait.timeout {
             ctx.request_repaint_after(due);
@@ -74,6 +76,7 @@ impl AgentLink {
         if self.connector.is_connected() {
             ctx.request_repaint_after(Duration::from_millis(50));
         }
+        started.elapsed()
     }
 
     /// Whether agents may call the app.

@@ -9,7 +9,7 @@
 //! | `app.rs` | `Sketch`, the `Host`: actions, inspection, transactions, resources, the export task |
 //! | `export.rs`, `svg.rs` | `document.export` (deferred, progress, cancellable) and its SVG |
 //! | `paint.rs`, `render.rs` | the one painter (egui shapes) and `ui.render` (egui's tessellation filled on the CPU) |
-//! | `activity.rs` | the "last agent action" feed |
+//! | `activity.rs`, `frames.rs` | the "last agent action" feed; what pumping costs each frame |
 //! | `link.rs`, `waker.rs` | the host channel in egui's event loop: a budget per frame, woken by the socket |
 //! | `window.rs` | the window: toolbar, canvas gestures, agent bar |
 //!
@@ -24,6 +24,7 @@ mod args;
 mod canvas;
 mod codec;
 mod export;
+mod frames;
 mod link;
 mod paint;
 mod render;

@@ -358,7 +358,8 @@ impl Window {
 
 impl eframe::App for Window {
     fn update(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
-        self.link.pump(&mut self.app, ctx);
+        let started = Instant::now();
+        let pump = self.link.pump(&mut self.app, ctx);
         self.shortcuts(ctx);
         egui::TopBottomPanel::top("tools").show(ctx, |ui| self.toolbar(ui));
         let toggle = egui::TopBottomPanel::bottom("agent").show(ctx, |ui| self.agent_bar(ui)).inner;
@@ -370,6 +371,7 @@ impl eframe::App for Window {
             canvas: pixels(paper, ppp),
             agent_toggle: pixels(toggle, ppp),
         });
+        self.app.frames_mut().record(pump, started.elapsed());
     }
 
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
