@@ -25,7 +25,7 @@ cannot_run() {
 }
 
 # Debian packages: the X server, input and screenshot tools, Mesa's software OpenGL.
-packages=(xvfb xdotool imagemagick libgl1-mesa-dri libegl1 libglx-mesa0 libxkbcommon-x11-0)
+packages=(xvfb xdotool imagemagick libgl1-mesa-dri libegl1 libglx-mesa0 libx11-xcb1 libxcursor1 libxi6 libxrandr2 libxkbcommon-x11-0)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
