@@ -13,6 +13,8 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use jfgui_proto::locations::{DirProblem, DirVerdict, judge_dir};
+
 /// Longest socket path the platform's `sockaddr_un.sun_path` holds, without the NUL.
 #[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd", target_os = "openbsd"))]
 pub const SUN_PATH_MAX: usize = 103;
@@ -292,28 +294,29 @@ fn refused(path: &Path, reason: String) -> DirError {
     DirError::Refused { path: path.into(), reason }
 }
 
+/// The S11 rule (`jfgui_proto::locations::judge_dir`, which clients apply too) for a
+/// directory with owner `owner` and permission bits `mode`, run as `me`, with the daemon's
+/// advice for a refusal.
+fn judge(owner: u32, mode: u32, me: u32) -> Verdict {
+    match judge_dir(owner, mode, me) {
+        DirVerdict::Accept => Verdict::Accept,
+        DirVerdict::Tighten => Verdict::Tighten,
+        DirVerdict::Refuse(DirProblem::WritableByOthers) => Verdict::Refuse(format!(
+            "it is writable by group or others (owner uid {owner}, mode {mode:04o}), so entries \
+             may have been planted; remove it or `chmod 0700` it after checking its contents"
+        )),
+        DirVerdict::Refuse(_) => Verdict::Refuse(format!(
+            "it is owned by uid {owner}, not by us (uid {me}), mode {mode:04o}; nothing was \
+             changed in it"
+        )),
+    }
+}
+
 #[derive(Debug, PartialEq, Eq)]
 enum Verdict {
     Accept,
     Tighten,
     Refuse(String),
-}
-
-/// The S11 rule for a directory with owner `owner` and permission bits `mode`, run as `me`.
-fn judge(owner: u32, mode: u32, me: u32) -> Verdict {
-    if owner != me {
-        return Verdict::Refuse(format!(
-            "it is owned by uid {owner}, not by us (uid {me}), mode {mode:04o}; nothing was \
-             changed in it"
-        ));
-    }
-    if mode & 0o022 != 0 {
-        return Verdict::Refuse(format!(
-            "it is writable by group or others (owner uid {owner}, mode {mode:04o}), so entries \
-             may have been planted; remove it or `chmod 0700` it after checking its contents"
-        ));
-    }
-    if mode != 0o700 { Verdict::Tighten } else { Verdict::Accept }
 }
 
 /// Makes `dir` the working directory, so relative paths resolve through the verified inode.
@@ -329,13 +332,12 @@ fn fchdir(dir: &File) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    /// The rule itself is tested in proto (`judge_dir`); here the daemon's messages.
     #[test]
     fn judge_follows_s11() {
         assert_eq!(judge(1000, 0o700, 1000), Verdict::Accept);
         assert_eq!(judge(1000, 0o755, 1000), Verdict::Tighten);
-        assert_eq!(judge(1000, 0o750, 1000), Verdict::Tighten);
-        assert_eq!(judge(1000, 0o2700, 1000), Verdict::Tighten);
-        for writable in [0o777, 0o770, 0o757, 0o720, 0o702, 0o1777] {
+        for writable in [0o777, 0o757, 0o1777] {
             match judge(1000, writable, 1000) {
                 Verdict::Refuse(m) => assert!(m.contains("writable by group or others"), "{m}"),
                 v => panic!("{writable:o}: {v:?}"),
