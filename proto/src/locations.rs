@@ -91,10 +91,10 @@ impl fmt::Display for Source {
         f.write_str(match self {
             Source::Explicit => "from JFGUI_RUNTIME_DIR",
             Source::Xdg => "from XDG_RUNTIME_DIR",
-            Source::RunUser => "from /run/user/UID, as XDG_RUNTIME_DIR is not set",
+            Source::RunUser => "from /run/user/UID, since XDG_RUNTIME_DIR is not set",
             Source::Fallback => {
-                "the fallback, as neither JFGUI_RUNTIME_DIR nor XDG_RUNTIME_DIR is set and \
-                 there is no private /run/user/UID"
+                "as the fallback, since neither JFGUI_RUNTIME_DIR nor XDG_RUNTIME_DIR is set \
+                 and there is no private /run/user/UID"
             }
         })
     }
