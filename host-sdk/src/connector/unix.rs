@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use jfgui_proto::locations;
 
-/// `host.sock` in the runtime dir (`$JFGUI_RUNTIME_DIR`, `$XDG_RUNTIME_DIR/jfgui-agent`, ...).
+/// `host.sock` in the runtime dir (`jfgui_proto::locations::runtime_dir`, the daemon's rule).
 pub(crate) fn default_address() -> io::Result<PathBuf> {
     let dir =
         locations::runtime_dir().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;

@@ -147,8 +147,12 @@ pub(crate) fn invalid_id(id: &Value) -> RpcError {
         format!(
             "Invalid request: an MCP request id must be a string or an integer, not {}.",
             match id {
-                Value::Number(_) => "a fraction",
-                other => other.type_name(),
+                Value::Null => "null",
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number with a fraction",
+                Value::String(_) => "this string",
+                Value::Array(_) => "an array",
+                Value::Object(_) => "an object",
             }
         ),
         object([("reason", "invalid_id".into())]),
