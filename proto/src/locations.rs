@@ -197,11 +197,18 @@ fn resolve(
     Ok(RuntimeDir { path: fallback(&env)?, source: Source::Fallback })
 }
 
-/// `/run/user/UID/jfgui-agent` when `/run/user/UID` passes `private`.
+/// `/run/user/UID/jfgui-agent`: step 3 of the rule, and where the packaged systemd user units
+/// run the daemon (`%t/jfgui-agent`), whether or not this machine has it.
+#[cfg(unix)]
+pub fn run_user_runtime_dir() -> PathBuf {
+    PathBuf::from(format!("/run/user/{}/jfgui-agent", uid()))
+}
+
+/// [`run_user_runtime_dir`] when `/run/user/UID` passes `private`.
 #[cfg(all(unix, not(target_os = "macos")))]
 fn run_user(private: &impl Fn(&Path) -> bool) -> Option<PathBuf> {
-    let base = PathBuf::from(format!("/run/user/{}", uid()));
-    private(&base).then(|| base.join("jfgui-agent"))
+    let dir = run_user_runtime_dir();
+    dir.parent().is_some_and(private).then_some(dir)
 }
 
 /// macOS has no `/run/user`; Windows keeps its own layout.

@@ -56,8 +56,8 @@ pub fn not_running(control: &Path) -> String {
         .map(|rt| format!(" (runtime dir chosen {})", rt.source))
         .unwrap_or_default();
     // The packaged user units run the daemon in systemd's runtime dir (`%t/jfgui-agent`).
-    let systemd = Path::new(&format!("/run/user/{}", locations::uid())).join("jfgui-agent");
-    let unit = if dir == systemd { "`systemctl --user start jfgui-agentd` or " } else { "" };
+    let systemd = dir == locations::run_user_runtime_dir();
+    let unit = if systemd { "`systemctl --user start jfgui-agentd` or " } else { "" };
     format!(
         "jfgui-agentd is not running: nothing listens in {}{why}; start it with {unit}`jfgui-agentd --runtime-dir {} &`",
         dir.display(),
