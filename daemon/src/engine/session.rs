@@ -112,6 +112,17 @@ struct Connection {
 }
 
 impl Connection {
+    /// An error line the JSON-1 envelope checks built for a line whose id could not be read
+    /// (`"id": null`), as this connection must send it: unchanged on JSON-1 and undecided
+    /// connections (JSON-RPC 2.0), without the `id` member once MCP is selected (SPEC S6).
+    fn unreadable_id(&self, line: Vec<u8>) -> Vec<u8> {
+        if self.protocol.is_mcp() {
+            mcp::mcp_error_line(&line, &self.app.config().json).unwrap_or(line)
+        } else {
+            line
+        }
+    }
+
     /// Handles one complete line: answers at once, stays silent (notifications), or spawns the
     /// call, which keeps `permit` (one in-flight slot) until its response is buffered.
     async fn handle_line(&mut self, line: &[u8], permit: CallPermit) {
@@ -164,19 +175,6 @@ impl Connection {
                     drop(permit);
                 });
             }
-        }
-    }
-}
-
-impl Connection {
-    /// An error line the JSON-1 envelope checks built for a line whose id could not be read
-    /// (`"id": null`), as this connection must send it: unchanged on JSON-1 and undecided
-    /// connections (JSON-RPC 2.0), without the `id` member once MCP is selected (SPEC S6).
-    fn unreadable_id(&self, line: Vec<u8>) -> Vec<u8> {
-        if self.protocol.is_mcp() {
-            mcp::mcp_error_line(&line, &self.app.config().json).unwrap_or(line)
-        } else {
-            line
         }
     }
 }

@@ -147,12 +147,8 @@ pub(crate) fn invalid_id(id: &Value) -> RpcError {
         format!(
             "Invalid request: an MCP request id must be a string or an integer, not {}.",
             match id {
-                Value::Null => "null",
-                Value::Bool(_) => "a boolean",
                 Value::Number(_) => "a number with a fraction",
-                Value::String(_) => "this string",
-                Value::Array(_) => "an array",
-                Value::Object(_) => "an object",
+                other => other.type_name(),
             }
         ),
         object([("reason", "invalid_id".into())]),
@@ -174,9 +170,17 @@ pub fn mcp_error_line(line: &[u8], limits: &Limits) -> Option<Vec<u8>> {
     jfgui_proto::encode(&Value::Object(response), limits).ok()
 }
 
-/// MCP's rule for request ids: a string or an integer (both official schemas' `RequestId`).
+/// MCP's rule for request ids: a string or an integer (both official schemas' `RequestId`;
+/// `1.0` counts as an integer, as in JSON Schema, `1.5` does not).
 pub fn is_mcp_request_id(id: &Value) -> bool {
-    IdKey::of(id).is_some()
+    match id {
+        Value::String(_) => true,
+        Value::Number(n) => {
+            let plain = !n.as_str().contains(['.', 'e', 'E']);
+            plain || n.to_i64().is_some() || n.to_u64().is_some()
+        }
+        _ => false,
+    }
 }
 
 /// Builds an object from literal members (keys must be distinct; a repeated key keeps the last).
@@ -211,22 +215,16 @@ pub(crate) enum IdKey {
 }
 
 impl IdKey {
-    /// The key of an MCP request id; `None` for ids MCP does not allow: anything but a string
-    /// or an integer (`1.0` counts as an integer, as in JSON Schema; `1.5` does not).
+    /// The key of an MCP request id; `None` for ids MCP does not allow
+    /// ([`is_mcp_request_id`]).
     pub fn of(id: &Value) -> Option<IdKey> {
         match id {
+            _ if !is_mcp_request_id(id) => None,
             Value::String(s) => Some(IdKey::String(s.clone())),
-            Value::Number(n) if is_integer(n) => Some(IdKey::Number(n.as_str().to_owned())),
+            Value::Number(n) => Some(IdKey::Number(n.as_str().to_owned())),
             _ => None,
         }
     }
-}
-
-/// Whether a number token is an integer: plain digits, or integral spelled with a fraction or
-/// an exponent (exactly, as `Number` converts).
-fn is_integer(n: &jfgui_proto::Number) -> bool {
-    let plain = !n.as_str().contains(['.', 'e', 'E']);
-    plain || n.to_i64().is_some() || n.to_u64().is_some()
 }
 
 impl fmt::Display for IdKey {
