@@ -20,6 +20,7 @@ mod lifecycle;
 mod run_user;
 mod runtime_dir;
 mod single_instance;
+mod sketch_headless;
 mod slow_peers;
 mod spec_s4;
 mod spec_s6;
