@@ -154,8 +154,12 @@ fn untrack(pid: u32) {
 pub struct Watchdog(Option<mpsc::Sender<()>>);
 
 impl Watchdog {
-    /// Arms the watchdog for the current test.
+    /// Arms the watchdog for the current test, once the suite's binaries are built: the first
+    /// test builds them ([`bin_dir`]), which can take minutes on a loaded machine (the
+    /// binaries `cargo test` built carry its dev-dependency features, so `cargo build`
+    /// rebuilds them), and that is not the test's time.
     pub fn arm(limit: Duration) -> Watchdog {
+        bin_dir();
         let name = thread::current().name().unwrap_or("test").to_string();
         let (tx, rx) = mpsc::channel::<()>();
         thread::spawn(move || {
