@@ -1,0 +1,282 @@
+//! The printed result: one table per client count (medians over the rounds), then the goal
+//! table of issue 14 (each ratio taken within a round, so load from elsewhere on the machine
+//! hits both sides alike; the median over the rounds and every round's value), then memory
+//! and wake-ups.
+
+use std::collections::BTreeMap;
+
+use crate::load::Sample;
+use crate::payload::Size;
+use crate::probe::{median, mib};
+
+/// What a row measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Raw,
+    JsonRelay,
+    /// `dbus-broker` or `dbus-daemon`.
+    Bus(&'static str),
+    Daemon,
+    /// The daemon through the stdio gateway.
+    Mcp,
+    Rmcp,
+}
+
+impl Kind {
+    fn label(self) -> &'static str {
+        match self {
+            Kind::Raw => "raw relay (2 hops)",
+            Kind::JsonRelay => "JSON relay (tokio + serde_json)",
+            Kind::Bus(name) => name,
+            Kind::Daemon => "jfgui-agentd JSON-1",
+            Kind::Mcp => "jfgui-agentd MCP via gateway (3 hops)",
+            Kind::Rmcp => "rmcp no-op tool (1 hop)",
+        }
+    }
+
+    /// What its CPU column counts.
+    fn middle(self) -> &'static str {
+        match self {
+            Kind::Raw | Kind::JsonRelay => "relay",
+            Kind::Bus(_) => "bus",
+            Kind::Daemon => "daemon",
+            Kind::Mcp => "gateway + daemon",
+            Kind::Rmcp => "server",
+        }
+    }
+}
+
+/// A measured row: a path at a size.
+#[derive(Debug, Clone, Copy)]
+pub struct Row {
+    pub kind: Kind,
+    pub size: Option<Size>,
+}
+
+/// Every sample, by client count and row, in round order.
+#[derive(Debug, Default)]
+pub struct Results {
+    pub rows: Vec<Row>,
+    pub samples: BTreeMap<(usize, usize), Vec<Sample>>,
+}
+
+/// Memory and wake-up probes.
+#[derive(Debug, Default)]
+pub struct Probes {
+    pub daemon_idle_rss: u64,
+    pub idle_wakeups: u64,
+    pub idle_seconds: u64,
+    /// (name, RSS KiB) of the other middles when idle.
+    pub others_idle_rss: Vec<(String, u64)>,
+    /// RSS and peak RSS with 64 apps × 16 clients (full mode only).
+    pub loaded_rss: Option<(u64, u64)>,
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.1} µs", ns / 1000.0)
+}
+
+fn list(values: &[f64]) -> String {
+    values.iter().map(|v| format!("{v:.2}")).collect::<Vec<_>>().join(", ")
+}
+
+impl Results {
+    fn find(&self, kind: Kind, size: Option<Size>) -> Option<usize> {
+        self.rows.iter().position(|r| r.kind == kind && r.size == size)
+    }
+
+    fn bus(&self) -> Option<Kind> {
+        self.rows.iter().map(|r| r.kind).find(|k| matches!(k, Kind::Bus(_)))
+    }
+
+    /// Per round: `metric` of row `row` at `clients`; empty when it is missing.
+    fn per_round(
+        &self,
+        clients: usize,
+        row: Option<usize>,
+        metric: impl Fn(&Sample) -> f64,
+    ) -> Vec<f64> {
+        row.and_then(|r| self.samples.get(&(clients, r)))
+            .map(|s| s.iter().map(metric).collect())
+            .unwrap_or_default()
+    }
+
+    /// Per round: `metric(a) / metric(b)` at `clients`; empty when either row is missing.
+    fn ratios(
+        &self,
+        clients: usize,
+        a: Option<usize>,
+        b: Option<usize>,
+        metric: impl Fn(&Sample) -> f64,
+    ) -> Vec<f64> {
+        let (Some(a), Some(b)) = (a, b) else { return Vec::new() };
+        let (Some(sa), Some(sb)) =
+            (self.samples.get(&(clients, a)), self.samples.get(&(clients, b)))
+        else {
+            return Vec::new();
+        };
+        // A zero denominator (no CPU tick in a short sample) gives no ratio.
+        sa.iter()
+            .zip(sb)
+            .map(|(x, y)| if metric(y) > 0.0 { metric(x) / metric(y) } else { f64::NAN })
+            .collect()
+    }
+
+    /// The per-client-count tables.
+    pub fn print_tables(&self) {
+        let counts: Vec<usize> = {
+            let mut c: Vec<usize> = self.samples.keys().map(|k| k.0).collect();
+            c.dedup();
+            c
+        };
+        for clients in counts {
+            println!(
+                "\n### {clients} client(s), each one call at a time (medians over the rounds)\n"
+            );
+            println!(
+                "| path | document | p50 | p99 | calls/s | middle CPU/call | middle allocs/call |"
+            );
+            println!("|---|---|---|---|---|---|---|");
+            for (i, row) in self.rows.iter().enumerate() {
+                let Some(s) = self.samples.get(&(clients, i)) else { continue };
+                let m = |f: &dyn Fn(&Sample) -> f64| median(&s.iter().map(f).collect::<Vec<_>>());
+                let allocs = m(&|x| x.allocations_per_call().unwrap_or(f64::NAN));
+                println!(
+                    "| {} | {} | {} | {} | {:.0} | {:.1} µs ({}) | {} |",
+                    row.kind.label(),
+                    row.size.map_or("-", Size::label),
+                    us(m(&|x| x.p50 as f64)),
+                    us(m(&|x| x.p99 as f64)),
+                    m(&|x| x.rate()),
+                    m(&|x| x.cpu_per_call()),
+                    row.kind.middle(),
+                    if allocs.is_nan() {
+                        "see profile.sh".to_string()
+                    } else {
+                        format!("{allocs:.1}")
+                    },
+                );
+            }
+        }
+    }
+
+    /// The goal table: every ratio of issue 14, met or not.
+    pub fn print_goals(&self, probes: &Probes) {
+        println!("\n### Goals (ratios within a round; median, then each round)\n");
+        println!("| goal | target | median | per round | met |");
+        println!("|---|---|---|---|---|");
+        let line =
+            |goal: String, target: &str, values: Vec<f64>, ok: &dyn Fn(f64) -> Option<bool>| {
+                let med = median(&values);
+                if med.is_nan() {
+                    println!("| {goal} | {target} | n/a | not measured | |");
+                    return;
+                }
+                let met = ok(med).map_or("", yes);
+                println!("| {goal} | {target} | {med:.2} | {} | {met} |", list(&values));
+            };
+        let p50 = |s: &Sample| s.p50 as f64;
+        let bus = self.bus();
+        let bus_name = match bus {
+            Some(Kind::Bus(name)) => name,
+            _ => "dbus-broker",
+        };
+        for size in Size::ALL {
+            let daemon = self.find(Kind::Daemon, Some(size));
+            let relay = self.find(Kind::JsonRelay, Some(size));
+            let bus_row = bus.and_then(|k| self.find(k, Some(size)));
+            let raw = self.find(Kind::Raw, Some(size));
+            let l = size.label();
+            line(
+                format!("{l}: p50 daemon ÷ JSON relay"),
+                "≤ 1.2",
+                self.ratios(1, daemon, relay, p50),
+                &|v| Some(v <= 1.2),
+            );
+            line(
+                format!("{l}: p50 daemon ÷ {bus_name}"),
+                "≤ 0.8",
+                self.ratios(1, daemon, bus_row, p50),
+                &|v| Some(v <= 0.8),
+            );
+            line(
+                format!("{l}: p50 daemon ÷ raw relay (floor)"),
+                "-",
+                self.ratios(1, daemon, raw, p50),
+                &|_| None,
+            );
+            line(
+                format!("{l}: daemon p99 ÷ own p50"),
+                "≤ 3",
+                self.per_round(1, daemon, |s| s.p99 as f64 / s.p50 as f64),
+                &|v| Some(v <= 3.0),
+            );
+            line(
+                format!("{l}: CPU/call daemon ÷ {bus_name}"),
+                "-",
+                self.ratios(1, daemon, bus_row, Sample::cpu_per_call),
+                &|_| None,
+            );
+            line(
+                format!("{l}: CPU/call daemon ÷ JSON relay's middle"),
+                "≤ 1.2",
+                self.ratios(1, daemon, relay, Sample::cpu_per_call),
+                &|v| Some(v <= 1.2),
+            );
+        }
+        let (daemon, relay) =
+            (self.find(Kind::Daemon, Some(Size::B64)), self.find(Kind::JsonRelay, Some(Size::B64)));
+        let bus_row = bus.and_then(|k| self.find(k, Some(Size::B64)));
+        line(
+            "16 clients, 64 B: calls/s daemon ÷ JSON relay".into(),
+            "≥ 1.0",
+            self.ratios(16, daemon, relay, Sample::rate),
+            &|v| Some(v >= 1.0),
+        );
+        line(
+            format!("16 clients, 64 B: calls/s daemon ÷ {bus_name}"),
+            "≥ 1.1",
+            self.ratios(16, daemon, bus_row, Sample::rate),
+            &|v| Some(v >= 1.1),
+        );
+        line(
+            "MCP p50: gateway (3 hops) ÷ rmcp (1 hop)".into(),
+            "≤ 3",
+            self.ratios(1, self.find(Kind::Mcp, Some(Size::B64)), self.find(Kind::Rmcp, None), p50),
+            &|v| Some(v <= 3.0),
+        );
+        let rss = probes.daemon_idle_rss;
+        println!(
+            "| daemon idle RSS (1 app, no client) | ≤ 4 MiB | {} | | {} |",
+            mib(rss),
+            yes(rss <= 4096)
+        );
+        println!(
+            "| daemon idle wake-ups (context switches over {} s) | 0 | {} | | {} |",
+            probes.idle_seconds,
+            probes.idle_wakeups,
+            yes(probes.idle_wakeups == 0)
+        );
+    }
+}
+
+fn yes(ok: bool) -> &'static str {
+    if ok { "yes" } else { "no" }
+}
+
+impl Probes {
+    /// Memory of every middle.
+    pub fn print(&self) {
+        println!("\n### Memory\n");
+        println!("| process | RSS |");
+        println!("|---|---|");
+        println!("| jfgui-agentd idle (1 app, no client) | {} |", mib(self.daemon_idle_rss));
+        for (name, kib) in &self.others_idle_rss {
+            println!("| {name} idle | {} |", mib(*kib));
+        }
+        if let Some((rss, hwm)) = self.loaded_rss {
+            println!("| jfgui-agentd with 64 apps × 16 clients | {} |", mib(rss));
+            println!("| jfgui-agentd peak (VmHWM) over the whole run | {} |", mib(hwm));
+        }
+    }
+}
