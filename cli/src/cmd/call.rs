@@ -2,7 +2,7 @@
 //! from the command line and an optional expected revision (`auto` reads it first).
 
 use clap::Args;
-use jfgui_proto::{Map, Value};
+use jfgui_proto::{MAX_REVISION, Map, Value};
 
 use super::{Context, JsonFlag, daemon};
 use crate::endpoint;
@@ -21,9 +21,6 @@ Examples:
   jfgui-agent call notepad document.get
   jfgui-agent call notepad document.text.insert --input-json '{\"text\":\"hi\"}' --expected-revision 12
   jfgui-agent call notepad document.text.replace --input-file request.json --expected-revision auto";
-
-/// Largest revision (SPEC S6: revisions are integers in 0..2^53-1).
-const MAX_REVISION: u64 = (1 << 53) - 1;
 
 /// `--expected-revision N|auto`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -26,12 +26,11 @@ use jfgui_proto::channel::{
     FrameDecoder, FrameError, MAX_ACTIONS_PER_PAGE, Outcome, Refused, Reply, Request, TaskSnapshot,
     Welcome, decode_message, encode_frame,
 };
-use jfgui_proto::{ActionError, Limits, Reason, validate_action_infos};
+use jfgui_proto::{ActionError, Limits, MAX_REVISION, Reason, validate_action_infos};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::registry::{Registry, RegistryFull};
-use super::session::methods::MAX_REVISION;
 use super::tasks::TaskTable;
 use super::{AppSummary, EngineConfig, PeerInfo, until};
 
@@ -256,7 +255,7 @@ impl AppHandle {
                         Err(ActionError::new(
                             Reason::InvalidReply,
                             format!(
-                                "The app reported revision {revision}, beyond the protocol's bound 9007199254740991 (2^53-1); this is a bug in the app."
+                                "The app reported revision {revision}, beyond the protocol's bound {MAX_REVISION} (2^53-1); this is a bug in the app."
                             ),
                         ))
                     }

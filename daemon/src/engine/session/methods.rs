@@ -13,7 +13,7 @@ use std::fmt;
 use jfgui_proto::channel::{
     BatchCall, BatchOutcome, Call, CallResult, ExecuteCall, ReadResource, TaskSnapshot,
 };
-use jfgui_proto::{ActionError, Map, Reason, Value};
+use jfgui_proto::{ActionError, MAX_REVISION, Map, Reason, Value};
 
 use crate::engine::app_link::AppHandle;
 
@@ -23,8 +23,6 @@ pub const MAX_RESOURCE_CHUNK: u64 = jfgui_proto::channel::MAX_RESOURCE_CHUNK as 
 /// Largest `actions/list` page, and its default (SPEC S6).
 pub const MAX_LIST_LIMIT: u64 = 100;
 const DEFAULT_LIST_LIMIT: u64 = 50;
-/// Revisions are JSON integers in 0..2^53−1 so float-only clients keep them (SPEC S6).
-pub const MAX_REVISION: u64 = (1 << 53) - 1;
 
 /// The ten methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
