@@ -11,13 +11,13 @@ use std::sync::Arc;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::EndpointNaming;
 #[cfg(unix)]
 use crate::runtime_dir::{RuntimeDir, remove_stale_socket};
 use crate::server::accept::accept_loop;
 use crate::server::gate::{Class, Gate};
-use crate::server::sessions::{EndpointChange, EndpointFeed, Sessions};
+use crate::server::sessions::{EndpointFeed, Sessions};
 use crate::transport::Listener;
+use crate::{EndpointEvent, EndpointNaming};
 
 /// Where endpoint listeners are created and removed.
 pub trait EndpointSpace: Send + Sync + 'static {
@@ -119,9 +119,9 @@ pub async fn run<S: Sessions, P: EndpointSpace>(
     loop {
         tokio::select! {
             change = feed.next() => match change {
-                Some(EndpointChange::Up(slug)) => set.up(slug),
-                Some(EndpointChange::Down(slug)) => set.down(&slug),
-                Some(EndpointChange::Resync(slugs)) => set.resync(slugs),
+                Some(EndpointEvent::Up { slug }) => set.up(slug),
+                Some(EndpointEvent::Down { slug }) => set.down(&slug),
+                Some(EndpointEvent::Resync { slugs }) => set.resync(slugs),
                 None => break,
             },
             _ = stop.wait_for(|s| *s) => break,

@@ -8,8 +8,8 @@
 mod engine;
 
 pub use engine::{
-    AppHandle, AppSummary, Connections, EndpointEvent, EndpointNaming, Engine, EngineConfig,
-    LinkStatus, Method, MethodError, PeerInfo, methods,
+    AppSummary, Connections, EndpointEvent, EndpointEvents, EndpointNaming, Engine, EngineConfig,
+    PeerInfo,
 };
 
 // OS layer (daemon-os): runtime dir and lock (Unix), listeners, endpoints, process life. Only

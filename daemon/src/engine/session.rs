@@ -15,6 +15,7 @@
 pub mod json1;
 mod mcp;
 pub mod methods;
+mod replies;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,34 +24,33 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, WriteHalf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
-use super::app_link::{AppHandle, LinkStatus};
+pub use replies::App;
+
 use super::lines::{Line, LineReader};
+use super::link::LinkStatus;
 use super::{PeerInfo, until};
 
 /// Runs the connection until EOF, the app leaving, or shutdown; then answers the calls already
 /// running (bounded by the request deadline plus the drain time) and closes.
-pub async fn serve<S>(
-    stream: S,
-    app: AppHandle,
-    mut shutdown: watch::Receiver<bool>,
-    peer: PeerInfo,
-) where
+pub async fn serve<S>(stream: S, app: App, mut shutdown: watch::Receiver<bool>, peer: PeerInfo)
+where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
-    let config = app.config().clone();
+    let link = app.link().clone();
+    let config = link.config().clone();
     let (rd, wr) = tokio::io::split(stream);
     let mut lines = LineReader::new(rd, config.json.max_bytes, config.partial_idle);
     let output = Output::start(wr, config.json.max_bytes);
     let in_flight = Arc::new(Semaphore::new(config.max_in_flight_per_client.max(1)));
     let admission = Admission::new(config.json.max_bytes, config.max_in_flight_per_client);
-    let mut status = app.status();
+    let mut status = link.status();
     let mut conn = Connection {
         app: app.clone(),
         output: output.clone(),
         calls: JoinSet::new(),
         protocol: mcp::Protocol::default(),
     };
-    tracing::debug!(slug = app.slug(), ?peer, "client connected");
+    tracing::debug!(slug = link.slug(), ?peer, "client connected");
 
     let ended = loop {
         // Backpressure first: a free in-flight slot and room in the output buffer.
@@ -77,14 +77,14 @@ pub async fn serve<S>(
             }
             Ok(None) => break "eof",
             Err(e) => {
-                tracing::info!(slug = app.slug(), ?peer, "client connection ended: {e}");
+                tracing::info!(slug = link.slug(), ?peer, "client connection ended: {e}");
                 break "read error";
             }
         }
         // Reap finished calls so the set stays as small as the in-flight bound.
         while conn.calls.try_join_next().is_some() {}
     };
-    tracing::debug!(slug = app.slug(), ?peer, reason = ended, "client stops reading");
+    tracing::debug!(slug = link.slug(), ?peer, reason = ended, "client stops reading");
     let Connection { calls, .. } = conn;
     let finish = async {
         let mut calls = calls;
@@ -93,7 +93,7 @@ pub async fn serve<S>(
     };
     if tokio::time::timeout(config.request_deadline + config.shutdown_drain, finish).await.is_err()
     {
-        tracing::warn!(slug = app.slug(), ?peer, "client never took its responses; dropped");
+        tracing::warn!(slug = link.slug(), ?peer, "client never took its responses; dropped");
         if let Some(writer) = output.take_writer() {
             writer.abort();
         }
@@ -102,7 +102,7 @@ pub async fn serve<S>(
 
 /// Per-connection protocol state.
 struct Connection {
-    app: AppHandle,
+    app: App,
     output: Output,
     calls: JoinSet<()>,
     /// JSON-1, MCP or not yet decided.
@@ -114,7 +114,7 @@ impl Connection {
     /// call, which keeps `permit` (one in-flight slot) until its response is buffered.
     async fn handle_line(&mut self, line: &[u8], permit: CallPermit) {
         if !matches!(self.protocol, mcp::Protocol::Json1) {
-            let limits = self.app.config().json;
+            let limits = self.app.link().config().json;
             let envelope = match json1::parse_envelope(line, &limits, true) {
                 Ok(envelope) => envelope,
                 Err(Some(response)) => return self.output.send(response).await,
@@ -149,7 +149,8 @@ impl Connection {
                 }
             }
         }
-        match json1::prepare(line, &self.app.config().json, self.app.slug()) {
+        let link = self.app.link();
+        match json1::prepare(line, &link.config().json, link.slug()) {
             json1::Prepared::Respond(bytes) => self.output.send(bytes).await,
             json1::Prepared::Silent => {}
             json1::Prepared::Call(call) => {

@@ -4,12 +4,10 @@
 use std::future::Future;
 use std::path::Path;
 
-use tokio::sync::broadcast;
-
-use super::sessions::{EndpointChange, EndpointFeed, Sessions};
+use super::sessions::{EndpointFeed, Sessions};
 use crate::config::{Config, to_usize};
 use crate::transport::{Peer, Stream};
-use crate::{EndpointEvent, EndpointNaming, Engine, EngineConfig, PeerInfo};
+use crate::{EndpointEvent, EndpointEvents, EndpointNaming, Engine, EngineConfig, PeerInfo};
 
 /// The slug bound of SPEC S8, lowered when the runtime dir leaves less room in `sun_path`.
 const SPEC_MAX_SLUG: usize = 48;
@@ -58,7 +56,7 @@ impl Sessions for Engine {
     }
 
     fn endpoint_changes(&self) -> impl EndpointFeed {
-        Feed { events: self.subscribe(), engine: self.clone(), primed: false }
+        self.subscribe()
     }
 
     fn shutdown(&self) -> impl Future<Output = ()> + Send {
@@ -66,36 +64,8 @@ impl Sessions for Engine {
     }
 }
 
-/// Subscribed at creation; the first item is a snapshot, so an app that registered before
-/// the subscription is not missed, and a lagging receiver resynchronises the same way.
-struct Feed {
-    events: broadcast::Receiver<EndpointEvent>,
-    engine: Engine,
-    primed: bool,
-}
-
-impl Feed {
-    fn snapshot(&self) -> EndpointChange {
-        EndpointChange::Resync(
-            self.engine.apps().into_iter().filter(|a| a.enabled).map(|a| a.slug).collect(),
-        )
-    }
-}
-
-impl EndpointFeed for Feed {
-    async fn next(&mut self) -> Option<EndpointChange> {
-        if !self.primed {
-            self.primed = true;
-            return Some(self.snapshot());
-        }
-        match self.events.recv().await {
-            Ok(EndpointEvent::Up { slug }) => Some(EndpointChange::Up(slug)),
-            Ok(EndpointEvent::Down { slug }) => Some(EndpointChange::Down(slug)),
-            Err(broadcast::error::RecvError::Lagged(missed)) => {
-                tracing::warn!(missed, "missed endpoint events; resynchronising");
-                Some(self.snapshot())
-            }
-            Err(broadcast::error::RecvError::Closed) => None,
-        }
+impl EndpointFeed for EndpointEvents {
+    async fn next(&mut self) -> Option<EndpointEvent> {
+        EndpointEvents::next(self).await
     }
 }
