@@ -22,7 +22,8 @@ pub use jfgui_proto::channel::MAX_BATCH_CALLS;
 pub const MAX_RESOURCE_CHUNK: u64 = jfgui_proto::channel::MAX_RESOURCE_CHUNK as u64;
 /// Largest `actions/list` page, and its default (SPEC S6).
 pub const MAX_LIST_LIMIT: u64 = 100;
-const DEFAULT_LIST_LIMIT: u64 = 50;
+/// The `actions/list` page size when the client names none (SPEC S6).
+pub const DEFAULT_LIST_LIMIT: u64 = 50;
 
 /// The ten methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
