@@ -1,6 +1,8 @@
-//! One client connection to one app: bounded lines in, responses out, many requests in flight.
+//! Client sessions: one client connection to one app, speaking JSON-1 or MCP; bounded lines
+//! in, responses out, many requests in flight. ("Session" means only this in the engine; the
+//! OS layer reaches the engine through `server::port::EnginePort`.)
 //!
-//! The connection owns its framing and protocol state (SPEC S8). Work and memory are bounded:
+//! The session owns its framing and protocol state (SPEC S8). Work and memory are bounded:
 //! at most `max_in_flight_per_client` requests run at once, and the reader stops while about
 //! one maximum-size response is buffered for a client that does not read (ssh-agent's rule).
 //! Calls already running when a client stops reading still deliver their responses, so the
@@ -44,7 +46,7 @@ where
     let in_flight = Arc::new(Semaphore::new(config.max_in_flight_per_client.max(1)));
     let admission = Admission::new(config.json.max_bytes, config.max_in_flight_per_client);
     let mut status = link.status();
-    let mut conn = Connection {
+    let mut session = ClientSession {
         app: app.clone(),
         output: output.clone(),
         calls: JoinSet::new(),
@@ -71,7 +73,7 @@ where
             _ = until(&mut shutdown, |s| *s) => break "shutdown",
         };
         match line {
-            Ok(Some(Line::Complete(bytes))) => conn.handle_line(&bytes, permit).await,
+            Ok(Some(Line::Complete(bytes))) => session.handle_line(&bytes, permit).await,
             Ok(Some(Line::TooLong)) => {
                 output.send(json1::too_long_response(&config.json)).await;
             }
@@ -82,10 +84,10 @@ where
             }
         }
         // Reap finished calls so the set stays as small as the in-flight bound.
-        while conn.calls.try_join_next().is_some() {}
+        while session.calls.try_join_next().is_some() {}
     };
     tracing::debug!(slug = link.slug(), ?peer, reason = ended, "client stops reading");
-    let Connection { calls, .. } = conn;
+    let ClientSession { calls, .. } = session;
     let finish = async {
         let mut calls = calls;
         while calls.join_next().await.is_some() {}
@@ -100,8 +102,8 @@ where
     }
 }
 
-/// Per-connection protocol state.
-struct Connection {
+/// One client session's protocol state.
+struct ClientSession {
     app: App,
     output: Output,
     calls: JoinSet<()>,
@@ -109,7 +111,7 @@ struct Connection {
     protocol: mcp::Protocol,
 }
 
-impl Connection {
+impl ClientSession {
     /// Handles one complete line: answers at once, stays silent (notifications), or spawns the
     /// call, which keeps `permit` (one in-flight slot) until its response is buffered.
     async fn handle_line(&mut self, line: &[u8], permit: CallPermit) {

@@ -1,6 +1,6 @@
-//! What the OS layer needs from the session engine: serve accepted streams, report endpoint
-//! changes, shut down. A trait, so the listeners are tested against a fake and the engine is
-//! wired in one `impl`.
+//! The port between the OS layer and the session engine: what the listeners need from the
+//! engine (serve accepted streams, report endpoint changes, shut down), as a trait so the OS
+//! layer depends on these operations only; `engine_adapter.rs` is the one `impl`.
 
 use std::future::Future;
 
@@ -16,7 +16,7 @@ pub trait EndpointFeed: Send + 'static {
 
 /// The engine as the listeners see it. The `serve_*` methods take `self` (a cheap clone) so
 /// their futures borrow nothing and can be spawned.
-pub trait Sessions: Clone + Send + Sync + 'static {
+pub trait EnginePort: Clone + Send + Sync + 'static {
     /// Serves one app connection from `host.sock` until it ends.
     fn serve_app(self, stream: Stream, peer: Peer) -> impl Future<Output = ()> + Send + 'static;
     /// Serves one client connection to the endpoint `slug` until it ends.

@@ -1,10 +1,10 @@
-//! The engine behind the listeners: [`Sessions`] for [`Engine`], and the `EngineConfig` built
-//! from the flags and the runtime dir.
+//! The engine behind the listeners: the [`EnginePort`] adapter for [`Engine`], and the
+//! `EngineConfig` built from the flags and the runtime dir.
 
 use std::future::Future;
 use std::path::Path;
 
-use super::sessions::{EndpointFeed, Sessions};
+use super::port::{EndpointFeed, EnginePort};
 use crate::config::{Config, to_usize};
 use crate::transport::{Peer, Stream};
 use crate::{EndpointEvent, EndpointEvents, EndpointNaming, Engine, EngineConfig, PeerInfo};
@@ -42,7 +42,7 @@ fn info(peer: Peer) -> PeerInfo {
     PeerInfo { pid: peer.pid, uid: peer.uid }
 }
 
-impl Sessions for Engine {
+impl EnginePort for Engine {
     async fn serve_app(self, stream: Stream, peer: Peer) {
         Engine::serve_app(&self, stream, info(peer)).await;
     }
