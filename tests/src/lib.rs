@@ -154,8 +154,11 @@ fn untrack(pid: u32) {
 pub struct Watchdog(Option<mpsc::Sender<()>>);
 
 impl Watchdog {
-    /// Arms the watchdog for the current test.
+    /// Arms the watchdog for the current test, once the binaries are built: the first test
+    /// to need them builds them (minutes on a fresh 2-core machine) while the others wait,
+    /// and that wait is not the test hanging.
     pub fn arm(limit: Duration) -> Watchdog {
+        bin_dir();
         let name = thread::current().name().unwrap_or("test").to_string();
         let (tx, rx) = mpsc::channel::<()>();
         thread::spawn(move || {
