@@ -5,10 +5,13 @@
 mod activation;
 mod app_faults;
 mod backpressure;
+mod cli_completions;
 mod cli_daemon;
 mod cli_errors;
 mod cli_exit_codes;
 mod cli_gateway;
+mod cli_resources;
+mod cli_tasks;
 mod cross_uid;
 mod daemon_faults;
 mod endpoints;
