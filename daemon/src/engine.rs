@@ -45,6 +45,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 
 pub use registry::EndpointEvents;
+pub use session::{is_mcp_request_id, mcp_error_line};
 
 use registry::Registry;
 use tasks::TaskTable;

@@ -19,6 +19,8 @@ mod mcp;
 pub mod methods;
 mod replies;
 
+pub use mcp::{is_mcp_request_id, mcp_error_line};
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -75,7 +77,7 @@ where
         match line {
             Ok(Some(Line::Complete(bytes))) => session.handle_line(&bytes, permit).await,
             Ok(Some(Line::TooLong)) => {
-                output.send(json1::too_long_response(&config.json)).await;
+                output.send(session.unreadable_id(json1::too_long_response(&config.json))).await;
             }
             Ok(None) => break "eof",
             Err(e) => {
@@ -112,6 +114,17 @@ struct ClientSession {
 }
 
 impl ClientSession {
+    /// An error line the JSON-1 envelope checks built for a line whose id could not be read
+    /// (`"id": null`), as this connection must send it: unchanged on JSON-1 and undecided
+    /// connections (JSON-RPC 2.0), without the `id` member once MCP is selected (SPEC S6).
+    fn unreadable_id(&self, line: Vec<u8>) -> Vec<u8> {
+        if self.protocol.is_mcp() {
+            mcp::mcp_error_line(&line, &self.app.link().config().json).unwrap_or(line)
+        } else {
+            line
+        }
+    }
+
     /// Handles one complete line: answers at once, stays silent (notifications), or spawns the
     /// call, which keeps `permit` (one in-flight slot) until its response is buffered.
     async fn handle_line(&mut self, line: &[u8], permit: CallPermit) {
@@ -119,7 +132,7 @@ impl ClientSession {
             let limits = self.app.link().config().json;
             let envelope = match json1::parse_envelope(line, &limits, true) {
                 Ok(envelope) => envelope,
-                Err(Some(response)) => return self.output.send(response).await,
+                Err(Some(response)) => return self.output.send(self.unreadable_id(response)).await,
                 Err(None) => return,
             };
             let params = jfgui_proto::Value::Object(envelope.params);
@@ -132,16 +145,16 @@ impl ClientSession {
                 mcp::Route::Json1 => {}
                 mcp::Route::Silent => return,
                 mcp::Route::Answer(reply) => {
-                    let id = envelope.id.unwrap_or_default();
-                    return self.output.send(mcp::response_line(&id, reply, &limits)).await;
+                    let line = mcp::response_line(envelope.id.as_ref(), reply, &limits);
+                    return self.output.send(line).await;
                 }
                 mcp::Route::Mcp(pending) => {
                     let app = self.app.clone();
                     let output = self.output.clone();
-                    let id = envelope.id.unwrap_or_default();
+                    let id = envelope.id;
                     self.calls.spawn(async move {
                         if let Some(reply) = pending.run(&app).await {
-                            let response = mcp::response_line(&id, reply, &limits);
+                            let response = mcp::response_line(id.as_ref(), reply, &limits);
                             permit.bytes.observe(response.len());
                             output.send(response).await;
                         }
