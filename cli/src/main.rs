@@ -2,6 +2,7 @@
 //! subcommand on a single-threaded tokio runtime, reports a failure as one stderr line (plus
 //! JSON on stdout under `--json`) and exits with the code of SPEC S9.
 
+mod bridge;
 mod client;
 mod cmd;
 mod endpoint;

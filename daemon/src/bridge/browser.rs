@@ -175,7 +175,8 @@ impl Browser {
             drop(q);
             return self.bump();
         };
-        let (Some(id), Some(call)) = (request.get("id").and_then(Value::as_u64), request.get("call"))
+        let (Some(id), Some(call)) =
+            (request.get("id").and_then(Value::as_u64), request.get("call"))
         else {
             tracing::error!("bridge: malformed request frame from the engine");
             return;
@@ -455,7 +456,10 @@ pub async fn attach(state: &Arc<BridgeState>, body: &[u8]) -> Result<Map, Reply>
     for page in actions.chunks(MAX_ACTIONS_PER_PAGE) {
         pages(page, &encode, &mut frames).map_err(|e| invalid("action list", &e))?;
     }
-    frames.push(encode(&AppMessage::Ready(Ready { action_count: count })).map_err(|e| invalid("ready", &e))?);
+    frames.push(
+        encode(&AppMessage::Ready(Ready { action_count: count }))
+            .map_err(|e| invalid("ready", &e))?,
+    );
     let mut decoder = FrameDecoder::new(max_frame);
     let handshake = async {
         for frame in &frames {
@@ -463,11 +467,12 @@ pub async fn attach(state: &Arc<BridgeState>, body: &[u8]) -> Result<Map, Reply>
         }
         read_frame(&mut rd, &mut decoder).await
     };
-    let answer = tokio::time::timeout(config.handshake_deadline + Duration::from_secs(1), handshake)
-        .await
-        .ok()
-        .and_then(Result::ok)
-        .and_then(|body| decode_message::<DaemonMessage>(&body, &frame_limits).ok());
+    let answer =
+        tokio::time::timeout(config.handshake_deadline + Duration::from_secs(1), handshake)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .and_then(|body| decode_message::<DaemonMessage>(&body, &frame_limits).ok());
     let slug = match answer {
         Some(DaemonMessage::Welcome(w)) => w.slug,
         Some(DaemonMessage::Refused(r)) => {

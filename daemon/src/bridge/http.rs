@@ -30,11 +30,9 @@ pub fn json(status: StatusCode, value: &Map) -> Reply {
     let limits = Limits { max_bytes: usize::MAX, ..Limits::DEFAULT };
     match jfgui_proto::encode(&Value::Object(value.clone()), &limits) {
         Ok(body) => json_bytes(status, body),
-        Err(_) => error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "The answer could not be encoded.",
-        ),
+        Err(_) => {
+            error(StatusCode::INTERNAL_SERVER_ERROR, "internal", "The answer could not be encoded.")
+        }
     }
 }
 
@@ -63,9 +61,8 @@ where
     B: Body<Data = Bytes>,
     B::Error: std::error::Error + Send + Sync + 'static,
 {
-    let too_large = || {
-        error(StatusCode::PAYLOAD_TOO_LARGE, "too_large", "The request body exceeds the bound.")
-    };
+    let too_large =
+        || error(StatusCode::PAYLOAD_TOO_LARGE, "too_large", "The request body exceeds the bound.");
     if let Some(length) = headers.get(header::CONTENT_LENGTH) {
         // hyper has already refused malformed and conflicting lengths.
         let length = length.to_str().ok().and_then(|l| l.parse::<u64>().ok());
@@ -76,11 +73,9 @@ where
     match tokio::time::timeout(deadline, Limited::new(body, limit).collect()).await {
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
         Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Ok(Err(_)) => Err(error(
-            StatusCode::BAD_REQUEST,
-            "bad_body",
-            "The request body could not be read.",
-        )),
+        Ok(Err(_)) => {
+            Err(error(StatusCode::BAD_REQUEST, "bad_body", "The request body could not be read."))
+        }
         Err(_) => Err(error(
             StatusCode::REQUEST_TIMEOUT,
             "body_timeout",

@@ -17,11 +17,11 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, StatusCode};
 use jfgui_proto::{Limits, Map, Value};
 
+use super::BridgeState;
 use super::browser::{self, Browser};
 use super::guard::{self, OriginCheck};
 use super::http::{self, Reply, bad_body, error, members, parse_object};
 use super::sessions::{IdKey, RpcFailure};
-use super::BridgeState;
 use crate::engine::session::json1;
 
 /// The routes (SPEC S10).
@@ -151,7 +151,9 @@ where
             Err(reply) => return reply,
         };
     let result = match route {
-        Route::Connect => browser::attach(state, &bytes).await.map(|a| http::json(StatusCode::OK, &a)),
+        Route::Connect => {
+            browser::attach(state, &bytes).await.map(|a| http::json(StatusCode::OK, &a))
+        }
         Route::Poll => poll(state, parts.uri.query().unwrap_or("")).await,
         Route::Result => result(state, &bytes).await,
         Route::Message => message(state, &bytes).await,
@@ -171,7 +173,9 @@ fn body_limits(state: &BridgeState) -> Limits {
 /// A body's `client` member and the browser it names.
 fn client_of(value: Option<Value>, state: &BridgeState) -> Result<Arc<Browser>, Reply> {
     match value {
-        Some(Value::String(client)) => browser::find(state, &client).ok_or_else(browser::unknown_client),
+        Some(Value::String(client)) => {
+            browser::find(state, &client).ok_or_else(browser::unknown_client)
+        }
         _ => Err(bad_body()),
     }
 }
@@ -264,7 +268,12 @@ async fn rpc(state: &Arc<BridgeState>, bytes: &[u8]) -> Result<Reply, Reply> {
             "No browser app with agent access enabled is attached to the bridge; nothing was executed.",
         ));
     };
-    let session = match browser.sessions().get_or_create(&name, &state.engine, browser.slug(), &engine_limits) {
+    let session = match browser.sessions().get_or_create(
+        &name,
+        &state.engine,
+        browser.slug(),
+        &engine_limits,
+    ) {
         Ok(s) => s,
         Err(_) => {
             return Ok(fail(
