@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod bridge;
 pub mod cli;
 
 pub use serde_json;
@@ -207,10 +208,15 @@ pub struct Proc {
 impl Proc {
     /// Spawns `cmd` with stdin closed, stdout discarded and stderr captured in `stderr`.
     pub fn spawn(mut cmd: Command, stderr: PathBuf) -> Proc {
+        cmd.stdout(Stdio::null());
+        Proc::spawn_keep_stdout(cmd, stderr)
+    }
+
+    /// As [`Proc::spawn`], with the stdout `cmd` already has (e.g. a file to check later).
+    pub fn spawn_keep_stdout(mut cmd: Command, stderr: PathBuf) -> Proc {
         let log = fs::File::create(&stderr).expect("stderr capture file");
         let child = cmd
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));

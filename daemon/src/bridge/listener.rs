@@ -26,7 +26,7 @@ const MAX_HEADERS: usize = 64;
 const REFUSE_DEADLINE: Duration = Duration::from_secs(1);
 
 /// What a connection over the cap receives before it is closed.
-const TOO_MANY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: 93\r\nConnection: close\r\n\r\n{\"error\":{\"reason\":\"too_many_connections\",\"message\":\"The bridge has no free connection.\"}}";
+const TOO_MANY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: 90\r\nConnection: close\r\n\r\n{\"error\":{\"reason\":\"too_many_connections\",\"message\":\"The bridge has no free connection.\"}}";
 
 /// Accepts until the task is aborted (the bridge closing), which also aborts every
 /// connection in the set.
