@@ -48,7 +48,8 @@ fn f1_missing_or_wrong_token_is_401_without_cors_or_side_effect() {
         b[i] = if b[i] == b'A' { b'B' } else { b'A' };
         String::from_utf8(b).unwrap()
     };
-    let cases: Vec<(&str, Vec<(&str, String)>, String)> = vec![
+    type Case<'a> = (&'a str, Vec<(&'a str, String)>, String);
+    let cases: Vec<Case<'_>> = vec![
         ("no Authorization", vec![("Origin", ORIGIN.into())], "/connect".into()),
         ("first byte flipped", with_auth(&format!("Bearer {}", flip(0))), "/connect".into()),
         (

@@ -157,7 +157,7 @@ impl Browser {
     }
 
     /// One frame from the engine: queue it, or refuse a request there is no room for.
-    async fn from_engine(&self, body: &[u8]) {
+    async fn on_engine_frame(&self, body: &[u8]) {
         let value = match jfgui_proto::parse(body, &self.frame_limits) {
             Ok(v) => v,
             Err(e) => {
@@ -573,7 +573,7 @@ async fn read_engine(
     mut decoder: FrameDecoder,
 ) {
     while let Ok(body) = read_frame(&mut rd, &mut decoder).await {
-        browser.from_engine(&body).await;
+        browser.on_engine_frame(&body).await;
     }
     detach(&state, &browser, "app_left").await;
 }

@@ -169,12 +169,6 @@ impl Table {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Sessions open now.
-    #[cfg(test)]
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
     /// The session `name`, created (evicting the least recently used stateless idle session
     /// if the table is full) when it does not exist.
     pub fn get_or_create(
