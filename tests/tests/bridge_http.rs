@@ -580,6 +580,29 @@ fn f10_expiry_fails_queued_as_not_executed_and_delivered_as_outcome_unknown() {
     assert_eq!(rig.result(&client, &items[0]["id"], executed(1)).status, 409);
 }
 
+/// A tab closed while its `/poll` waits: the browser drops the connection, the server drops
+/// the poll, and the tab must still expire (found with Firefox, whose closed tab sometimes
+/// sends no `/disconnect`: a dropped poll used to count as waiting forever).
+#[test]
+fn f10_a_tab_closed_during_a_poll_still_expires() {
+    let _w = Watchdog::arm(Duration::from_secs(120));
+    let rig = BridgeRig::start(&["--bridge-expiry", "1s", "--bridge-poll-wait", "60s"]);
+    let client = rig.connect("Closed mid-poll", true);
+    let headers = rig.browser_headers();
+    let h: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let mut poll = TcpStream::connect(("127.0.0.1", rig.port)).unwrap();
+    let path = format!("/poll?client={client}");
+    poll.write_all(&request_bytes(rig.port, "GET", &path, &h, b"")).unwrap();
+    // Well past the expiry while the poll waits: a waiting poll keeps the tab alive.
+    thread::sleep(Duration::from_millis(2500));
+    assert_eq!(rig.daemon.apps().len(), 1, "a tab with a waiting poll expired");
+    drop(poll);
+    let gone = time_until(PATIENCE, || rig.daemon.apps().is_empty());
+    eprintln!("F10: browser removed {gone:?} after its poll's connection closed (expiry 1 s)");
+    assert!(gone.is_some(), "a tab whose poll connection closed never expired");
+    rig.daemon.assert_alive();
+}
+
 #[test]
 fn f11_result_spoofing_is_rejected_and_the_first_valid_result_wins() {
     let _w = Watchdog::arm(Duration::from_secs(60));

@@ -225,6 +225,7 @@ impl Browser {
             q.last_seen = Instant::now();
             q.poll_generation
         };
+        let _waiting = Waiting(self);
         self.bump();
         let mut changed = self.changed.subscribe();
         let deadline = Instant::now() + self.limits.poll_wait;
@@ -239,12 +240,6 @@ impl Browser {
                 () = tokio::time::sleep_until(deadline) => break Vec::new(),
             }
         };
-        {
-            let mut q = self.lock();
-            q.polls -= 1;
-            q.last_seen = Instant::now();
-        }
-        self.bump();
         let mut body = b"{\"requests\":[".to_vec();
         for (n, (id, request)) in items.iter().enumerate() {
             if n > 0 {
@@ -348,6 +343,22 @@ impl Browser {
         })?;
         self.touch();
         if self.write(&frame).await { Ok(bye) } else { Err(not_accepted()) }
+    }
+}
+
+/// A `/poll` that is waiting. Counted down on drop, so a poll whose connection the browser
+/// closed (hyper then drops the future mid-wait) stops counting as a live browser at once and
+/// the expiry runs from there.
+struct Waiting<'a>(&'a Browser);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        {
+            let mut q = self.0.lock();
+            q.polls -= 1;
+            q.last_seen = Instant::now();
+        }
+        self.0.bump();
     }
 }
 
