@@ -47,9 +47,20 @@ impl Notepad {
         })
     }
 
-    /// The document, for a view of it (edits go through the actions).
+    /// The document (tests look at it directly).
+    #[cfg(test)]
     pub fn document(&self) -> &Document {
         &self.doc
+    }
+
+    /// The text, for a view of it (edits go through the actions).
+    pub fn text(&self) -> &str {
+        self.doc.text()
+    }
+
+    /// The selection, for a view of it.
+    pub fn selection(&self) -> Selection {
+        self.doc.selection()
     }
 
     fn summary(&self) -> Value {

@@ -13,5 +13,5 @@ mod export;
 mod render;
 
 pub use app::{Notepad, RENDER_URI};
-pub use document::{Document, Selection};
+pub use document::Selection;
 pub use export::{Clock, EXPORT_MIME, EXPORT_URI};
