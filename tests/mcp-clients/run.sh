@@ -14,14 +14,7 @@ cd "$root"
 cargo build -q -p daemon -p cli -p notepad
 
 # Python: a venv under the build dir, rebuilt when requirements.txt changes.
-stamp=$venv/.requirements.sha256
-want=$(sha256sum "$here/python/requirements.txt" | cut -d' ' -f1)
-if [[ ! -x $venv/bin/python || ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/python/requirements.txt"
-    echo "$want" >"$stamp"
-fi
+bash "$here/python/venv.sh" "$venv"
 
 # Node: exactly the lockfile.
 (cd "$here/node" && npm ci --no-audit --no-fund --loglevel=error)

@@ -4,9 +4,11 @@ MCP SDK (PyPI `mcp`, version pinned in requirements.txt).
 
     client_check.py --mode auto     # discover probe -> 2026-07-28
     client_check.py --mode legacy   # initialize handshake -> 2025-11-25
+    client_check.py --mode auto --slug web-notepad   # another app that has Notepad's actions
+    client_check.py --mode auto --bridge-url http://127.0.0.1:PORT   # via browser-stdio
 
 Needs JFGUI_AGENT (the gateway binary) and JFGUI_RUNTIME_DIR in the environment (driver.py sets
-both). Prints one PASS/FAIL line per check and a final "N passed, M failed" line; exits 1 on
+both); with --bridge-url, JFGUI_BRIDGE_TOKEN too (the bridge's token, never in argv). Prints one PASS/FAIL line per check and a final "N passed, M failed" line; exits 1 on
 any failure.
 """
 
@@ -71,13 +73,9 @@ async def inspect(client: Client) -> tuple[int, dict]:
     return sc["revision"], sc["state"]
 
 
-async def run(mode: str, checks: Checks) -> None:
+async def run(mode: str, gateway: list[str], checks: Checks) -> None:
     agent = os.environ["JFGUI_AGENT"]
-    params = StdioServerParameters(
-        command=agent,
-        args=["stdio", "notepad", "--protocol", "mcp"],
-        env=dict(os.environ),
-    )
+    params = StdioServerParameters(command=agent, args=gateway, env=dict(os.environ))
     async with Client(params, mode=mode, read_timeout_seconds=30) as client:
         checks.check("negotiated revision", client.protocol_version == EXPECTED_VERSION[mode], client.protocol_version)
         caps = client.server_capabilities
@@ -202,11 +200,17 @@ async def run(mode: str, checks: Checks) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mode", choices=sorted(EXPECTED_VERSION), required=True)
+    parser.add_argument("--slug", default="notepad", help="the app's endpoint slug (default: notepad)")
+    parser.add_argument("--bridge-url", help="go through `jfgui-agent browser-stdio --url URL` instead of `stdio SLUG`")
     args = parser.parse_args()
-    label = f"python mcp {package_version('mcp')} {EXPECTED_VERSION[args.mode]}"
+    if args.bridge_url:
+        gateway = ["browser-stdio", "--url", args.bridge_url, "--protocol", "mcp"]
+    else:
+        gateway = ["stdio", args.slug, "--protocol", "mcp"]
+    label = f"python mcp {package_version('mcp')} {EXPECTED_VERSION[args.mode]} {' '.join(gateway[:2])}"
     checks = Checks(label)
     try:
-        asyncio.run(asyncio.wait_for(run(args.mode, checks), timeout=120))
+        asyncio.run(asyncio.wait_for(run(args.mode, gateway, checks), timeout=120))
     except Exception as e:  # a crash is a failure with its reason, never a silent pass
         checks.check("session ran to the end", False, f"{type(e).__name__}: {e}")
     print(f"{label}: {checks.passed} passed, {checks.failed} failed", flush=True)
