@@ -110,6 +110,13 @@ function expect(/** @type {unknown} */ condition, /** @type {string} */ what) {
 /** The browser could not be started (a skip only with JFGUI_ALLOW_SKIP=1). */
 class LaunchError extends Error {}
 
+/** Every child still running, killed if this script dies early (puppeteer does the same for
+ * the browsers), so a crash leaves no daemon or bridge behind. */
+const live = new Set();
+process.on('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
 /** A child process whose output is kept, stopped with SIGTERM (then SIGKILL). */
 class Proc {
   /**
@@ -123,6 +130,8 @@ class Proc {
     this.stdout = '';
     this.stderr = '';
     this.child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    live.add(this.child);
+    this.child.on('exit', () => live.delete(this.child));
     this.child.stdout.on('data', (d) => { this.stdout += d; });
     this.child.stderr.on('data', (d) => { this.stderr += d; });
     this.exited = new Promise((resolve) => {
@@ -188,6 +197,8 @@ function run(command, args, { env, input, timeout = 180_000 }) {
     // Without input, stdin is /dev/null: nothing to write into a pipe the child may have
     // closed already.
     const child = spawn(command, args, { env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    live.add(child);
+    child.on('exit', () => live.delete(child));
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
