@@ -38,11 +38,11 @@ cd "$root"
 cargo build -q -p daemon -p cli
 rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 bash examples/web-notepad/build.sh
-bash tests/mcp-clients/python/venv.sh "$target/mcp-venv"
+python=$(bash tests/mcp-clients/python/venv.sh)
 (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
 
 status=0
-node "$here/scenario.mjs" --bin-dir "$target/debug" --python "$target/mcp-venv/bin/python" \
+node "$here/scenario.mjs" --bin-dir "$target/debug" --python "$python" \
     --artifacts "$target/browser-artifacts" || status=$?
 echo "browser stage: $((SECONDS - started)) s (installs included), artifacts in $target/browser-artifacts"
 exit "$status"

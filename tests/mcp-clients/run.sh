@@ -8,20 +8,19 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
-venv=$target/mcp-venv
 
 cd "$root"
 cargo build -q -p daemon -p cli -p notepad
 
-# Python: a venv under the build dir, rebuilt when requirements.txt changes.
-bash "$here/python/venv.sh" "$venv"
+# Python: a venv under the build dir (shared with tests/gui/run.sh).
+python=$(bash "$here/python/venv.sh")
 
 # Node: exactly the lockfile.
 (cd "$here/node" && npm ci --no-audit --no-fund --loglevel=error)
 
 runs=(
-    "python-mcp 2026-07-28|$venv/bin/python $here/python/client_check.py --mode auto"
-    "python-mcp 2025-11-25|$venv/bin/python $here/python/client_check.py --mode legacy"
+    "python-mcp 2026-07-28|$python $here/python/client_check.py --mode auto"
+    "python-mcp 2025-11-25|$python $here/python/client_check.py --mode legacy"
     "ts-client 2026-07-28|node $here/node/client_check.mjs --sdk client --mode auto"
     "ts-client 2025-11-25|node $here/node/client_check.mjs --sdk client --mode legacy"
     "ts-sdk-v1 2025-11-25|node $here/node/client_check.mjs --sdk sdk --mode legacy"
