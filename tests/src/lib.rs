@@ -161,7 +161,10 @@ impl Watchdog {
         let (tx, rx) = mpsc::channel::<()>();
         thread::spawn(move || {
             if let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(limit) {
-                eprintln!(
+                // Straight to the process's stderr: `eprintln!` in a thread spawned by a test
+                // goes into the test's captured output, which the abort throws away.
+                let _ = writeln!(
+                    std::io::stderr(),
                     "WATCHDOG: {name} ran longer than {limit:?}; killing children and aborting"
                 );
                 for pid in children().lock().unwrap_or_else(|e| e.into_inner()).iter() {
