@@ -81,6 +81,9 @@ pub struct BridgeEndpoint {
     dispatcher: Dispatcher,
     identity: Identity,
     client: Option<String>,
+    /// The enabled state the last `/connect` body announced: a switch while `/connect` is on
+    /// its way is told once the answer is in.
+    announced: bool,
     max_message: usize,
     outbox: VecDeque<Post>,
     /// Set by a `bye` from the daemon, or our own.
@@ -123,6 +126,7 @@ impl BridgeEndpoint {
             dispatcher,
             identity,
             client: None,
+            announced: false,
             max_message: Limits::DEFAULT.max_bytes,
             outbox: VecDeque::new(),
             closed: None,
@@ -157,11 +161,12 @@ impl BridgeEndpoint {
         self.closed = None;
         self.outbox.clear();
         self.dispatcher.tasks_mut().take_events();
+        self.announced = self.dispatcher.is_enabled();
         let hello = Hello {
             channel_version: CHANNEL_VERSION,
             display_name: self.identity.display_name.clone(),
             pid: self.identity.pid,
-            enabled: self.dispatcher.is_enabled(),
+            enabled: self.announced,
         };
         // Names were validated when the dispatcher was built, so `info` cannot fail here.
         let actions: Vec<Value> = self
@@ -179,7 +184,8 @@ impl BridgeEndpoint {
         encode(&body)
     }
 
-    /// Takes the `/connect` answer `{client, channelVersion, maxMessageBytes}`.
+    /// Takes the `/connect` answer `{client, channelVersion, maxMessageBytes}`. If the host
+    /// switched agent access since the body was made, an `enabled` message is queued.
     pub fn connected(&mut self, answer: &[u8]) -> Result<(), BridgeError> {
         let value = jfgui_proto::parse(answer, &Limits::DEFAULT)
             .map_err(|e| BridgeError::Json(e.to_string()))?;
@@ -198,6 +204,10 @@ impl BridgeEndpoint {
             .ok_or(BridgeError::Shape("no maxMessageBytes"))?;
         self.max_message = usize::try_from(max).unwrap_or(usize::MAX);
         self.client = Some(client.to_string());
+        let enabled = self.dispatcher.is_enabled();
+        if enabled != self.announced {
+            self.push_message(&AppMessage::Enabled(EnabledState { enabled }));
+        }
         Ok(())
     }
 
@@ -476,6 +486,33 @@ mod tests {
         assert!(
             matches!(m, AppMessage::Task(t) if t.id == "task-1" && t.state == jfgui_proto::channel::TaskState::Cancelled)
         );
+    }
+
+    #[test]
+    fn a_switch_while_connecting_is_told_once_connected() {
+        let host = EchoHost::default();
+        let mut b = BridgeEndpoint::new(
+            Dispatcher::new(&host).unwrap(),
+            Identity { display_name: "Web".into(), pid: 7 },
+        );
+        let body = parse(&b.connect_body());
+        assert_eq!(
+            body.get("app").unwrap().get("hello").unwrap().get("enabled"),
+            Some(&Value::Bool(false))
+        );
+        // The user ticks the box while /connect is on its way: nothing to post yet.
+        b.set_enabled(true);
+        assert!(b.next_post().is_none());
+        b.connected(br#"{"client":"c1","channelVersion":1,"maxMessageBytes":4096}"#).unwrap();
+        let post = b.next_post().unwrap();
+        let m: AppMessage =
+            jfgui_proto::from_value(parse(&post.body).get("message").unwrap().clone()).unwrap();
+        assert!(matches!(m, AppMessage::Enabled(e) if e.enabled));
+        assert!(b.next_post().is_none());
+        // Announced in the body: nothing more to tell.
+        let _ = b.connect_body();
+        b.connected(br#"{"client":"c2","channelVersion":1,"maxMessageBytes":4096}"#).unwrap();
+        assert!(b.next_post().is_none());
     }
 
     #[test]
