@@ -21,7 +21,7 @@
 //! | `notepad_view()` | | `{"text", "selection", "revision", "enabled"}` | its length |
 //!
 //! Times are the page's `performance.now()` in milliseconds; offsets are in characters.
-//! Every function but `notepad_init` fails with -1 (or does nothing) before it.
+//! Before `notepad_init`, the calls that need the page fail with -1 (or do nothing).
 
 // `#[unsafe(no_mangle)]` is the whole FFI surface: no raw pointer is dereferenced in Rust. The
 // page writes into the input buffer's bytes between calls, while no Rust reference to them

@@ -142,7 +142,9 @@ export class BridgeLink {
     for (;;) {
       const route = this.app.check(this.app.exports.jfgui_next_post());
       if (route === 0) break;
-      posts.push([ROUTES[route] ?? '/message', this.app.output()]);
+      const path = ROUTES[route];
+      if (!path) throw new Error(`jfgui_next_post returned an unknown route ${route}`);
+      posts.push([path, this.app.output()]);
     }
     if (posts.length === 0 || this.client === null) return;
     this.posting = this.posting.then(async () => {

@@ -20,7 +20,10 @@ const field = /** @type {HTMLInputElement} */ (byId('bridge'));
 const linkState = /** @type {HTMLElement} */ (byId('link-state'));
 const revision = /** @type {HTMLElement} */ (byId('revision'));
 
-const app = await WasmApp.load(new URL('web_notepad.wasm', import.meta.url));
+const app = await WasmApp.load(new URL('web_notepad.wasm', import.meta.url)).catch((e) => {
+  setState('error', `${e.message} (was examples/web-notepad/build.sh run?)`);
+  throw e;
+});
 app.input('');
 app.check(app.exports.notepad_init());
 
