@@ -4,7 +4,8 @@
 # real daemon, `jfgui-agent browser-bridge` and the official Python MCP client; scenario.mjs
 # says what is checked. Installs what it needs: the browsers with apt-get, puppeteer-core from
 # the committed lockfile, the MCP client's venv (shared with tests/mcp-clients), the wasm
-# target. Screenshots, logs and the browser versions go to target/browser-artifacts/.
+# target. Screenshots, logs and the browser versions go to target/browser-artifacts/. Needs
+# write access to /run (the daemon runs in /run/user/UID, as for tests/mcp-clients).
 # A browser that cannot be installed or started fails the stage unless JFGUI_ALLOW_SKIP=1.
 # Called by .ci/run.
 set -euo pipefail
@@ -41,8 +42,10 @@ bash examples/web-notepad/build.sh
 python=$(bash tests/mcp-clients/python/venv.sh)
 (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
 
+# The daemon goes to /run/user/UID/jfgui-agent, shared by every checkout on this machine: the
+# same lock on /run as tests/mcp-clients/driver.py serializes the runs.
 status=0
-node "$here/scenario.mjs" --bin-dir "$target/debug" --python "$python" \
+flock /run node "$here/scenario.mjs" --bin-dir "$target/debug" --python "$python" \
     --artifacts "$target/browser-artifacts" || status=$?
 echo "browser stage: $((SECONDS - started)) s (installs included), artifacts in $target/browser-artifacts"
 exit "$status"

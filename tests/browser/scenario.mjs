@@ -1,11 +1,18 @@
 #!/usr/bin/env node
 // The web Notepad in real browsers: Debian's Chromium (over CDP) and Firefox ESR (over
 // WebDriver BiDi), headless, driven by puppeteer-core, against the real daemon, the real
-// `jfgui-agent browser-bridge` and the official Python MCP client. Called by run.sh:
+// `jfgui-agent browser-bridge` and the official Python MCP client. Called by run.sh, which
+// holds the lock on /run that tests/mcp-clients/driver.py takes:
 //
 //   node scenario.mjs --bin-dir DIR --python VENV/bin/python --artifacts DIR [chromium] [firefox]
 //
-// For each browser, in a fresh runtime dir, browser profile and port:
+// The daemon runs where a login session has it, /run/user/UID/jfgui-agent (XDG_RUNTIME_DIR;
+// /run/user/UID is created 0700 when missing and removed again), never through
+// JFGUI_RUNTIME_DIR: the MCP client starts its gateway as users configure it, without `env`,
+// through tests/mcp-clients/record.py, and every line the gateway writes is checked against
+// the official MCP schema of its revision afterwards (driver.py's check_records).
+//
+// For each browser, with a fresh browser profile and ports:
 //  1. jfgui-agentd; the page served by `python3 -m http.server` on 127.0.0.1 (its origin);
 //     `jfgui-agent browser-bridge --origin ORIGIN --token-file F`;
 //  2. the page opened with the bridge in the URL fragment (Chromium) or pasted into its form
@@ -30,7 +37,7 @@
 // A browser that cannot start fails the run, unless JFGUI_ALLOW_SKIP=1.
 
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -42,7 +49,8 @@ import puppeteer from 'puppeteer-core';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
 const WWW = path.join(root, 'examples/web-notepad/www');
-const CLIENT_CHECK = path.join(root, 'tests/mcp-clients/python/client_check.py');
+const MCP_CLIENTS = path.join(root, 'tests/mcp-clients');
+const CLIENT_CHECK = path.join(MCP_CLIENTS, 'python/client_check.py');
 const PYTHON_EDIT = 'Hello from Python. ';
 const TYPED = ' typed by the user';
 const STEP_TIMEOUT_MS = 30_000;
@@ -219,18 +227,50 @@ function run(command, args, { env, input, timeout = 180_000 }) {
   });
 }
 
+/**
+ * /run/user/UID as systemd-logind makes it (0700, ours), created when missing; `release`
+ * removes what was created: the dirs, or only `jfgui-agent` inside an existing one (as
+ * tests/mcp-clients/driver.py does).
+ */
+function runUser() {
+  const dir = `/run/user/${process.getuid?.()}`;
+  const runtime = path.join(dir, 'jfgui-agent');
+  /** @type {string[]} */
+  const created = [];
+  for (const [p, mode] of /** @type {const} */ ([['/run/user', 0o755], [dir, 0o700]])) {
+    if (!existsSync(p)) {
+      mkdirSync(p, { mode });
+      chmodSync(p, mode);
+      created.push(p);
+    }
+  }
+  if (existsSync(runtime)) throw new Error(`FAILED: ${runtime} exists: another daemon may run there`);
+  created.push(runtime);
+  const release = () => {
+    for (const p of created.reverse()) rmSync(p, { recursive: true, force: true });
+  };
+  return { dir, runtime, release };
+}
+
 /** One browser's whole scenario; returns its version, or null when skipped. */
 async function scenario(/** @type {'chromium' | 'firefox'} */ kind) {
   const spec = BROWSERS[kind];
+  const home = runUser();
   const scratch = await mkdtemp(path.join(tmpdir(), `jfgui-browser-${kind}-`));
-  const runtime = path.join(scratch, 'rt');
-  const env = {
-    ...process.env,
-    JFGUI_RUNTIME_DIR: runtime,
-    JFGUI_AGENT: agent,
-    JFGUI_LOG: 'info',
-  };
+  const records = path.join(scratch, 'records');
+  await mkdir(records);
+  const runtime = home.runtime;
+  const env = { ...process.env, XDG_RUNTIME_DIR: home.dir, JFGUI_LOG: 'info' };
+  delete env.JFGUI_RUNTIME_DIR;
   delete env.JFGUI_BRIDGE_TOKEN;
+  // What the MCP client needs to start the recorded gateway (the gateway itself gets none).
+  const clientEnv = {
+    ...env,
+    JFGUI_AGENT: agent,
+    JFGUI_PYTHON: python,
+    JFGUI_RECORDER: path.join(MCP_CLIENTS, 'record.py'),
+    JFGUI_RECORD_DIR: records,
+  };
   /** @type {Proc[]} */
   const procs = [];
   /** @type {import('puppeteer-core').Browser | undefined} */
@@ -306,7 +346,7 @@ async function scenario(/** @type {'chromium' | 'firefox'} */ kind) {
 
     // 4. The official Python MCP client, both revisions, through `jfgui-agent stdio SLUG`.
     for (const [i, mode] of /** @type {const} */ (['auto', 'legacy']).entries()) {
-      const r = await run(python, [CLIENT_CHECK, '--mode', mode, '--slug', slug], { env });
+      const r = await run(python, [CLIENT_CHECK, '--mode', mode, '--slug', slug], { env: clientEnv });
       process.stdout.write(r.stdout);
       expect(r.code === 0, `python MCP client (${mode}) through stdio ${slug}: ${r.stdout.trim().split('\n').pop()}\n${r.stderr}`);
       const text = await textarea();
@@ -390,8 +430,9 @@ async function scenario(/** @type {'chromium' | 'firefox'} */ kind) {
       answers.every((a) => a.result !== undefined) &&
       answers.find((a) => a.id === 3)?.result.output.text === (await textarea()),
       `browser-stdio (JSON-1) answered ${answers.length} requests in its own session`);
-    const viaBridge = await run(python, [CLIENT_CHECK, '--mode', 'auto', '--bridge-url', bridge.url],
-      { env: { ...env, JFGUI_BRIDGE_TOKEN: bridge.token } });
+    const viaBridge = await run(python,
+      [CLIENT_CHECK, '--mode', 'auto', '--bridge-url', bridge.url, '--token-file', tokenFile],
+      { env: clientEnv });
     process.stdout.write(viaBridge.stdout);
     expect(viaBridge.code === 0, `python MCP client through browser-stdio: ${viaBridge.stdout.trim().split('\n').pop()}\n${viaBridge.stderr}`);
     log(`${requests} requests through browser-call and browser-stdio in 14 sessions, then the MCP client's`);
@@ -405,6 +446,19 @@ async function scenario(/** @type {'chromium' | 'firefox'} */ kind) {
     expect((reason === 'disconnect' || reason === 'expired') &&
       !existsSync(path.join(runtime, 'apps', `${slug}.sock`)),
       `closing the tab removed ${slug} after ${Date.now() - closedAt} ms (the daemon logged: ${reason})`);
+
+    // Every gateway the MCP client started got only the SDK's default environment, and every
+    // line it wrote validates against the official schema of its revision.
+    const recorded = await run(python, ['-c', [
+      'import sys',
+      `sys.path.insert(0, ${JSON.stringify(MCP_CLIENTS)})`,
+      'import driver',
+      'problems = driver.check_records(sys.argv[1])',
+      'print("\\n".join(problems))',
+      'sys.exit(1 if problems else 0)',
+    ].join('\n'), records], { env });
+    expect(recorded.code === 0,
+      `the recorded MCP sessions pass driver.py's checks: ${recorded.stderr.trim()} ${recorded.stdout.trim()}`);
     return version;
   } finally {
     await browser?.close().catch(() => {});
@@ -414,6 +468,7 @@ async function scenario(/** @type {'chromium' | 'firefox'} */ kind) {
       await writeFile(path.join(artifacts, `${kind}-${p.name}.log`), p.stdout + p.stderr);
     }
     await rm(scratch, { recursive: true, force: true });
+    home.release();
   }
 }
 

@@ -4,12 +4,15 @@ MCP SDK (PyPI `mcp`, version pinned in requirements.txt).
 
     client_check.py --mode auto     # discover probe -> 2026-07-28
     client_check.py --mode legacy   # initialize handshake -> 2025-11-25
-    client_check.py --mode auto --slug web-notepad   # another app that has Notepad's actions
-    client_check.py --mode auto --bridge-url http://127.0.0.1:PORT   # via browser-stdio
+    client_check.py --mode auto --slug web-notepad   # another app with Notepad's actions
+    client_check.py --mode auto --bridge-url http://127.0.0.1:PORT --token-file F
+                                    # through `jfgui-agent browser-stdio` instead of `stdio SLUG`
 
-Needs JFGUI_AGENT (the gateway binary) and JFGUI_RUNTIME_DIR in the environment (driver.py sets
-both); with --bridge-url, JFGUI_BRIDGE_TOKEN too (the bridge's token, never in argv). Prints one PASS/FAIL line per check and a final "N passed, M failed" line; exits 1 on
-any failure.
+Needs JFGUI_AGENT (the gateway binary), JFGUI_PYTHON, JFGUI_RECORDER and JFGUI_RECORD_DIR in
+the environment (driver.py sets them). The gateway is started as the SDK starts servers by
+default, without an `env`: it gets only the SDK's default variables and finds the daemon through
+/run/user/UID; record.py sits in between and records the session for driver.py. Prints one
+PASS/FAIL line per check and a final "N passed, M failed" line; exits 1 on any failure.
 """
 
 import argparse
@@ -74,8 +77,16 @@ async def inspect(client: Client) -> tuple[int, dict]:
 
 
 async def run(mode: str, gateway: list[str], checks: Checks) -> None:
-    agent = os.environ["JFGUI_AGENT"]
-    params = StdioServerParameters(command=agent, args=gateway, env=dict(os.environ))
+    # No `env`: the SDK's default, exactly what a user's MCP client configuration gives.
+    params = StdioServerParameters(
+        command=os.environ["JFGUI_PYTHON"],
+        args=[
+            os.environ["JFGUI_RECORDER"],
+            os.environ["JFGUI_RECORD_DIR"],
+            os.environ["JFGUI_AGENT"],
+            *gateway,
+        ],
+    )
     async with Client(params, mode=mode, read_timeout_seconds=30) as client:
         checks.check("negotiated revision", client.protocol_version == EXPECTED_VERSION[mode], client.protocol_version)
         caps = client.server_capabilities
@@ -202,9 +213,12 @@ def main() -> int:
     parser.add_argument("--mode", choices=sorted(EXPECTED_VERSION), required=True)
     parser.add_argument("--slug", default="notepad", help="the app's endpoint slug (default: notepad)")
     parser.add_argument("--bridge-url", help="go through `jfgui-agent browser-stdio --url URL` instead of `stdio SLUG`")
+    parser.add_argument("--token-file", help="the bridge's token file (with --bridge-url; the SDK passes no env)")
     args = parser.parse_args()
     if args.bridge_url:
-        gateway = ["browser-stdio", "--url", args.bridge_url, "--protocol", "mcp"]
+        if not args.token_file:
+            parser.error("--bridge-url needs --token-file")
+        gateway = ["browser-stdio", "--url", args.bridge_url, "--token-file", args.token_file, "--protocol", "mcp"]
     else:
         gateway = ["stdio", args.slug, "--protocol", "mcp"]
     label = f"python mcp {package_version('mcp')} {EXPECTED_VERSION[args.mode]} {' '.join(gateway[:2])}"
