@@ -1,14 +1,14 @@
 //! The session engine: everything protocol, nothing OS-specific.
 //!
 //! It serves three kinds of connection over any `AsyncRead + AsyncWrite` stream, so the daemon
-//! runs it over its sockets (or named pipes) and `jfgui-agent headless` over a child's stdio;
-//! a browser bridge (SPEC S10, not built) would be one more transport for the host channel:
+//! runs it over its sockets (or named pipes), `jfgui-agent headless` over a child's stdio,
+//! and the browser bridge (`daemon/src/bridge/`) over in-memory pipes fed from HTTP:
 //!
 //! | connection | entry point | module |
 //! |---|---|---|
 //! | an app's host channel (SPEC S8) | [`Engine::serve_app`] | `engine/app.rs`, `engine/link/` |
 //! | a client of one app: JSON control protocol 1 (SPEC S6) or MCP (SPEC S7), chosen per connection | [`Engine::serve_client`] | `engine/session.rs`, `engine/session/json1.rs`, `engine/session/mcp/` |
-//! | the control socket (SPEC S8) | [`Engine::serve_control`] | `engine/control.rs` |
+//! | the control socket (SPEC S8) | [`Engine::serve_control`], [`Engine::serve_control_with`] | `engine/control.rs` |
 //!
 //! The ten JSON-1 methods are implemented once in `engine/session/methods.rs`
 //! (`methods::call`), protocol-neutral, so MCP reuses them. Imports point one way: the client
@@ -44,7 +44,10 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 
+pub use control::{ControlError, ControlMethods};
+// The browser bridge answers malformed `/rpc` envelopes exactly as an endpoint would.
 pub use registry::EndpointEvents;
+pub(crate) use session::json1;
 pub use session::{is_mcp_request_id, mcp_error_line};
 
 use registry::Registry;
@@ -300,7 +303,20 @@ impl Engine {
     where
         S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
     {
-        control::serve(stream, self, peer).await;
+        control::serve(stream, self, peer, None).await;
+    }
+
+    /// Runs one control connection that also answers the methods of `extra` (the OS layer's
+    /// `bridge/open` and `bridge/close`); `extra` is dropped when the connection ends.
+    pub async fn serve_control_with<S>(
+        &self,
+        stream: S,
+        peer: PeerInfo,
+        extra: Box<dyn ControlMethods>,
+    ) where
+        S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+    {
+        control::serve(stream, self, peer, Some(extra)).await;
     }
 
     /// Endpoint lifecycle events, so the OS layer can bind/unbind `apps/SLUG.sock`: first the
@@ -312,6 +328,11 @@ impl Engine {
     /// Every registered app (enabled or not), in registration order.
     pub fn apps(&self) -> Vec<AppSummary> {
         self.0.registry.summaries()
+    }
+
+    /// Whether endpoint `slug` has a registered app with agent access enabled.
+    pub(crate) fn is_enabled(&self, slug: &str) -> bool {
+        self.0.registry.get(slug).is_some_and(|link| link.is_enabled())
     }
 
     /// The link of the registered app of endpoint `slug`.
