@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod bridge;
 pub mod cli;
 
 pub use serde_json;
@@ -178,7 +179,10 @@ impl Watchdog {
         let (tx, rx) = mpsc::channel::<()>();
         thread::spawn(move || {
             if let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(limit) {
-                eprintln!(
+                // Straight to the process's stderr: `eprintln!` in a thread spawned by a test
+                // goes into the test's captured output, which the abort throws away.
+                let _ = writeln!(
+                    std::io::stderr(),
                     "WATCHDOG: {name} ran longer than {limit:?}; killing children and aborting"
                 );
                 for pid in children().lock().unwrap_or_else(|e| e.into_inner()).iter() {
@@ -227,10 +231,15 @@ pub struct Proc {
 impl Proc {
     /// Spawns `cmd` with stdin closed, stdout discarded and stderr captured in `stderr`.
     pub fn spawn(mut cmd: Command, stderr: PathBuf) -> Proc {
+        cmd.stdout(Stdio::null());
+        Proc::spawn_keep_stdout(cmd, stderr)
+    }
+
+    /// As [`Proc::spawn`], with the stdout `cmd` already has (e.g. a file to check later).
+    pub fn spawn_keep_stdout(mut cmd: Command, stderr: PathBuf) -> Proc {
         let log = fs::File::create(&stderr).expect("stderr capture file");
         let child = cmd
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
