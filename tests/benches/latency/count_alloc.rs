@@ -1,7 +1,7 @@
 //! A counting global allocator for the middle processes this bench starts from its own binary
 //! (the relays and the rmcp server, see `middle.rs`): allocations per call of those paths,
 //! reported over a small control socket. The daemon and the apps are measured offline with
-//! heaptrack instead (`tests/benches/profile.sh`): production code carries no counter.
+//! perf uprobes on libc instead (`tests/benches/profile.sh`): production code carries no counter.
 //!
 //! Counting is off in the bench's main process (its client threads would only add contention)
 //! and on in a middle child from its start; the control thread's own allocations are left out.

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Where a call's time goes in the daemon and in the app (docs/PERFORMANCE.md): starts the
+# release jfgui-agentd and a Notepad holding a 64 B document in a private runtime dir, drives
+# N sequential JSON-1 `actions/execute` calls of `document.get` over one client connection
+# (every reply checked), and reports per call, for the daemon and for the app:
+#
+#   - CPU time (utime + stime from /proc, nothing attached);
+#   - syscalls (strace -c -f);
+#   - malloc/realloc calls (perf uprobes on libc; the bench's own middles count theirs with
+#     count_alloc.rs, the product carries no counter);
+#   - the perf profile (cpu-clock, DWARF call graphs), as self time per symbol and as the
+#     inclusive share of the parts of the call path.
+#
+# Needs root (uprobes, perf on another process), perf (Debian linux-perf), strace, python3.
+# Usage: tests/benches/profile.sh [CALLS]   (default 20000)
+# With JFGUI_TEST_BIN_DIR set, the binaries there are profiled (e.g. a saved baseline) and
+# nothing is built.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+calls=${1:-20000}
+for tool in perf strace python3; do
+    command -v "$tool" >/dev/null || { echo "profile.sh needs $tool" >&2; exit 1; }
+done
+if [[ -n ${JFGUI_TEST_BIN_DIR:-} ]]; then
+    bin=$JFGUI_TEST_BIN_DIR
+else
+    cargo build -q --release -p daemon -p notepad
+    bin=$PWD/target/release
+fi
+work=$(mktemp -d)
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    perf probe -q -d 'probe_libc:jfgui_*' 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir -m 700 "$work/rt"
+export JFGUI_RUNTIME_DIR=$work/rt
+unset JFGUI_LOG XDG_RUNTIME_DIR
+"$bin/jfgui-agentd" >"$work/daemon.log" 2>&1 &
+daemon=$!
+pids+=("$daemon")
+text=$(python3 -c 'print("".join(chr(97 + i % 26) for i in range(64)))')
+for _ in $(seq 100); do [[ -S $work/rt/host.sock ]] && break; sleep 0.1; done
+"$bin/jfgui-notepad" --agent-enable --name "Profile" --text "$text" >"$work/pad.log" 2>&1 &
+app=$!
+pids+=("$app")
+endpoint=$work/rt/apps/profile.sock
+for _ in $(seq 100); do [[ -S $endpoint ]] && break; sleep 0.1; done
+[[ -S $endpoint ]] || { cat "$work/daemon.log" "$work/pad.log" >&2; exit 1; }
+
+drive() {
+    python3 - "$endpoint" "$1" <<'EOF'
+import json, socket, sys
+path, n = sys.argv[1], int(sys.argv[2])
+s = socket.socket(socket.AF_UNIX)
+s.connect(path)
+f = s.makefile("rb")
+for i in range(1, n + 1):
+    s.sendall(b'{"jsonrpc":"2.0","id":%d,"method":"actions/execute","params":{"action":"document.get"}}\n' % i)
+    reply = json.loads(f.readline())
+    assert reply["id"] == i and reply["result"]["output"]["length"] == 64, reply
+EOF
+}
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+per_call() { python3 -c "print(f'{$1 / $calls:.2f}')"; }
+
+drive 2000 # warm up
+echo "## jfgui-agentd call profile: $calls JSON-1 calls of document.get (64 B), one client"
+echo
+echo "$(nproc) CPU(s), load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
+echo
+d0=$(ticks "$daemon") a0=$(ticks "$app") t0=$(date +%s.%N)
+drive "$calls"
+d1=$(ticks "$daemon") a1=$(ticks "$app") t1=$(date +%s.%N)
+echo "| per call | daemon | app |"
+echo "|---|---|---|"
+echo "| CPU (µs) | $(per_call "($d1 - $d0) * 1e6 / $hz") | $(per_call "($a1 - $a0) * 1e6 / $hz") |"
+
+strace -q -c -f -p "$daemon" -o "$work/strace-daemon" &
+sd=$!
+strace -q -c -f -p "$app" -o "$work/strace-app" &
+sa=$!
+sleep 0.5
+drive "$calls"
+sleep 0.2
+kill -INT "$sd" "$sa"
+wait "$sd" "$sa" || true
+summary() {
+    python3 - "$1" "$calls" <<'EOF'
+import sys
+rows = []
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) >= 5 and f[-1].isidentifier() and f[3].isdigit() and f[-1] != "total":
+        rows.append((f[-1], int(f[3])))
+n = int(sys.argv[2])
+total = sum(c for _, c in rows)
+print(f"{total / n:.2f} ({', '.join(f'{name} {c / n:.2f}' for name, c in sorted(rows, key=lambda r: -r[1]) if c / n >= 0.01)})")
+EOF
+}
+echo "| syscalls | $(summary "$work/strace-daemon") | $(summary "$work/strace-app") |"
+
+libc=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ {print $NF; exit}')
+perf probe -q -x "$libc" --add 'jfgui_malloc=malloc' --add 'jfgui_realloc=realloc' >/dev/null
+events=probe_libc:jfgui_malloc,probe_libc:jfgui_realloc
+perf stat -x, -e "$events" -p "$daemon" -o "$work/allocs-$daemon" </dev/null >/dev/null 2>&1 &
+ad=$!
+perf stat -x, -e "$events" -p "$app" -o "$work/allocs-$app" </dev/null >/dev/null 2>&1 &
+aa=$!
+sleep 0.5
+drive "$calls"
+kill -INT "$ad" "$aa"
+wait "$ad" "$aa" || true
+allocs() { awk -F, '/probe_libc/ {n += $1} END {printf "%.2f", n / '"$calls"'}' "$work/allocs-$1"; }
+echo "| malloc + realloc | $(allocs "$daemon") | $(allocs "$app") |"
+
+perf record -q -F 2999 --call-graph dwarf,16384 -p "$daemon" -o "$work/perf.data" 2>/dev/null &
+pr=$!
+sleep 0.5
+drive "$calls"
+kill -INT "$pr"
+wait "$pr" || true
+echo
+echo "### Daemon: inclusive share of the call path's parts (perf, cpu-clock)"
+echo
+perf report -i "$work/perf.data" --children --sort sym --stdio -g none 2>/dev/null >"$work/children"
+part() { # label, pattern: the largest inclusive share among symbols matching pattern
+    local share
+    share=$(grep -E "$2" "$work/children" | awk '{print $1}' | sort -rn | head -1 || true)
+    echo "| $1 | ${share:-0%} |"
+}
+echo "| part | share of daemon CPU |"
+echo "|---|---|"
+part "kernel (syscalls, wake-ups)" "entry_SYSCALL_64_after_hwframe"
+part "  send/sendto" "__libc_send"
+part "  recv/recvfrom" "__libc_recv"
+part "  epoll_wait" "\] epoll_wait"
+part "JSON parse (strict)" "jfgui_proto::json::parse::parse$"
+part "typed decode (Value → message)" "from_value<"
+part "frame encode (message → Value → bytes)" "jfgui_proto::channel::frame::encode_frame"
+part "JSON encode" "jfgui_proto::json::encode::encode_into"
+part "tracing spans" "tracing::span::Span::new"
+part "task spawn" "tokio::task::spawn::spawn$"
+part "malloc/free" "__GI___libc_(malloc|free) "
+part "memset (zeroed read buffers)" "__memset_avx2_unaligned_erms"
+echo
+echo "### Daemon: self time, top symbols"
+echo
+perf report -i "$work/perf.data" --no-children --sort dso,sym --stdio -g none --percent-limit 1 2>/dev/null |
+    grep '%' | sed 's/  */ /g' | cut -c1-120
