@@ -142,31 +142,79 @@ static TOOLS: &[ToolDef] = &[
     },
 ];
 
-/// The `Tool` objects of `tools/list`, built once.
+/// The all-apps server's own tool (SPEC S7 "All-apps MCP").
+pub(crate) const APPS_LIST: &str = "jfgui_apps_list";
+
+/// What the all-apps server adds to each of the nine descriptions.
+const APP_ARGUMENT: &str = "Pass `app` (an `app` value from jfgui_apps_list) to choose the application; call jfgui_apps_list first.";
+
+/// The `Tool` objects of a one-app endpoint's `tools/list`, built once.
 pub(crate) fn tool_list() -> &'static [Value] {
     static LIST: OnceLock<Vec<Value>> = OnceLock::new();
-    LIST.get_or_init(|| TOOLS.iter().map(ToolDef::to_tool).collect())
+    LIST.get_or_init(|| TOOLS.iter().map(|t| t.to_tool(false)).collect())
+}
+
+/// The `Tool` objects of the all-apps server's `tools/list`, built once: `jfgui_apps_list`,
+/// then the nine tools with the `app` argument.
+pub(crate) fn all_apps_tool_list() -> &'static [Value] {
+    static LIST: OnceLock<Vec<Value>> = OnceLock::new();
+    LIST.get_or_init(|| {
+        let apps = tool_value(
+            APPS_LIST,
+            "List applications",
+            "List the applications you can drive right now: call this first. Each entry's `app` is what every other jfgui_* tool takes as its `app` argument; displayName, pid and actionCount help you pick one. Applications come and go: one that quits and starts again is reached by the same `app` value once it is back, and a tool call for an application that is not there answers not_found/app with the ones that are (data.apps).".to_owned(),
+            schemas::apps_list_input(),
+            schemas::output(schemas::apps_list_output(), &["apps"]),
+            (true, true),
+        );
+        std::iter::once(apps).chain(TOOLS.iter().map(|t| t.to_tool(true))).collect()
+    })
 }
 
 impl ToolDef {
-    fn to_tool(&self) -> Value {
+    /// The tool for a one-app endpoint, or with the `app` argument for the all-apps server.
+    fn to_tool(&self, all_apps: bool) -> Value {
+        let (input, description) = if all_apps {
+            (schemas::with_app((self.input)()), format!("{} {APP_ARGUMENT}", self.description))
+        } else {
+            ((self.input)(), self.description.to_owned())
+        };
         let output = schemas::output((self.output)(), self.output_required);
-        let annotations = object([
-            ("title", self.title.into()),
-            ("readOnlyHint", self.read_only.into()),
-            ("destructiveHint", (!self.read_only).into()),
-            ("idempotentHint", self.idempotent.into()),
-            ("openWorldHint", false.into()),
-        ]);
-        Value::Object(object([
-            ("name", self.name.into()),
-            ("title", self.title.into()),
-            ("description", self.description.into()),
-            ("inputSchema", (self.input)().into()),
-            ("outputSchema", output.into()),
-            ("annotations", Value::Object(annotations)),
-        ]))
+        tool_value(
+            self.name,
+            self.title,
+            description,
+            input,
+            output,
+            (self.read_only, self.idempotent),
+        )
     }
+}
+
+/// One `Tool` object; `(read_only, idempotent)` become the annotations.
+fn tool_value(
+    name: &str,
+    title: &str,
+    description: String,
+    input: JsonSchema,
+    output: JsonSchema,
+    (read_only, idempotent): (bool, bool),
+) -> Value {
+    let annotations = object([
+        ("title", title.into()),
+        ("readOnlyHint", read_only.into()),
+        ("destructiveHint", (!read_only).into()),
+        ("idempotentHint", idempotent.into()),
+        ("openWorldHint", false.into()),
+    ]);
+    Value::Object(object([
+        ("name", name.into()),
+        ("title", title.into()),
+        ("description", description.into()),
+        ("inputSchema", input.into()),
+        ("outputSchema", output.into()),
+        ("annotations", Value::Object(annotations)),
+    ]))
 }
 
 /// Runs `tools/call` with `params` (the request's params object): the era-neutral
@@ -192,11 +240,15 @@ pub(crate) async fn call<A: AppPort>(app: &A, params: &Map) -> Result<Map, RpcEr
         }
     };
     let Some(tool) = TOOLS.iter().find(|t| t.name == name) else {
+        if let Some(listed) = (name == APPS_LIST).then(|| app.apps_list()).flatten() {
+            return match listed {
+                Ok(result) => success(result),
+                Err(error) => failure(error.to_wire(), hint(&error)),
+            };
+        }
         let mut data = object([("reason", "unknown_tool".into()), ("tool", name.into())]);
-        data.insert(
-            "tools",
-            Value::Array(TOOLS.iter().map(|t| Value::from(t.name)).collect::<Vec<_>>()),
-        );
+        let names = app.tool_list().iter().filter_map(|t| t.get("name").cloned());
+        data.insert("tools", Value::Array(names.collect::<Vec<_>>()));
         return Err(RpcError::with_data(INVALID_PARAMS, format!("Unknown tool: {name}."), data));
     };
     let arguments = match params.get("arguments") {
@@ -293,6 +345,8 @@ fn hint(error: &ActionError) -> String {
         ),
         Reason::RevisionRequired => "Nothing happened: write actions need expectedRevision. Get the current revision with jfgui_state_inspect and retry with it.".to_owned(),
         Reason::UnknownAction { .. } | Reason::Action { .. } => "No such action. Find the available actions with jfgui_actions_search.".to_owned(),
+        Reason::App { .. } => "Nothing happened: no enabled application answers to that `app` value. data.apps lists the ones that are there (jfgui_apps_list too); an application that was restarted is reached again by the same value once it is back.".to_owned(),
+        Reason::DaemonUnavailable => "jfgui-agentd is not reachable right now (not started yet or restarting); the connection is retried by itself. If this call was sent before the daemon went away it may or may not have run: once jfgui_apps_list answers again, inspect the state before retrying.".to_owned(),
         Reason::SchemaViolation { pointer } => format!(
             "Nothing happened: the input does not match the action's inputSchema at \"{pointer}\". Check it with jfgui_actions_describe and retry."
         ),
