@@ -30,11 +30,10 @@ pub enum Resolved<'a, T> {
 /// Resolves `query` over `apps`: the first step with any match decides (exact slug, exact
 /// display name, prefix of an enabled app's slug).
 pub fn resolve<'a, T: Candidate>(query: &str, apps: &'a [T]) -> Resolved<'a, T> {
-    let steps: [&dyn Fn(&T) -> bool; 3] = [
-        &|a| a.slug() == query,
-        &|a| a.display_name() == query,
-        &|a| a.enabled() && !query.is_empty() && a.slug().starts_with(query),
-    ];
+    let steps: [&dyn Fn(&T) -> bool; 3] =
+        [&|a| a.slug() == query, &|a| a.display_name() == query, &|a| {
+            a.enabled() && !query.is_empty() && a.slug().starts_with(query)
+        }];
     for step in steps {
         let found: Vec<&T> = apps.iter().filter(|a| step(a)).collect();
         match found.as_slice() {

@@ -3,6 +3,7 @@
 //! through the helpers in `jfgui_tests`.
 
 mod activation;
+mod all_apps_mcp;
 mod app_faults;
 mod backpressure;
 mod bridge_http;

@@ -90,7 +90,9 @@ where
     let mut gateway = Gateway::new(out);
     let mut conn = gateway.connect(&mut connect).await;
     if conn.is_none() {
-        eprintln!("jfgui-agent: jfgui-agentd is not reachable yet; answering without it and retrying");
+        eprintln!(
+            "jfgui-agent: jfgui-agentd is not reachable yet; answering without it and retrying"
+        );
     }
     let mut retry = FIRST_RETRY;
     let mut retry_at = Instant::now() + retry;
@@ -352,13 +354,15 @@ impl Gateway {
         let id = message.as_ref().and_then(|m| m.get("id"));
         match (method, id) {
             (Some("initialize"), Some(_)) => {
-                if let Some(Value::Object(params)) = message.as_ref().and_then(|m| m.get("params")) {
+                if let Some(Value::Object(params)) = message.as_ref().and_then(|m| m.get("params"))
+                {
                     self.initialize = Some(params.clone());
                 }
             }
             (Some("notifications/cancelled"), None) => {
                 // The daemon suppresses the answer to a cancelled request (SPEC S7).
-                let request = message.as_ref().and_then(|m| m.get("params")).and_then(|p| p.get("requestId"));
+                let request =
+                    message.as_ref().and_then(|m| m.get("params")).and_then(|p| p.get("requestId"));
                 if let Some(k) = request.and_then(key) {
                     self.pending.remove(&k);
                 }

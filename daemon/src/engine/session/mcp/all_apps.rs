@@ -149,7 +149,9 @@ impl<S: AppSource> AllApps<S> {
                 Resolved::Ambiguous(many) => {
                     return Err(invalid_app(
                         "app_ambiguous",
-                        format!("app {query:?} names several applications; use one of their `app` values."),
+                        format!(
+                            "app {query:?} names several applications; use one of their `app` values."
+                        ),
                         Some(many),
                     ));
                 }
@@ -250,8 +252,11 @@ fn step(protocol: &mut Protocol, line: &[u8], limits: &Limits) -> Step {
         Err(None) => return Step::Silent,
     };
     let params = Value::Object(envelope.params);
-    let incoming =
-        Incoming { id: envelope.id.as_ref(), method: Some(&envelope.method), params: Some(&params) };
+    let incoming = Incoming {
+        id: envelope.id.as_ref(),
+        method: Some(&envelope.method),
+        params: Some(&params),
+    };
     match protocol.route(&incoming) {
         Route::Answer(reply) => Step::Send(response_line(envelope.id.as_ref(), reply, limits)),
         Route::Mcp(pending) => Step::Run(pending, envelope.id),
@@ -344,7 +349,10 @@ pub struct OfflineMcp {
 
 impl Default for OfflineMcp {
     fn default() -> Self {
-        OfflineMcp { protocol: Protocol::Mcp(McpSession::default()), server: AllApps::new(NoDaemon) }
+        OfflineMcp {
+            protocol: Protocol::Mcp(McpSession::default()),
+            server: AllApps::new(NoDaemon),
+        }
     }
 }
 

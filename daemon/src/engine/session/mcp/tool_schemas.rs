@@ -117,10 +117,7 @@ pub(crate) fn apps_list_input() -> JsonSchema {
 pub(crate) fn apps_list_output() -> Properties {
     let entry = JsonSchema::object()
         .properties([
-            (
-                "app",
-                JsonSchema::of(&STRING).describe("Pass this as `app` to the other tools."),
-            ),
+            ("app", JsonSchema::of(&STRING).describe("Pass this as `app` to the other tools.")),
             ("displayName", JsonSchema::of(&STRING)),
             ("pid", JsonSchema::integer(0, None)),
             ("actionCount", JsonSchema::integer(0, None)),
