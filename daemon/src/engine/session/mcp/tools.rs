@@ -268,6 +268,7 @@ pub(crate) async fn call<A: AppPort>(app: &A, params: &Map) -> Result<Map, RpcEr
         Ok(result) => success(result),
         Err(MethodError::Action(error)) => failure(error.to_wire(), hint(&error)),
         Err(MethodError::InvalidParams { message, mut data }) => {
+            let names_app = data.get("param").and_then(Value::as_str) == Some("app");
             let reason = match data.remove("reason") {
                 Some(Value::String(reason)) => reason,
                 _ => "invalid_params".to_owned(),
@@ -279,10 +280,14 @@ pub(crate) async fn call<A: AppPort>(app: &A, params: &Map) -> Result<Map, RpcEr
                 ("message", message.into()),
                 ("data", Value::Object(data)),
             ]);
-            let hint = format!(
-                "Nothing happened: the arguments do not fit {}'s inputSchema; fix them and call again.",
-                tool.name
-            );
+            let hint = if names_app {
+                "Nothing happened: name the application with `app`, one of the `app` values in data.apps (jfgui_apps_list lists them all), and call again.".to_owned()
+            } else {
+                format!(
+                    "Nothing happened: the arguments do not fit {}'s inputSchema; fix them and call again.",
+                    tool.name
+                )
+            };
             failure(Value::Object(error), hint)
         }
         Err(MethodError::Internal { message }) => Err(RpcError::new(INTERNAL_ERROR, message)),
@@ -436,26 +441,53 @@ mod tests {
         assert!(d.contains("stale_revision") && d.contains("currentRevision"));
     }
 
-    /// The rendered tool list, one tool per line, as the official SDK clients last accepted
-    /// it (`tests/mcp-clients/run.sh`). A deliberate change regenerates the file with
-    /// `JFGUI_UPDATE_GOLDEN=1 cargo test -p daemon tool_list_matches`.
+    /// The rendered tool lists (one-app endpoint, all-apps server), one tool per line, as the
+    /// official SDK clients last accepted them (`tests/mcp-clients/run.sh`). A deliberate
+    /// change regenerates the files with `JFGUI_UPDATE_GOLDEN=1 cargo test -p daemon
+    /// tool_list_matches`.
     #[test]
     fn tool_list_matches_the_golden_file() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/engine/session/mcp/tools.golden");
+        matches_golden(tool_list(), "tools.golden");
+        matches_golden(all_apps_tool_list(), "tools-all-apps.golden");
+    }
+
+    fn matches_golden(list: &[Value], file: &str) {
+        let path = format!("{}/src/engine/session/mcp/{file}", env!("CARGO_MANIFEST_DIR"));
         let mut rendered = String::new();
-        for tool in tool_list() {
+        for tool in list {
             let line = jfgui_proto::encode(tool, &Limits::DEFAULT).unwrap();
             rendered.push_str(std::str::from_utf8(&line).unwrap());
             rendered.push('\n');
         }
         if std::env::var_os("JFGUI_UPDATE_GOLDEN").is_some() {
-            std::fs::write(path, &rendered).unwrap();
+            std::fs::write(&path, &rendered).unwrap();
         }
-        let golden = std::fs::read_to_string(path).unwrap();
+        let golden = std::fs::read_to_string(&path).unwrap();
         for (got, want) in rendered.lines().zip(golden.lines()) {
             assert_eq!(got, want);
         }
         assert_eq!(rendered.lines().count(), golden.lines().count());
+    }
+
+    #[test]
+    fn the_all_apps_list_is_apps_list_then_the_nine_with_app_first() {
+        let list = all_apps_tool_list();
+        assert_eq!(list.len(), 10);
+        assert_eq!(list[0].get("name").and_then(Value::as_str), Some(APPS_LIST));
+        for (all, one) in list[1..].iter().zip(tool_list()) {
+            assert_eq!(all.get("name"), one.get("name"));
+            let props = all.get("inputSchema").and_then(|s| s.get("properties")).unwrap();
+            let props = props.as_object().unwrap();
+            assert_eq!(props.keys().next(), Some("app"));
+            // Everything else is the one-app schema, unchanged.
+            let own = one.get("inputSchema").and_then(|s| s.get("properties")).unwrap();
+            let own = own.as_object().unwrap();
+            assert_eq!(props.len(), own.len() + 1);
+            assert!(own.iter().all(|(k, v)| props.get(k) == Some(v)));
+            assert_eq!(all.get("outputSchema"), one.get("outputSchema"));
+            let d = all.get("description").and_then(Value::as_str).unwrap();
+            assert!(d.ends_with(APP_ARGUMENT) && d.contains("jfgui_apps_list"), "{d}");
+        }
     }
 
     #[test]
