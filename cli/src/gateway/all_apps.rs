@@ -139,7 +139,7 @@ where
         match event {
             Event::StdoutClosed => break Err(stdout_closed()),
             Event::Daemon(line) => {
-                if let Some(line) = gateway.from_daemon(line) {
+                if let Some(line) = gateway.daemon_line(line) {
                     gateway.emit(line).await;
                 }
             }
@@ -176,7 +176,7 @@ where
                 if conn.is_none() {
                     conn = gateway.connect(&mut connect).await;
                 }
-                gateway.from_client(conn.as_ref(), line).await;
+                gateway.client_line(conn.as_ref(), line).await;
             }
             Event::Drained => {
                 let missing = gateway.pending.len();
@@ -345,7 +345,7 @@ impl Gateway {
     }
 
     /// Handles one client line: forwarded to the daemon, or answered offline.
-    async fn from_client(&mut self, conn: Option<&Conn>, line: Vec<u8>) {
+    async fn client_line(&mut self, conn: Option<&Conn>, line: Vec<u8>) {
         let message = match jfgui_proto::parse(&line, &Limits::DEFAULT) {
             Ok(Value::Object(message)) => Some(message),
             _ => None,
@@ -385,7 +385,7 @@ impl Gateway {
 
     /// A line from the daemon as it goes to the client; `None` for what is not the client's
     /// (answers to replayed `initialize` requests) or not JSON.
-    fn from_daemon(&mut self, line: Vec<u8>) -> Option<Vec<u8>> {
+    fn daemon_line(&mut self, line: Vec<u8>) -> Option<Vec<u8>> {
         let Ok(message) = jfgui_proto::parse(&line, &Limits::DEFAULT) else {
             eprintln!("jfgui-agent: dropped a line from jfgui-agentd that is not strict JSON");
             return None;
@@ -449,5 +449,104 @@ fn skeleton(request: &Map) -> Vec<u8> {
 fn report_refusal(e: &io::Error) {
     if e.kind() == io::ErrorKind::PermissionDenied {
         eprintln!("jfgui-agent: refused to connect to jfgui-agentd: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, DuplexStream, duplex};
+
+    use super::*;
+
+    const WAIT: Duration = Duration::from_secs(10);
+    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+    /// Daemon connections handed out in order; none left means "not running".
+    type Daemons = Arc<Mutex<VecDeque<DuplexStream>>>;
+
+    fn connector(
+        daemons: &Daemons,
+    ) -> impl FnMut() -> std::future::Ready<io::Result<(Reader, Writer)>> {
+        let daemons = daemons.clone();
+        move || {
+            let next = daemons.lock().unwrap().pop_front();
+            std::future::ready(match next {
+                Some(stream) => {
+                    let (read, write) = tokio::io::split(stream);
+                    Ok((Box::new(read) as Reader, Box::new(write) as Writer))
+                }
+                None => Err(io::Error::from(io::ErrorKind::ConnectionRefused)),
+            })
+        }
+    }
+
+    async fn next_line<R: tokio::io::AsyncBufRead + Unpin>(
+        lines: &mut tokio::io::Lines<R>,
+    ) -> Value {
+        let line = tokio::time::timeout(WAIT, lines.next_line()).await.unwrap().unwrap().unwrap();
+        jfgui_proto::parse(line.as_bytes(), &Limits::DEFAULT).unwrap()
+    }
+
+    #[tokio::test]
+    async fn offline_then_connected_with_replay_then_a_lost_call_answered_offline() {
+        let daemons: Daemons = Arc::default();
+        let (mut client_in, gateway_in) = duplex(1 << 16);
+        let (gateway_out, client_out) = duplex(1 << 16);
+        let gateway = pump((gateway_in, gateway_out), connector(&daemons), WAIT);
+        let (ended, ()) = tokio::join!(gateway, drive(client_in, client_out, daemons.clone()));
+        assert_eq!(ended, Ok(()));
+    }
+
+    /// The client and daemon side of the test above.
+    async fn drive(mut client_in: DuplexStream, client_out: DuplexStream, daemons: Daemons) {
+        let mut out = tokio::io::BufReader::new(client_out).lines();
+
+        // No daemon: the legacy handshake is answered by the offline server.
+        client_in.write_all(format!("{INITIALIZE}\n").as_bytes()).await.unwrap();
+        let init = next_line(&mut out).await;
+        assert_eq!(init.get("id").and_then(Value::as_u64), Some(1));
+        let result = init.get("result").unwrap();
+        assert_eq!(result.get("protocolVersion").and_then(Value::as_str), Some("2025-11-25"));
+
+        // A daemon appears; the next line connects at once and the handshake is replayed first.
+        let (ours, theirs) = duplex(1 << 16);
+        daemons.lock().unwrap().push_back(ours);
+        let call = r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"jfgui_state_inspect","arguments":{"app":"x"}}}"#;
+        client_in.write_all(format!("{call}\n").as_bytes()).await.unwrap();
+        let (daemon_read, mut daemon_write) = tokio::io::split(theirs);
+        let mut daemon = tokio::io::BufReader::new(daemon_read).lines();
+        let replay = next_line(&mut daemon).await;
+        assert_eq!(replay.get("method").and_then(Value::as_str), Some("initialize"));
+        let replay_id = replay.get("id").and_then(Value::as_str).unwrap().to_owned();
+        assert!(replay_id.starts_with(REPLAY_ID), "{replay_id}");
+        let initialized = next_line(&mut daemon).await;
+        assert_eq!(
+            initialized.get("method").and_then(Value::as_str),
+            Some("notifications/initialized")
+        );
+        let forwarded = next_line(&mut daemon).await;
+        assert_eq!(forwarded.get("id").and_then(Value::as_str), Some("c"));
+        // The replay's answer is not the client's; then the daemon dies with "c" unanswered.
+        let answer = format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{replay_id}\",\"result\":{{}}}}\n");
+        daemon_write.write_all(answer.as_bytes()).await.unwrap();
+        drop(daemon_write);
+        drop(daemon);
+
+        let lost = next_line(&mut out).await;
+        assert_eq!(lost.get("id").and_then(Value::as_str), Some("c"), "{lost:?}");
+        let result = lost.get("result").unwrap();
+        assert_eq!(result.get("isError").and_then(Value::as_bool), Some(true));
+        let error = result.get("structuredContent").and_then(|s| s.get("error")).unwrap();
+        assert_eq!(error.get("reason").and_then(Value::as_str), Some("daemon_unavailable"));
+        assert_eq!(error.get("class").and_then(Value::as_str), Some("outcome_unknown"));
+
+        // stdin EOF with nothing in flight: exit 0 (checked above), nothing more on stdout.
+        drop(client_in);
+        let mut rest = String::new();
+        out.into_inner().read_to_string(&mut rest).await.unwrap();
+        assert_eq!(rest, "");
     }
 }
