@@ -166,7 +166,8 @@ where
                 }
             }
             Event::Client(Some(Line::TooLong)) => {
-                gateway.emit(too_large_error(Protocol::Mcp)).await;
+                // The stdio gateway's own answer, already newline-terminated.
+                let _ = gateway.out.send(too_large_error(Protocol::Mcp)).await;
             }
             Event::Client(Some(Line::Complete(line))) => {
                 // A blank line carries no message; forwarding it would only earn a -32700.
