@@ -46,70 +46,82 @@ pub struct JfguiCallInfo {
 /// Runs one action. Write the result into `reply` with `jfgui_reply_json` (the output),
 /// `jfgui_reply_deferred` (a task id) or `jfgui_reply_error`. `action` and `input` (the input
 /// as JSON, already checked against the action's input schema) are valid during the call.
-pub type JfguiExecuteFn = unsafe extern "C-unwind" fn(
-    user_data: *mut c_void,
-    action: *const u8,
-    action_len: usize,
-    input: *const u8,
-    input_len: usize,
-    info: *const JfguiCallInfo,
-    reply: *mut JfguiReply,
-);
+pub type JfguiExecuteFn = Option<
+    unsafe extern "C-unwind" fn(
+        user_data: *mut c_void,
+        action: *const u8,
+        action_len: usize,
+        input: *const u8,
+        input_len: usize,
+        info: *const JfguiCallInfo,
+        reply: *mut JfguiReply,
+    ),
+>;
 /// The current revision: it must increase with every change of state, and only then.
-pub type JfguiRevisionFn = unsafe extern "C-unwind" fn(user_data: *mut c_void) -> u64;
+pub type JfguiRevisionFn = Option<unsafe extern "C-unwind" fn(user_data: *mut c_void) -> u64>;
 /// The capability bits granted to callers (opaque; they come from the platform layer).
-pub type JfguiCapabilitiesFn = unsafe extern "C-unwind" fn(user_data: *mut c_void) -> u64;
+pub type JfguiCapabilitiesFn = Option<unsafe extern "C-unwind" fn(user_data: *mut c_void) -> u64>;
 /// Whether `action` can run now: write nothing (available) or `jfgui_reply_unavailable`.
-pub type JfguiAvailabilityFn = unsafe extern "C-unwind" fn(
-    user_data: *mut c_void,
-    action: *const u8,
-    action_len: usize,
-    reply: *mut JfguiReply,
-);
+pub type JfguiAvailabilityFn = Option<
+    unsafe extern "C-unwind" fn(
+        user_data: *mut c_void,
+        action: *const u8,
+        action_len: usize,
+        reply: *mut JfguiReply,
+    ),
+>;
 /// `state/inspect`: write the state with `jfgui_reply_json` (the revision is added for you),
 /// or `jfgui_reply_error`.
-pub type JfguiInspectFn = unsafe extern "C-unwind" fn(
-    user_data: *mut c_void,
-    input: *const u8,
-    input_len: usize,
-    reply: *mut JfguiReply,
-);
+pub type JfguiInspectFn = Option<
+    unsafe extern "C-unwind" fn(
+        user_data: *mut c_void,
+        input: *const u8,
+        input_len: usize,
+        reply: *mut JfguiReply,
+    ),
+>;
 /// Whether the app can roll back every change in `domain`, revision included.
-pub type JfguiSupportsTransactionFn = unsafe extern "C-unwind" fn(
-    user_data: *mut c_void,
-    domain: *const u8,
-    domain_len: usize,
-) -> bool;
+pub type JfguiSupportsTransactionFn = Option<
+    unsafe extern "C-unwind" fn(
+        user_data: *mut c_void,
+        domain: *const u8,
+        domain_len: usize,
+    ) -> bool,
+>;
 /// Starts a transaction over `domains` (`count` strings); `jfgui_reply_error` refuses it.
-pub type JfguiBeginTransactionFn = unsafe extern "C-unwind" fn(
-    user_data: *mut c_void,
-    domains: *const JfguiStr,
-    count: usize,
-    reply: *mut JfguiReply,
-);
+pub type JfguiBeginTransactionFn = Option<
+    unsafe extern "C-unwind" fn(
+        user_data: *mut c_void,
+        domains: *const JfguiStr,
+        count: usize,
+        reply: *mut JfguiReply,
+    ),
+>;
 /// Commits (one undo step) or rolls back (state *and* revision) the open transaction.
-pub type JfguiEndTransactionFn = unsafe extern "C-unwind" fn(user_data: *mut c_void);
+pub type JfguiEndTransactionFn = Option<unsafe extern "C-unwind" fn(user_data: *mut c_void)>;
 /// The resources offered now: `jfgui_reply_json` with an array of
 /// `{"uri", "name", "mimeType", "size"?}`.
 pub type JfguiListResourcesFn =
-    unsafe extern "C-unwind" fn(user_data: *mut c_void, reply: *mut JfguiReply);
+    Option<unsafe extern "C-unwind" fn(user_data: *mut c_void, reply: *mut JfguiReply)>;
 /// At most `limit` bytes of `uri` from `offset`: `jfgui_reply_resource`, `jfgui_reply_error`,
 /// or nothing (no such resource).
-pub type JfguiReadResourceFn = unsafe extern "C-unwind" fn(
-    user_data: *mut c_void,
-    uri: *const u8,
-    uri_len: usize,
-    offset: u64,
-    limit: u32,
-    reply: *mut JfguiReply,
-);
+pub type JfguiReadResourceFn = Option<
+    unsafe extern "C-unwind" fn(
+        user_data: *mut c_void,
+        uri: *const u8,
+        uri_len: usize,
+        offset: u64,
+        limit: u32,
+        reply: *mut JfguiReply,
+    ),
+>;
 /// A client asked to cancel task `id` (now `cancelling`): stop it at a safe point and call
 /// `jfgui_host_task_cancelled`. Called once per request.
 pub type JfguiCancelTaskFn =
-    unsafe extern "C-unwind" fn(user_data: *mut c_void, id: *const u8, id_len: usize);
+    Option<unsafe extern "C-unwind" fn(user_data: *mut c_void, id: *const u8, id_len: usize)>;
 /// Advances deferred work (the `jfgui_host_task_*` functions work inside it); returns the
 /// milliseconds until it wants to run again, or -1 for "only when something arrives".
-pub type JfguiTickFn = unsafe extern "C-unwind" fn(user_data: *mut c_void) -> i64;
+pub type JfguiTickFn = Option<unsafe extern "C-unwind" fn(user_data: *mut c_void) -> i64>;
 
 /// The app's callbacks. `execute` and `revision` are required; every other member may be NULL
 /// and then behaves like the Rust `Host` trait's default: `capabilities` 0 (actions that need
@@ -119,51 +131,55 @@ pub type JfguiTickFn = unsafe extern "C-unwind" fn(user_data: *mut c_void) -> i6
 /// three of begin, commit and rollback.
 ///
 /// The library copies this table in `jfgui_host_new`; the app's copy may be freed afterwards.
-/// Callbacks run only inside `jfgui_host_pump`, `jfgui_host_set_enabled`,
-/// `jfgui_host_declare_actions` (revision only), the `jfgui_host_task_*` functions and
-/// `jfgui_host_serve_stdio`, on the calling thread. They must not unwind (C++ exceptions,
+/// Callbacks run only inside `jfgui_host_connect`, `jfgui_host_pump`,
+/// `jfgui_host_set_enabled`, the `jfgui_host_task_*` functions and `jfgui_host_serve_stdio`,
+/// on the calling thread. They must not unwind (C++ exceptions,
 /// `longjmp`) out of the callback.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct JfguiCallbacks {
     /// Required.
-    pub execute: Option<JfguiExecuteFn>,
+    pub execute: JfguiExecuteFn,
     /// Required.
-    pub revision: Option<JfguiRevisionFn>,
+    pub revision: JfguiRevisionFn,
     /// Optional (NULL: no capability bits granted).
-    pub capabilities: Option<JfguiCapabilitiesFn>,
+    pub capabilities: JfguiCapabilitiesFn,
     /// Optional (NULL: always available).
-    pub availability: Option<JfguiAvailabilityFn>,
+    pub availability: JfguiAvailabilityFn,
     /// Optional (NULL: `{}`).
-    pub inspect: Option<JfguiInspectFn>,
+    pub inspect: JfguiInspectFn,
     /// Optional (NULL: no domain supports transactions).
-    pub supports_transaction: Option<JfguiSupportsTransactionFn>,
+    pub supports_transaction: JfguiSupportsTransactionFn,
     /// Required with `supports_transaction`.
-    pub begin_transaction: Option<JfguiBeginTransactionFn>,
+    pub begin_transaction: JfguiBeginTransactionFn,
     /// Required with `supports_transaction`.
-    pub commit_transaction: Option<JfguiEndTransactionFn>,
+    pub commit_transaction: JfguiEndTransactionFn,
     /// Required with `supports_transaction`.
-    pub rollback_transaction: Option<JfguiEndTransactionFn>,
+    pub rollback_transaction: JfguiEndTransactionFn,
     /// Optional (NULL: no resources).
-    pub list_resources: Option<JfguiListResourcesFn>,
+    pub list_resources: JfguiListResourcesFn,
     /// Optional (NULL: every resource is unknown).
-    pub read_resource: Option<JfguiReadResourceFn>,
+    pub read_resource: JfguiReadResourceFn,
     /// Optional (NULL: the app polls `jfgui_host_task_state`).
-    pub cancel_task: Option<JfguiCancelTaskFn>,
+    pub cancel_task: JfguiCancelTaskFn,
     /// Optional (NULL: no periodic work).
-    pub tick: Option<JfguiTickFn>,
+    pub tick: JfguiTickFn,
 }
 
 /// A callback unwound instead of returning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Unwound;
 
+/// The non-NULL function types of the two required members.
+type ExecuteFn = <JfguiExecuteFn as IntoIterator>::Item;
+type RevisionFn = <JfguiRevisionFn as IntoIterator>::Item;
+
 /// A checked copy of the app's table with its user-data pointer.
 #[derive(Debug)]
 pub(crate) struct Callbacks {
     table: JfguiCallbacks,
-    execute: JfguiExecuteFn,
-    revision: JfguiRevisionFn,
+    execute: ExecuteFn,
+    revision: RevisionFn,
     user_data: *mut c_void,
 }
 

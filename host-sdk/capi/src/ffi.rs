@@ -18,7 +18,8 @@ pub enum JfguiStatus {
     /// callback table the library does not accept, or a reply function that does not fit
     /// the callback.
     InvalidArgument = 1,
-    /// Text that is not strict JSON (SPEC S5 rules: unique keys, exact numbers, bounded).
+    /// Text that is not strict JSON (unique keys, valid UTF-8 and escapes, within the size
+    /// bounds).
     InvalidJson = 2,
     /// The action declarations break a registration rule (invalid or duplicate name,
     /// duplicate command id, unsupported schema keyword, ...); the message names the action.

@@ -49,7 +49,7 @@ pub struct JfguiInfo {
     pub enabled: bool,
 }
 
-/// An app's handle (opaque to C). See the module docs.
+/// An app's handle (opaque): from `jfgui_host_new` until `jfgui_host_close`.
 #[derive(Debug)]
 pub struct JfguiHost {
     pub(crate) shared: Rc<Shared>,

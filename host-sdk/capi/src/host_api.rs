@@ -20,7 +20,7 @@ pub const JFGUI_HOST_ABI_VERSION: u32 = 1;
 
 /// A good `budget` for `jfgui_host_pump` (the std run loop's): enough requests to drain a
 /// burst, few enough that a GUI stays responsive.
-pub const JFGUI_HOST_DEFAULT_BUDGET: usize = jfgui_host_sdk::connector::DEFAULT_BUDGET;
+pub const JFGUI_HOST_DEFAULT_BUDGET: usize = 64;
 
 /// The handle behind `h`, or an argument error.
 ///
@@ -324,4 +324,13 @@ pub unsafe extern "C" fn jfgui_host_close(h: *mut JfguiHost) -> JfguiStatus {
         drop(unsafe { Box::from_raw(h) });
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_default_budget_is_the_run_loops() {
+        // A literal above because cbindgen cannot evaluate paths into other crates.
+        assert_eq!(super::JFGUI_HOST_DEFAULT_BUDGET, jfgui_host_sdk::connector::DEFAULT_BUDGET);
+    }
 }

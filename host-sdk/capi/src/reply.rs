@@ -58,7 +58,8 @@ pub(crate) enum Written {
     Resource(ResourceData),
 }
 
-/// A callback's result slot (opaque to C).
+/// A callback's result slot (opaque), owned by the library and valid only while the
+/// callback it was passed to runs.
 #[derive(Debug)]
 pub struct JfguiReply {
     kind: Kind,

@@ -1,5 +1,5 @@
 //! The exported `jfgui_host_task_*` functions: deferred work started with
-//! `jfgui_reply_deferred` is reported through them (SPEC S4 states: `running` with progress,
+//! `jfgui_reply_deferred` is reported through them (task states: `running` with progress,
 //! `cancelling` when a client asked, then `cancelled`, `completed` or `failed`).
 //!
 //! They work outside callbacks (e.g. from the app's timer; the change is sent at once when
