@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define STR(s) (const uint8_t *)(s), strlen(s)
 #define IS(name, len, lit) ((len) == strlen(lit) && memcmp((name), (lit), (len)) == 0)
@@ -23,6 +24,7 @@ static const char ACTIONS[] = "["
 struct state { long value, undo[UNDO_MAX]; int depth; uint64_t revision; };
 struct counter { struct state now, before_batch; };
 static volatile sig_atomic_t stop;
+static int wake[2]; /* the signal handler writes here, so a signal between two polls is not lost */
 
 static void set(struct state *s, long value) { s->value = value; s->revision++; }
 static void execute(void *user, const uint8_t *action, size_t len, const uint8_t *input,
@@ -67,7 +69,7 @@ static void commit(void *user) {
     c->now.depth = c->before_batch.depth < UNDO_MAX ? c->before_batch.depth : UNDO_MAX - 1;
     c->now.undo[c->now.depth++] = c->before_batch.value;
 }
-static void on_signal(int sig) { (void)sig; stop = 1; }
+static void on_signal(int sig) { (void)sig; stop = 1; (void)!write(wake[1], "", 1); }
 
 int main(int argc, char **argv) {
     struct counter c = {.now = {.revision = 1}};
@@ -88,14 +90,18 @@ int main(int argc, char **argv) {
         return jfgui_host_close(h) || status;
     }
     jfgui_host_set_enabled(h, argc > 1 && strcmp(argv[1], "--agent-enable") == 0);
-    struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: poll returns EINTR */
+    struct sigaction sa = {.sa_handler = on_signal};
+    if (pipe(wake) != 0) return 1;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     JfguiWait w;
     jfgui_host_connect(h);
     while (!stop && jfgui_host_pump(h, JFGUI_HOST_DEFAULT_BUDGET, &w) == JFGUI_STATUS_OK) {
-        struct pollfd p = {.fd = w.fd, .events = (w.read ? POLLIN : 0) | (w.write ? POLLOUT : 0)};
-        poll(&p, 1, w.timeout_ms > INT_MAX ? INT_MAX : (int)w.timeout_ms); /* fd -1: timeout only */
+        struct pollfd p[2] = {{.fd = w.fd, .events = (w.read ? POLLIN : 0) | (w.write ? POLLOUT : 0)},
+                              {.fd = wake[0], .events = POLLIN}}; /* fd -1 is skipped */
+        poll(p, 2, w.timeout_ms > INT_MAX ? INT_MAX : (int)w.timeout_ms);
     }
+    close(wake[0]);
+    close(wake[1]);
     return jfgui_host_close(h);
 }

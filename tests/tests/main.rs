@@ -5,6 +5,7 @@
 mod activation;
 mod app_faults;
 mod backpressure;
+mod capi;
 mod cli_daemon;
 mod cli_errors;
 mod cli_exit_codes;
