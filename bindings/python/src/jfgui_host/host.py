@@ -16,7 +16,7 @@ import sys
 import traceback
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Optional, Sequence
+from typing import Any, Callable, ClassVar, Optional, Sequence, TypeVar
 
 from . import _native
 from ._native import DEFAULT_BUDGET, Status, TaskState
@@ -25,6 +25,9 @@ from .declare import SPEC_ATTRIBUTE, ActionSpec
 #: The revision reported when :meth:`Host.revision` raises: no ``expectedRevision`` matches
 #: it, so no write passes its check (the library does the same for a C callback).
 UNREADABLE_REVISION = 2**64 - 1
+
+
+_H = TypeVar("_H", bound="Host")
 
 
 class JfguiError(Exception):
@@ -188,6 +191,7 @@ class Host:
                 _native.ABI_VERSION, name, name_len, ctypes.byref(self._callbacks), None, ctypes.byref(handle)
             ),
         )
+        assert handle.value is not None, "jfgui_host_new succeeded"
         self._handle: Optional[int] = handle.value
         # Closes the handle when this object is collected (or at exit); it keeps the ctypes
         # callback objects alive until then. The callbacks reach `self` through a weak
@@ -324,7 +328,7 @@ class Host:
         self._finalizer.detach()
         self._handle = None
 
-    def __enter__(self) -> "Host":
+    def __enter__(self: _H) -> _H:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -384,10 +388,10 @@ def _callbacks_for(host: Host) -> _native.Callbacks:
     lib = _native.library()
 
     def text(ptr: Optional[int], length: int) -> str:
-        return ctypes.string_at(ptr, length).decode("utf-8") if length else ""
+        return ctypes.string_at(ptr, length).decode("utf-8") if ptr is not None and length else ""
 
     def value(ptr: Optional[int], length: int) -> Any:
-        return json.loads(ctypes.string_at(ptr, length)) if length else None
+        return json.loads(ctypes.string_at(ptr, length)) if ptr is not None and length else None
 
     def reply_json(reply: Optional[int], result: Any) -> None:
         data = _json_bytes(result)
