@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Apps in C and Python on libjfgui_host (host-sdk/capi): the committed header is exactly what
-# cbindgen generates; the capi suite runs with the C example under valgrind (a leak or an
-# invalid access fails it); the Python package is type-checked (mypy --strict) and unit
-# tested (pytest, against a stand-in daemon); then, against the real daemon and CLI, the
-# official Python MCP client drives the C example, the docs' C and Python sections are
-# executed, and the Tkinter example runs as a real window under Xvfb. Installs what it needs
-# (apt-get, cargo install, pip into a venv under the target dir). Called by .ci/run.
+# cbindgen generates; the C ABI type-checks for Windows and macOS; the capi suite runs with
+# the C example under valgrind (a leak or an invalid access fails it); the Python package is
+# type-checked (mypy --strict) and unit tested (pytest, against a stand-in daemon); then,
+# against the real daemon and CLI, the official Python MCP client drives the C example, the
+# docs' C and Python sections are executed, and the Tkinter example runs as a real window
+# under Xvfb. Installs what it needs (apt-get, cargo install, pip into a venv under the
+# target dir). Called by .ci/run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -42,6 +43,12 @@ if ! cmp -s host-sdk/capi/include/jfgui_host.h "$scratch/jfgui_host.h"; then
     diff -u host-sdk/capi/include/jfgui_host.h "$scratch/jfgui_host.h" >&2 || true
     fail "host-sdk/capi/include/jfgui_host.h is stale: regenerate it (command in host-sdk/capi/cbindgen.toml)"
 fi
+
+step "the C ABI type-checks for Windows and macOS, and its docs build"
+rustup target add x86_64-pc-windows-gnu x86_64-apple-darwin
+cargo check -q -p capi --target x86_64-pc-windows-gnu
+cargo check -q -p capi --target x86_64-apple-darwin
+RUSTDOCFLAGS="-D warnings" cargo doc -q -p capi --no-deps
 
 step "build"
 cargo build -q -p daemon -p cli -p capi

@@ -243,6 +243,21 @@ impl State {
         }
     }
 
+    /// Runs one daemon call through the dispatcher, as a request from the daemon would (the
+    /// in-process tests drive callbacks this way, without a socket).
+    #[cfg(test)]
+    pub(crate) fn dispatch(
+        &mut self,
+        call: &jfgui_proto::channel::Call,
+    ) -> Result<jfgui_proto::channel::CallResult, jfgui_host_sdk::ActionError> {
+        let endpoint = match &mut self.session {
+            Session::Ready(endpoint) => endpoint,
+            Session::Connected(connector) => connector.endpoint_mut(),
+            other => panic!("no endpoint: {other:?}"),
+        };
+        endpoint.dispatcher_mut().handle(&mut self.host, 1, call)
+    }
+
     /// Says `bye` to the daemon (waiting at most [`CLOSE_GRACE`] for it to be written).
     pub(crate) fn close(&mut self) {
         if let Session::Connected(connector) = &mut self.session {

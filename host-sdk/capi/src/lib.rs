@@ -59,6 +59,9 @@ mod shared;
 mod store;
 #[allow(unsafe_code)] // the exported functions
 mod task_api;
+#[cfg(test)]
+#[allow(unsafe_code)] // calls the exported functions as C does
+mod tests;
 
 pub use callbacks::{
     JfguiAvailabilityFn, JfguiBeginTransactionFn, JfguiCallInfo, JfguiCallbacks, JfguiCancelTaskFn,
