@@ -170,7 +170,8 @@ pub struct JfguiCallbacks {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Unwound;
 
-/// The non-NULL function types of the two required members.
+/// The non-NULL function types of the two required members (`Option<F>` iterates over its
+/// `F`, which names `F` without repeating the signature).
 type ExecuteFn = <JfguiExecuteFn as IntoIterator>::Item;
 type RevisionFn = <JfguiRevisionFn as IntoIterator>::Item;
 
@@ -210,7 +211,7 @@ impl Callbacks {
         Ok(Callbacks { table, execute, revision, user_data })
     }
 
-    // SAFETY (for every call below): `jfgui_host_new`'s contract makes each non-NULL member a
+    // A note for every call below. SAFETY: `jfgui_host_new`'s contract makes each non-NULL member a
     // function of the declared signature that accepts `user_data`; every pointer passed points
     // to memory that stays valid and unchanged for the duration of the call (Rust strings and
     // slices borrowed by this frame, and `reply`, which the callee may only use during the
@@ -224,6 +225,7 @@ impl Callbacks {
         reply: &mut JfguiReply,
     ) -> Result<(), Unwound> {
         let f = self.execute;
+        // SAFETY: see the note above these methods.
         guarded(|| unsafe {
             f(
                 self.user_data,
@@ -239,12 +241,14 @@ impl Callbacks {
 
     pub(crate) fn revision(&self) -> Result<u64, Unwound> {
         let f = self.revision;
+        // SAFETY: see the note above these methods.
         guarded(|| unsafe { f(self.user_data) })
     }
 
     /// `None` when the app has no such callback.
     pub(crate) fn capabilities(&self) -> Option<Result<u64, Unwound>> {
         let f = self.table.capabilities?;
+        // SAFETY: see the note above these methods.
         Some(guarded(|| unsafe { f(self.user_data) }))
     }
 
@@ -254,6 +258,7 @@ impl Callbacks {
         reply: &mut JfguiReply,
     ) -> Option<Result<(), Unwound>> {
         let f = self.table.availability?;
+        // SAFETY: see the note above these methods.
         Some(guarded(|| unsafe { f(self.user_data, action.as_ptr(), action.len(), reply) }))
     }
 
@@ -263,11 +268,13 @@ impl Callbacks {
         reply: &mut JfguiReply,
     ) -> Option<Result<(), Unwound>> {
         let f = self.table.inspect?;
+        // SAFETY: see the note above these methods.
         Some(guarded(|| unsafe { f(self.user_data, input.as_ptr(), input.len(), reply) }))
     }
 
     pub(crate) fn supports_transaction(&self, domain: &str) -> Option<Result<bool, Unwound>> {
         let f = self.table.supports_transaction?;
+        // SAFETY: see the note above these methods.
         Some(guarded(|| unsafe { f(self.user_data, domain.as_ptr(), domain.len()) }))
     }
 
@@ -278,21 +285,25 @@ impl Callbacks {
     ) -> Option<Result<(), Unwound>> {
         let f = self.table.begin_transaction?;
         let strs: std::vec::Vec<JfguiStr> = domains.iter().map(|d| JfguiStr::of(d)).collect();
+        // SAFETY: see the note above these methods.
         Some(guarded(|| unsafe { f(self.user_data, strs.as_ptr(), strs.len(), reply) }))
     }
 
     pub(crate) fn commit_transaction(&self) -> Option<Result<(), Unwound>> {
         let f = self.table.commit_transaction?;
+        // SAFETY: see the note above these methods.
         Some(guarded(|| unsafe { f(self.user_data) }))
     }
 
     pub(crate) fn rollback_transaction(&self) -> Option<Result<(), Unwound>> {
         let f = self.table.rollback_transaction?;
+        // SAFETY: see the note above these methods.
         Some(guarded(|| unsafe { f(self.user_data) }))
     }
 
     pub(crate) fn list_resources(&self, reply: &mut JfguiReply) -> Option<Result<(), Unwound>> {
         let f = self.table.list_resources?;
+        // SAFETY: see the note above these methods.
         Some(guarded(|| unsafe { f(self.user_data, reply) }))
     }
 
@@ -304,6 +315,7 @@ impl Callbacks {
         reply: &mut JfguiReply,
     ) -> Option<Result<(), Unwound>> {
         let f = self.table.read_resource?;
+        // SAFETY: see the note above these methods.
         Some(guarded(|| unsafe {
             f(self.user_data, uri.as_ptr(), uri.len(), offset, limit, reply)
         }))
@@ -311,11 +323,13 @@ impl Callbacks {
 
     pub(crate) fn cancel_task(&self, id: &str) -> Option<Result<(), Unwound>> {
         let f = self.table.cancel_task?;
+        // SAFETY: see the note above these methods.
         Some(guarded(|| unsafe { f(self.user_data, id.as_ptr(), id.len()) }))
     }
 
     pub(crate) fn tick(&self) -> Option<Result<i64, Unwound>> {
         let f = self.table.tick?;
+        // SAFETY: see the note above these methods.
         Some(guarded(|| unsafe { f(self.user_data) }))
     }
 }
