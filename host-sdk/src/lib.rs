@@ -60,7 +60,8 @@ pub use host::{
 };
 pub use jfgui_proto::channel::{Progress, ResourceInfo, TaskSnapshot, TaskState};
 pub use jfgui_proto::{
-    ActionError, ActionKind, ActionSpec, ErrorClass, Map, Property, Reason, Schema, Value, schema,
+    ActionError, ActionKind, ActionSpec, ErrorClass, Map, Number, Property, Reason, Schema, Value,
+    schema,
 };
 pub use registration::{MAX_ACTIONS, RENDER_ACTION, RegistrationError};
 pub use tasks::{MAX_ACTIVE_TASKS, MAX_FINISHED_TASKS, MAX_TASK_ID, TaskError, TaskTable};

@@ -8,27 +8,19 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
-venv=$target/mcp-venv
 
 cd "$root"
 cargo build -q -p daemon -p cli -p notepad
 
-# Python: a venv under the build dir, rebuilt when requirements.txt changes.
-stamp=$venv/.requirements.sha256
-want=$(sha256sum "$here/python/requirements.txt" | cut -d' ' -f1)
-if [[ ! -x $venv/bin/python || ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/python/requirements.txt"
-    echo "$want" >"$stamp"
-fi
+# Python: a venv under the build dir (shared with tests/gui/run.sh).
+python=$(bash "$here/python/venv.sh")
 
 # Node: exactly the lockfile.
 (cd "$here/node" && npm ci --no-audit --no-fund --loglevel=error)
 
 runs=(
-    "python-mcp 2026-07-28|$venv/bin/python $here/python/client_check.py --mode auto"
-    "python-mcp 2025-11-25|$venv/bin/python $here/python/client_check.py --mode legacy"
+    "python-mcp 2026-07-28|$python $here/python/client_check.py --mode auto"
+    "python-mcp 2025-11-25|$python $here/python/client_check.py --mode legacy"
     "ts-client 2026-07-28|node $here/node/client_check.mjs --sdk client --mode auto"
     "ts-client 2025-11-25|node $here/node/client_check.mjs --sdk client --mode legacy"
     "ts-sdk-v1 2025-11-25|node $here/node/client_check.mjs --sdk sdk --mode legacy"

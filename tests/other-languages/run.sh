@@ -5,8 +5,8 @@
 # type-checked (mypy --strict) and unit tested (pytest, against a stand-in daemon); then,
 # against the real daemon and CLI, the official Python MCP client drives the C example, the
 # docs' C and Python sections are executed, and the Tkinter example runs as a real window
-# under Xvfb. Installs what it needs (apt-get, cargo install, pip into a venv under the
-# target dir). Called by .ci/run.
+# under Xvfb. Installs what it needs (apt-get, cargo install, pip into the venv of
+# tests/mcp-clients). Called by .ci/run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -18,15 +18,14 @@ step() { printf '\n== %s\n' "$*"; }
 fail() { echo "tests/other-languages/run.sh: FAIL: $*" >&2; exit 1; }
 
 step "tools"
-# Debian's python3 with Tk (the pyenv or python.org builds may lack _tkinter).
-python=/usr/bin/python3
 packages=()
 command -v valgrind >/dev/null || packages+=(valgrind)
 command -v Xvfb >/dev/null || packages+=(xvfb)
 command -v xdotool >/dev/null || packages+=(xdotool)
 command -v import >/dev/null || packages+=(imagemagick)
 command -v make >/dev/null || packages+=(make)
-"$python" -c 'import tkinter, venv, ensurepip' 2>/dev/null || packages+=(python3 python3-venv python3-tk)
+# Python with Tk and venv (Debian's python3 has Tk only with python3-tk).
+python3 -c 'import tkinter, venv, ensurepip' 2>/dev/null || packages+=(python3 python3-venv python3-tk)
 if ((${#packages[@]} > 0)); then
     apt-get update
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${packages[@]}"
@@ -59,27 +58,21 @@ step "capi suite, the C example under valgrind"
 JFGUI_TEST_WRAPPER="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible" \
     cargo test -q -p jfgui-tests --test suite capi::
 
-step "python venv"
-venv=$target/other-languages-venv
-stamp=$venv/.requirements.sha256
-want=$(cat "$here/requirements.txt" tests/mcp-clients/python/requirements.txt | sha256sum | cut -d' ' -f1)
-if [[ ! -x $venv/bin/python || ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
-    rm -rf "$venv"
-    "$python" -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/requirements.txt"
-    echo "$want" >"$stamp"
-fi
+step "python: the MCP clients' venv, plus pytest, mypy and this package"
+python=$(bash tests/mcp-clients/python/venv.sh)
+"$python" -c 'import tkinter' || fail "the venv's python ($python) has no tkinter"
+"$python" -m pip install -q --disable-pip-version-check -r "$here/requirements.txt"
 # Exactly what the docs say: after `cargo build -p capi --release`, install the package (it
 # bundles target/release/libjfgui_host.so); reinstalled every run for a fresh library.
-"$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
+"$python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
 rm -rf bindings/python/build bindings/python/src/jfgui_host.egg-info
 
 step "python package: mypy --strict, pytest"
-(cd bindings/python && MYPYPATH=src:tests "$venv/bin/mypy" --strict --no-incremental src/jfgui_host tests)
+(cd bindings/python && MYPYPATH=src:tests "$python" -m mypy --strict --no-incremental src/jfgui_host tests)
 # From outside the source tree, so the installed package (with its bundled library) is tested.
-(cd "$scratch" && "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/bindings/python/tests")
+(cd "$scratch" && "$python" -m pytest -q -p no:cacheprovider "$root/bindings/python/tests")
 
 step "end to end: MCP client on the C example, the docs, Tk under Xvfb"
-(cd "$scratch" && JFGUI_BIN_DIR="$target/debug" "$venv/bin/python" -m pytest -q -p no:cacheprovider "$here")
+(cd "$scratch" && JFGUI_BIN_DIR="$target/debug" "$python" -m pytest -q -p no:cacheprovider "$here")
 
 echo "other-languages: passed"

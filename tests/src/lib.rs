@@ -60,6 +60,8 @@ pub fn bin_dir() -> &'static Path {
                 "-p",
                 "notepad",
                 "-p",
+                "sketch",
+                "-p",
                 "cli",
                 "-p",
                 "jfgui-tests",

@@ -19,6 +19,7 @@ mod host_faults;
 mod lifecycle;
 mod runtime_dir;
 mod single_instance;
+mod sketch_headless;
 mod slow_peers;
 mod spec_s4;
 mod spec_s6;
