@@ -3,13 +3,14 @@
 //! watchdog, raw JSON-RPC line clients, `/proc` resource probes and the cross-UID helper.
 //!
 //! **Binaries.** `CARGO_BIN_EXE_*` only covers a package's own bins, so [`bin`] runs
-//! `cargo build -p daemon -p notepad -p cli -p jfgui-tests -p capi --bins --lib` once per test
-//! process (a no-op when they are fresh; `--lib` gives `libjfgui_host.so` for the C example)
-//! into the same target dir as the running test, then returns `target/<profile>/NAME`.
-//! `cargo test --workspace` therefore always runs the suites against binaries built from the
-//! current sources. Set `JFGUI_TEST_BIN_DIR` to test prebuilt binaries instead (nothing is
-//! built then; the dir must hold `jfgui-agentd`, `jfgui-agent`, `jfgui-notepad`,
-//! `jfgui-testapp`, `jfgui-capi-shim` and `libjfgui_host.so`).
+//! `cargo build -p daemon -p notepad -p sketch -p cli -p jfgui-tests -p capi --bins --lib` once
+//! per test process (a no-op when they are fresh; `--lib` gives `libjfgui_host.so` for the C
+//! example) into the same target dir as the running test, then returns
+//! `target/<profile>/NAME`. `cargo test --workspace` therefore always runs the suites against
+//! binaries built from the current sources. Set `JFGUI_TEST_BIN_DIR` to test prebuilt binaries
+//! instead (nothing is built then; the dir must hold the binaries the suites start, among them
+//! `jfgui-agentd`, `jfgui-agent`, `jfgui-notepad`, `jfgui-testapp`, `jfgui-capi-shim` and
+//! `libjfgui_host.so`).
 
 use std::fs;
 use std::io::{self, BufRead, BufReader, Write};
