@@ -1,6 +1,7 @@
 //! The subcommands, one file each, behind one dispatching enum.
 
 mod actions;
+mod batch;
 mod call;
 mod completions;
 mod describe;
@@ -8,8 +9,11 @@ mod headless;
 mod inspect;
 mod list;
 mod man;
+mod read;
+mod render;
 mod status;
 mod stdio;
+mod tasks;
 
 use std::time::Duration;
 
@@ -18,17 +22,40 @@ use clap::{Args, Parser, Subcommand};
 use crate::exit::{EXIT_CODES_HELP, Failure};
 use crate::output::Format;
 
-/// jfgui-agent: drive GUI apps registered with jfgui-agentd through their semantic actions.
+/// Seconds each answer may take when `--timeout` is not given.
+const DEFAULT_TIMEOUT_SECS: u64 = 60;
+
+/// The command line of jfgui-agentd (`about` for `-h` and the man page's NAME line,
+/// `long_about` for `--help` and its DESCRIPTION, so neither repeats the other).
 #[derive(Debug, Parser)]
-#[command(name = "jfgui-agent", version, after_help = EXIT_CODES_HELP)]
+#[command(
+    name = "jfgui-agent",
+    version,
+    about = "Drive GUI apps registered with jfgui-agentd through their semantic actions",
+    long_about = "jfgui-agent lists the apps registered with the per-user daemon jfgui-agentd, \
+                  calls their actions, follows their deferred tasks, reads their resources and \
+                  renders their view, and is the stdio gateway MCP clients start.",
+    after_help = EXIT_CODES_HELP
+)]
 pub struct Cli {
-    /// Seconds to wait for each answer before giving up with exit 6 (the daemon's own request
-    /// deadline is 30 s).
-    #[arg(long, global = true, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    pub timeout: u64,
+    /// Seconds to wait for each answer before giving up with exit 6 [default: 60]; for
+    /// `tasks wait` and `call --wait` also how long to follow the task [default: until it
+    /// ends].
+    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: Option<u64>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// The bounds `--timeout` sets.
+    pub fn context(&self) -> Context {
+        Context {
+            timeout: Duration::from_secs(self.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS)),
+            wait: self.timeout.map(Duration::from_secs),
+        }
+    }
 }
 
 /// The subcommands of SPEC S9.
@@ -43,14 +70,26 @@ pub enum Command {
     /// Show one action: kind, input and output schemas, capabilities.
     #[command(after_help = "Example:\n  jfgui-agent describe notepad document.text.replace")]
     Describe(describe::DescribeArgs),
-    /// Execute one action.
+    /// Execute one action (and, with --wait, follow the task it starts).
     #[command(after_help = call::AFTER_HELP)]
     Call(call::CallArgs),
+    /// Run several actions in one request, in order or all-or-nothing (`actions/batch`).
+    #[command(after_help = batch::AFTER_HELP)]
+    Batch(batch::BatchArgs),
     /// Read the app's state (`state/inspect`).
     #[command(
         after_help = "Example:\n  jfgui-agent inspect notepad --input-json '{\"sinceRevision\":12}'"
     )]
     Inspect(inspect::InspectArgs),
+    /// Get, wait for or cancel a deferred task an action started.
+    #[command(after_help = tasks::AFTER_HELP)]
+    Tasks(tasks::TasksArgs),
+    /// Read a resource of the app (chunked `resources/read`) into a file or stdout.
+    #[command(after_help = read::AFTER_HELP)]
+    Read(read::ReadArgs),
+    /// Render the app's view (`view/render`) and save the image it produces.
+    #[command(after_help = render::AFTER_HELP)]
+    Render(render::RenderArgs),
     /// Gateway: pipe JSON-1 or MCP lines between stdin/stdout and an endpoint (for MCP clients).
     #[command(after_help = stdio::AFTER_HELP)]
     Stdio(stdio::StdioArgs),
@@ -60,14 +99,13 @@ pub enum Command {
     /// Show the daemon's status: pid, version, uptime, apps, connections.
     #[command(after_help = "Example:\n  jfgui-agent status --json")]
     Status(status::StatusArgs),
-    /// Print a shell completion script.
-    #[command(
-        after_help = "Example:\n  jfgui-agent completions bash > ~/.local/share/bash-completion/completions/jfgui-agent"
-    )]
+    /// Print a shell completion script (it completes endpoint and action names from the
+    /// running daemon).
+    #[command(after_help = completions::AFTER_HELP)]
     Completions(completions::CompletionsArgs),
-    /// Print the man page (roff) on stdout.
-    #[command(after_help = "Example:\n  jfgui-agent man > jfgui-agent.1 && man ./jfgui-agent.1")]
-    Man,
+    /// Print a man page (roff) on stdout: jfgui-agent(1), or jfgui-agentd(1).
+    #[command(after_help = man::AFTER_HELP)]
+    Man(man::ManArgs),
 }
 
 /// `--json` for commands that print something.
@@ -83,6 +121,8 @@ pub struct JsonFlag {
 pub struct Context {
     /// Bound on each request.
     pub timeout: Duration,
+    /// Bound on following a task (`tasks wait`, `call --wait`); `None`: until it ends.
+    pub wait: Option<Duration>,
 }
 
 impl Command {
@@ -93,12 +133,18 @@ impl Command {
             Command::Actions(a) => Format::choose(a.out.json, false),
             Command::Describe(a) => Format::choose(a.out.json, false),
             Command::Call(a) => Format::choose(a.out.json, true),
+            Command::Batch(a) => Format::choose(a.out.json, true),
             Command::Inspect(a) => Format::choose(a.out.json, true),
+            Command::Tasks(a) => Format::choose(a.out.json, true),
+            // stdout may carry the resource's bytes: JSON only when asked (it needs -o).
+            Command::Read(a) => Format::choose(a.json, false),
+            Command::Render(a) => Format::choose(a.json, false),
             Command::Status(a) => Format::choose(a.out.json, false),
             // stdout belongs to the protocol (or to the generated script): errors go to stderr only.
-            Command::Stdio(_) | Command::Headless(_) | Command::Completions(_) | Command::Man => {
-                Format::Human
-            }
+            Command::Stdio(_)
+            | Command::Headless(_)
+            | Command::Completions(_)
+            | Command::Man(_) => Format::Human,
         }
     }
 
@@ -109,13 +155,16 @@ impl Command {
             Command::Actions(a) => actions::run(a, ctx, format).await,
             Command::Describe(a) => describe::run(a, ctx, format).await,
             Command::Call(a) => call::run(a, ctx, format).await,
+            Command::Batch(a) => batch::run(a, ctx, format).await,
             Command::Inspect(a) => inspect::run(a, ctx, format).await,
+            Command::Tasks(a) => tasks::run(a, ctx, format).await,
+            Command::Read(a) => read::run(a, ctx, format).await,
+            Command::Render(a) => render::run(a, ctx, format).await,
             Command::Stdio(a) => stdio::run(a, ctx).await,
-
             Command::Headless(a) => headless::run(a, ctx).await,
             Command::Status(_) => status::run(ctx, format).await,
             Command::Completions(a) => completions::run(a),
-            Command::Man => man::run(),
+            Command::Man(a) => man::run(a),
         }
     }
 }

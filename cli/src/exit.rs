@@ -52,13 +52,35 @@ pub struct Failure {
     /// The wire error object (`{code, message, data}`) when the failure came from a JSON-RPC
     /// error, so `--json` can print it unchanged.
     pub wire: Option<Value>,
+    /// The command already printed its result on stdout (a batch with a failed call, a task
+    /// that ended badly): the report is then the stderr line only, so stdout holds exactly one
+    /// JSON value.
+    pub result_printed: bool,
 }
 
 impl Failure {
     /// A failure without a wire error.
     pub fn new(exit: Exit, reason: impl Into<String>, message: impl Into<String>) -> Failure {
         let message: String = message.into();
-        Failure { exit, reason: reason.into(), message: one_line(&message), wire: None }
+        Failure {
+            exit,
+            reason: reason.into(),
+            message: one_line(&message),
+            wire: None,
+            result_printed: false,
+        }
+    }
+
+    /// The same failure (exit code, reason, wire error) told in a better sentence.
+    pub fn with_message(mut self, message: impl Into<String>) -> Failure {
+        self.message = one_line(&message.into());
+        self
+    }
+
+    /// Marks the failure as one whose result is already on stdout (see `result_printed`).
+    pub fn after_result(mut self) -> Failure {
+        self.result_printed = true;
+        self
     }
 
     /// A usage error (exit 2).
@@ -66,13 +88,19 @@ impl Failure {
         Failure::new(Exit::Usage, reason, message)
     }
 
-    /// Maps a JSON-RPC `error` object to an exit code: application errors by class (the code
-    /// fixes the class, SPEC S6), everything in the JSON-RPC range is a protocol error.
+    /// Maps an error object to an exit code: application errors by class (the code fixes the
+    /// class, SPEC S6), everything in the JSON-RPC range is a protocol error. It takes both
+    /// shapes the daemon sends: a JSON-RPC `error` (`{code, message, data{reason, ...}}`) and
+    /// an action error inside a result (a batch call's or a failed task's:
+    /// `{code, class, reason, message, data}`).
     pub fn from_rpc_error(error: &Value) -> Failure {
         let code = error.get("code").and_then(Value::as_i64);
         let data = error.get("data").and_then(Value::as_object);
         let message = error.get("message").and_then(Value::as_str).unwrap_or("no message given");
-        let reason = data.and_then(|d| d.get("reason")).and_then(Value::as_str);
+        let reason = data
+            .and_then(|d| d.get("reason"))
+            .or_else(|| error.get("reason"))
+            .and_then(Value::as_str);
         let (exit, default_reason) = match code {
             Some(1001) => (Exit::OutcomeUnknown, "outcome_unknown"),
             Some(1000) => (Exit::Action, "not_executed"),
@@ -100,11 +128,21 @@ impl Failure {
         if let Some(pointer) = data.and_then(|d| d.get("pointer")).and_then(Value::as_str) {
             text.push_str(&format!(" (at {})", if pointer.is_empty() { "/" } else { pointer }));
         }
+        // A failed atomic batch names the call and carries that call's own error: say both.
+        if let Some(cause) = data.and_then(|d| d.get("cause")) {
+            let index = data.and_then(|d| d.get("index")).and_then(Value::as_u64);
+            let inner = Failure::from_rpc_error(cause);
+            match index {
+                Some(i) => text.push_str(&format!("; call {i}: {}", inner.message)),
+                None => text.push_str(&format!("; {}", inner.message)),
+            }
+        }
         Failure {
             exit,
             reason: reason.unwrap_or(default_reason).to_string(),
             message: one_line(&text),
             wire: Some(error.clone()),
+            result_printed: false,
         }
     }
 
@@ -199,9 +237,30 @@ mod tests {
         let f = Failure::from_rpc_error(&Value::Object(e.clone()));
         assert!(f.message.contains("current revision: 12"), "{}", f.message);
         // A message that already names it is not repeated.
-        e.insert("message", "expectedRevision 3 is stale: the current revision is 12; retry");
+        e.insert("message", "expectedRevision 3 does not match: the current revision is 12; retry");
         let f = Failure::from_rpc_error(&Value::Object(e));
-        assert_eq!(f.message, "expectedRevision 3 is stale: the current revision is 12; retry");
+        assert_eq!(
+            f.message,
+            "expectedRevision 3 does not match: the current revision is 12; retry"
+        );
+    }
+
+    #[test]
+    fn action_errors_inside_results_keep_their_reason_and_batch_causes_are_named() {
+        let parse = |s: &str| jfgui_proto::parse(s.as_bytes(), &jfgui_proto::Limits::DEFAULT);
+        let call = parse(
+            r#"{"code":1001,"class":"outcome_unknown","reason":"app_disconnected","message":"gone","data":{}}"#,
+        )
+        .unwrap();
+        let f = Failure::from_rpc_error(&call);
+        assert_eq!((f.exit, f.reason.as_str()), (Exit::OutcomeUnknown, "app_disconnected"));
+        let batch = parse(
+            r#"{"code":1000,"message":"the atomic batch was not started","data":{"reason":"batch_preflight","index":1,"cause":{"code":1000,"class":"not_executed","reason":"unknown_action","message":"no action \"nope\"","data":{"action":"nope"}}}}"#,
+        )
+        .unwrap();
+        let f = Failure::from_rpc_error(&batch);
+        assert_eq!(f.reason, "batch_preflight");
+        assert_eq!(f.message, r#"the atomic batch was not started; call 1: no action "nope""#);
     }
 
     #[test]

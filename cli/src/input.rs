@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use jfgui_proto::{Limits, Value};
+use jfgui_proto::{JsonErrorKind, Limits, Value};
 
 use crate::exit::Failure;
 
@@ -35,8 +35,30 @@ impl InputArgs {
 }
 
 fn parse(bytes: &[u8], origin: &str) -> Result<Value, Failure> {
-    jfgui_proto::parse(bytes, &Limits::DEFAULT).map_err(|e| {
-        Failure::usage("invalid_input_json", format!("{origin} is not valid strict JSON: {e}"))
+    let limits = Limits::DEFAULT;
+    jfgui_proto::parse(bytes, &limits).map_err(|e| {
+        let bound = bound(e.kind(), &limits).map(|b| format!(" ({b})")).unwrap_or_default();
+        Failure::usage(
+            "invalid_input_json",
+            format!("{origin} is not valid strict JSON: {e}{bound}"),
+        )
+    })
+}
+
+/// The bound a refused input crossed, stated so the user knows how far to cut (the parser's
+/// error names only the kind and the offset).
+fn bound(kind: JsonErrorKind, limits: &Limits) -> Option<String> {
+    Some(match kind {
+        JsonErrorKind::TooLarge => format!("the limit is {} bytes per message", limits.max_bytes),
+        JsonErrorKind::TooDeep => format!("the limit is {} nesting levels", limits.max_depth),
+        JsonErrorKind::TooManyValues => format!("the limit is {} values", limits.max_values),
+        JsonErrorKind::TooManyMembers => {
+            format!("the limit is {} members per array or object", limits.max_members)
+        }
+        JsonErrorKind::StringTooLong => {
+            format!("the limit is {} bytes per string, after unescaping", limits.max_string_bytes)
+        }
+        _ => return None,
     })
 }
 
@@ -84,6 +106,16 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn a_crossed_bound_is_stated() {
+        let long = format!(r#"{{"text":"{}"}}"#, "a".repeat(Limits::DEFAULT.max_string_bytes + 1));
+        let e = args(Some(&long), None).read().unwrap_err();
+        assert!(e.message.contains("262144 bytes per string"), "{}", e.message);
+        let deep = format!("{}{}", "[".repeat(40), "]".repeat(40));
+        let e = args(Some(&deep), None).read().unwrap_err();
+        assert!(e.message.contains("32 nesting levels"), "{}", e.message);
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! `jfgui-agent`: the command line for people and scripts. Parses the arguments, runs one
-//! subcommand on a single-threaded tokio runtime, reports a failure as one stderr line (plus
-//! JSON on stdout under `--json`) and exits with the code of SPEC S9.
+//! `jfgui-agent`: the command line for people and scripts. Answers shell completion requests
+//! (`COMPLETE=SHELL`), parses the arguments, runs one subcommand on a single-threaded tokio
+//! runtime, reports a failure as one stderr line (plus JSON on stdout under `--json`) and exits
+//! with the code of SPEC S9.
 
 mod client;
 mod cmd;
@@ -11,14 +12,13 @@ mod input;
 mod line;
 mod output;
 mod transport;
+mod usage;
 
 use std::io::Write;
-use std::time::Duration;
 
-use clap::Parser;
-use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser};
 
-use crate::cmd::{Cli, Context};
+use crate::cmd::Cli;
 use crate::exit::{Exit, Failure};
 
 fn main() {
@@ -30,12 +30,15 @@ fn main() {
         output::report(&failure, output::Format::Human);
         std::process::exit(Exit::Protocol as i32);
     }));
+    // A shell asking for completions (the scripts `completions SHELL` prints) is answered here
+    // and the process exits; otherwise this does nothing.
+    clap_complete::CompleteEnv::with_factory(Cli::command).complete();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => usage_error(&e),
+        Err(e) => usage::exit_with(&e),
     };
     let format = cli.command.format();
-    let ctx = Context { timeout: Duration::from_secs(cli.timeout) };
+    let ctx = cli.context();
     // The runtime is never dropped: dropping it would wait for tokio's blocking stdin read,
     // which no shutdown can cancel (a gateway whose peer closed must exit while its client
     // still holds stdin open). `process::exit` below ends everything instead.
@@ -60,42 +63,4 @@ fn main() {
     };
     let _ = std::io::stdout().flush();
     std::process::exit(code as i32);
-}
-
-/// Help and version go out as clap renders them; a real usage error becomes one stderr line
-/// (the reason is clap's error kind) and exit 2.
-fn usage_error(e: &clap::Error) -> ! {
-    match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => e.exit(),
-        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = e.print();
-            std::process::exit(Exit::Usage as i32);
-        }
-        _ => {
-            // clap's message runs until the blank line before its usage block.
-            let rendered = e.to_string();
-            let text: Vec<&str> = rendered
-                .lines()
-                .take_while(|l| !l.trim().is_empty() && !l.starts_with("Usage:"))
-                .map(|l| l.trim().trim_start_matches("error: "))
-                .collect();
-            let text = text.join(" ");
-            let reason = usage_reason(e.kind());
-            let failure = Failure::usage(reason, format!("{text} (see `jfgui-agent --help`)"));
-            output::report(&failure, output::Format::Human);
-            std::process::exit(Exit::Usage as i32);
-        }
-    }
-}
-
-/// A stable name for each kind of usage error.
-fn usage_reason(kind: ErrorKind) -> &'static str {
-    match kind {
-        ErrorKind::InvalidSubcommand => "unknown_subcommand",
-        ErrorKind::UnknownArgument => "unknown_argument",
-        ErrorKind::InvalidValue | ErrorKind::ValueValidation => "invalid_value",
-        ErrorKind::MissingRequiredArgument => "missing_argument",
-        ErrorKind::ArgumentConflict => "conflicting_arguments",
-        _ => "usage",
-    }
 }

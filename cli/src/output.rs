@@ -1,5 +1,8 @@
 //! Output: JSON (one compact line, for scripts) or text (for people), the stdout rules (a closed
-//! stdout ends the program quietly) and the one-line stderr report of a failure.
+//! stdout ends the program quietly) and the one-line stderr report of a failure. Progress bars
+//! (stderr, terminals only) live in [`progress`].
+
+pub mod progress;
 
 use std::io::{self, IsTerminal, Write};
 
@@ -91,7 +94,7 @@ fn pretty_into(value: &Value, indent: usize, out: &mut String) {
             out.push_str("{\n");
             for (i, (key, item)) in map.iter().enumerate() {
                 pad(indent + 1, out);
-                out.push_str(&scalar(&Value::from(key)));
+                out.push_str(&compact(&Value::from(key)));
                 out.push_str(": ");
                 pretty_into(item, indent + 1, out);
                 out.push_str(if i + 1 < map.len() { ",\n" } else { "\n" });
@@ -99,13 +102,14 @@ fn pretty_into(value: &Value, indent: usize, out: &mut String) {
             pad(indent, out);
             out.push('}');
         }
-        other => out.push_str(&scalar(other)),
+        other => out.push_str(&compact(other)),
     }
 }
 
-/// A scalar (or empty container) through the strict encoder; a value it refuses (only possible
-/// for strings beyond the bound, which never came through the parser) is shown by its type.
-fn scalar(value: &Value) -> String {
+/// `value` as one line of compact JSON through the strict encoder; a value it refuses (only
+/// possible beyond the bounds, which nothing that came through the parser exceeds) is shown by
+/// its type.
+pub fn compact(value: &Value) -> String {
     match jfgui_proto::encode(value, &Limits::DEFAULT) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(_) => format!("<{} too large to show>", value.type_name()),
@@ -118,7 +122,7 @@ pub fn report(failure: &Failure, format: Format) {
     if failure.exit == Exit::Ok {
         return;
     }
-    if format == Format::Json {
+    if format == Format::Json && !failure.result_printed {
         // A closed stdout must not hide the stderr line below.
         let _ = print_json(&failure.to_json());
     }

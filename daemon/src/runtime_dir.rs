@@ -301,10 +301,20 @@ enum Verdict {
 
 /// The S11 rule for a directory with owner `owner` and permission bits `mode`, run as `me`.
 fn judge(owner: u32, mode: u32, me: u32) -> Verdict {
+    if mode & 0o1000 != 0 && mode & 0o022 != 0 {
+        // Sticky and writable by others: a shared directory such as /tmp, whoever owns it.
+        // Advising a chmod here would break every other user of it.
+        return Verdict::Refuse(format!(
+            "it is a shared directory (owner uid {owner}, mode {mode:04o}: sticky and writable \
+             by group or others, like /tmp), not a runtime dir: name a dedicated directory \
+             inside it instead, e.g. jfgui-agent-{me} in it (the daemon creates it 0700)"
+        ));
+    }
     if owner != me {
         return Verdict::Refuse(format!(
             "it is owned by uid {owner}, not by us (uid {me}), mode {mode:04o}; nothing was \
-             changed in it"
+             changed in it; give the daemon a directory of its own (one that does not exist yet \
+             is created 0700)"
         ));
     }
     if mode & 0o022 != 0 {
@@ -335,10 +345,20 @@ mod tests {
         assert_eq!(judge(1000, 0o755, 1000), Verdict::Tighten);
         assert_eq!(judge(1000, 0o750, 1000), Verdict::Tighten);
         assert_eq!(judge(1000, 0o2700, 1000), Verdict::Tighten);
-        for writable in [0o777, 0o770, 0o757, 0o720, 0o702, 0o1777] {
+        for writable in [0o777, 0o770, 0o757, 0o720, 0o702] {
             match judge(1000, writable, 1000) {
                 Verdict::Refuse(m) => assert!(m.contains("writable by group or others"), "{m}"),
                 v => panic!("{writable:o}: {v:?}"),
+            }
+        }
+        // A shared sticky directory (/tmp) is refused with advice to use a dedicated one,
+        // never to chmod it.
+        for (owner, shared) in [(1000, 0o1777), (0, 0o1777), (1000, 0o1770), (1000, 0o1703)] {
+            match judge(owner, shared, 1000) {
+                Verdict::Refuse(m) => {
+                    assert!(m.contains("dedicated directory") && !m.contains("chmod"), "{m}")
+                }
+                v => panic!("{shared:o}: {v:?}"),
             }
         }
         match judge(1001, 0o700, 1000) {

@@ -311,7 +311,7 @@ pub(crate) fn check_revision(
         (_, Some(expected)) if expected != current => Err(ActionError::new(
             Reason::StaleRevision { current_revision: current },
             format!(
-                "expectedRevision {expected} is stale: the current revision is {current}; re-read the state and retry"
+                "expectedRevision {expected} does not match: the current revision is {current}; re-read the state and retry"
             ),
         )),
         _ => Ok(()),

@@ -1,11 +1,12 @@
-# Installs jfgui-agentd and jfgui-agent for the current user (no administrator rights) and
-# starts the daemon at every login through a value under
+# Installs jfgui-agentd, jfgui-agent and the example app jfgui-notepad (for --demo) for the
+# current user (no administrator rights) and starts the daemon at every login through a value
+# under
 #   HKCU\Software\Microsoft\Windows\CurrentVersion\Run
 # (per user, no elevation; a Windows service would run in session 0 as the wrong user).
 #
 #   powershell -ExecutionPolicy Bypass -File packaging\windows\install.ps1 [-BinFrom DIR] [-NoStart]
 #
-#   -BinFrom DIR  take prebuilt jfgui-agentd.exe and jfgui-agent.exe from DIR
+#   -BinFrom DIR  take prebuilt jfgui-agentd.exe, jfgui-agent.exe and jfgui-notepad.exe from DIR
 #                 (default: build them with `cargo install --path`)
 #   -NoStart      install and register only; do not start the daemon now
 #
@@ -28,7 +29,7 @@ $ValueName = "jfgui-agentd"
 
 New-Item -ItemType Directory -Force -Path $Bin, $LogDir | Out-Null
 if ($BinFrom -ne "") {
-    foreach ($exe in "jfgui-agentd.exe", "jfgui-agent.exe") {
+    foreach ($exe in "jfgui-agentd.exe", "jfgui-agent.exe", "jfgui-notepad.exe") {
         Copy-Item -Force (Join-Path $BinFrom $exe) (Join-Path $Bin $exe)
     }
 } else {
@@ -36,6 +37,8 @@ if ($BinFrom -ne "") {
     if ($LASTEXITCODE -ne 0) { throw "cargo install (daemon) failed" }
     cargo install --locked --path (Join-Path $Repo "cli") --root $Root
     if ($LASTEXITCODE -ne 0) { throw "cargo install (cli) failed" }
+    cargo install --locked --path (Join-Path $Repo "examples\notepad") --root $Root
+    if ($LASTEXITCODE -ne 0) { throw "cargo install (notepad) failed" }
 }
 
 # The daemon is a console program: start it hidden, with stderr going to the log file.
@@ -44,7 +47,7 @@ $Log = Join-Path $LogDir "agentd.log"
 $Command = "powershell.exe -NoProfile -NonInteractive -WindowStyle Hidden -Command " +
     "`"Start-Process -WindowStyle Hidden -FilePath '$Daemon' -RedirectStandardError '$Log'`""
 New-ItemProperty -Path $RunKey -Name $ValueName -Value $Command -PropertyType String -Force | Out-Null
-Write-Output "installed jfgui-agentd.exe and jfgui-agent.exe in $Bin"
+Write-Output "installed jfgui-agentd.exe, jfgui-agent.exe and jfgui-notepad.exe in $Bin"
 Write-Output "registered $RunKey\$ValueName: jfgui-agentd starts at every login"
 
 if (-not $NoStart) {

@@ -15,8 +15,10 @@ use crate::{Daemon, PATIENCE, Proc, agent, notepad};
 pub struct Run {
     /// Exit status.
     pub status: ExitStatus,
-    /// Everything written to stdout.
+    /// Everything written to stdout (as text; invalid UTF-8 replaced).
     pub stdout: String,
+    /// Everything written to stdout, byte for byte.
+    pub stdout_bytes: Vec<u8>,
     /// Everything written to stderr.
     pub stderr: String,
 }
@@ -96,6 +98,30 @@ pub fn run_agent(rt: &Path, args: &[&str], stdin: &[u8]) -> Run {
     run_command(agent_command(rt, args), stdin)
 }
 
+/// Runs `jfgui-agent ARGS` on `rt` with a terminal as stdin, stdout and stderr (a pty made by
+/// util-linux `script`, which Debian always has): what a person at a terminal sees. The
+/// returned `stdout` is the whole transcript (stdout and stderr interleaved, escape sequences
+/// and `\r` included); the exit code is jfgui-agent's.
+pub fn run_agent_in_pty(rt: &Path, args: &[&str]) -> Run {
+    let mut line = shell_quote(&agent().to_string_lossy());
+    for arg in args {
+        line.push(' ');
+        line.push_str(&shell_quote(arg));
+    }
+    let mut cmd = Command::new("script");
+    cmd.args(["--quiet", "--return", "--command", &line, "/dev/null"])
+        .env("JFGUI_RUNTIME_DIR", rt)
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("TERM", "xterm")
+        .env("RUST_BACKTRACE", "1");
+    run_command(cmd, b"")
+}
+
+/// `s` in single quotes for `sh -c`.
+pub fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
 /// Runs a prepared command with `stdin` as its input, capturing stdout and stderr; the child is
 /// killed and the test fails if it is still running after [`PATIENCE`].
 pub fn run_command(mut cmd: Command, stdin: &[u8]) -> Run {
@@ -131,9 +157,10 @@ pub fn run_command(mut cmd: Command, stdin: &[u8]) -> Run {
         thread::sleep(Duration::from_millis(10));
     };
     let _ = feeder.join();
-    let stdout = String::from_utf8_lossy(&out_reader.join().expect("stdout reader")).into_owned();
+    let stdout_bytes = out_reader.join().expect("stdout reader");
+    let stdout = String::from_utf8_lossy(&stdout_bytes).into_owned();
     let stderr = String::from_utf8_lossy(&err_reader.join().expect("stderr reader")).into_owned();
-    Run { status, stdout, stderr }
+    Run { status, stdout, stdout_bytes, stderr }
 }
 
 /// Spawns `cmd` with stdin, stdout and stderr piped (panics, naming it, if it cannot start).

@@ -98,6 +98,21 @@ pub fn agent() -> PathBuf {
     bin("jfgui-agent")
 }
 
+/// `len` bytes that every byte value occurs in and no two runs differ in (a xorshift
+/// sequence): the content of the test app's `--blob` resource, so a test can check a
+/// download byte for byte.
+pub fn blob(len: usize) -> Vec<u8> {
+    let mut x: u32 = 0x9E37_79B9;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
 // ---------------------------------------------------------------------------------------------
 // Temporary directories and the watchdog
 
@@ -160,8 +175,11 @@ fn untrack(pid: u32) {
 pub struct Watchdog(Option<mpsc::Sender<()>>);
 
 impl Watchdog {
-    /// Arms the watchdog for the current test.
+    /// Arms the watchdog for the current test, once the binaries are built: the one-time
+    /// `cargo build` of [`bin_dir`] (minutes on a cold cache: the GUI example's dependencies)
+    /// is not the test's time, and counting it aborted whole suite runs.
     pub fn arm(limit: Duration) -> Watchdog {
+        bin_dir();
         let name = thread::current().name().unwrap_or("test").to_string();
         let (tx, rx) = mpsc::channel::<()>();
         thread::spawn(move || {

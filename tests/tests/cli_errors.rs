@@ -79,7 +79,11 @@ fn help_version_completions_and_man_succeed() {
         "actions",
         "describe",
         "call",
+        "batch",
         "inspect",
+        "tasks",
+        "read",
+        "render",
         "stdio",
         "headless",
         "status",
@@ -92,13 +96,19 @@ fn help_version_completions_and_man_succeed() {
     }
     assert!(run(&rt, &["call", "--help"]).stdout.contains("racy"));
     run(&rt, &["--version"]).assert_code(0);
-    let bash = run(&rt, &["completions", "bash"]);
-    bash.assert_code(0);
-    assert!(bash.stdout.contains("jfgui-agent") && bash.stdout.contains("headless"));
-    let man = run(&rt, &["man"]);
-    man.assert_code(0);
-    assert!(man.stdout.contains(".TH"), "not roff: {}", &man.stdout[..man.stdout.len().min(200)]);
-    assert!(man.stdout.contains("jfgui\\-agent"));
+    for shell in ["bash", "zsh", "fish"] {
+        let script = run(&rt, &["completions", shell]);
+        script.assert_code(0);
+        // The dynamic registration: the shell calls jfgui-agent back at every TAB.
+        assert!(script.stdout.contains("COMPLETE"), "{shell}: {}", script.stdout);
+        assert!(script.stdout.contains("jfgui-agent"), "{shell}: {}", script.stdout);
+    }
+    for page in [&["man"][..], &["man", "jfgui-agentd"]] {
+        let man = run(&rt, page);
+        man.assert_code(0);
+        assert!(man.stdout.starts_with(".ie") || man.stdout.contains(".TH"), "not roff");
+        assert!(man.stdout.contains(".SH ENVIRONMENT"), "{page:?}");
+    }
     // No subcommand: clap's help on stderr, usage exit code.
     run(&rt, &[]).assert_code(2);
 }
@@ -249,4 +259,90 @@ fn another_users_runtime_dir_is_refused_exit_5() {
     let mut cmd = cross.command_as(&cross.a, &cross.bin("jfgui-agent"));
     cmd.env("JFGUI_RUNTIME_DIR", &rt).env_remove("XDG_RUNTIME_DIR").args(["status", "--json"]);
     run_command(cmd, b"").assert_code(0);
+}
+
+/// Issue 15: each error a user can act on says what to do.
+#[test]
+fn issue_15_usage_errors_keep_clap_tips_and_honour_json() {
+    let _w = Watchdog::arm(PATIENCE * 2);
+    let dir = TempDir::new();
+    let rt = dir.rt();
+    let r = run(&rt, &["cal"]);
+    r.assert_error(2, "unknown_subcommand");
+    assert!(r.stderr.contains("a similar subcommand exists: 'call'"), "{}", r.stderr);
+    assert!(r.stderr.contains("(see `jfgui-agent --help`)"), "{}", r.stderr);
+    let r = run(&rt, &["headless", "jfgui-notepad", "--text", "hi"]);
+    r.assert_error(2, "unknown_argument");
+    assert!(r.stderr.contains("use '-- --text'"), "{}", r.stderr);
+    assert!(r.stderr.contains("(see `jfgui-agent headless --help`)"), "{}", r.stderr);
+    let r = run(&rt, &["tasks", "notepad", "frob", "x", "--json"]);
+    r.assert_error(2, "invalid_value");
+    let j = r.json();
+    assert_eq!(j["exitCode"], 2);
+    assert_eq!(j["error"]["data"]["reason"], "invalid_value");
+    let message = j["error"]["message"].as_str().unwrap();
+    assert!(message.contains("[possible values: get, wait, cancel]"), "{message}");
+    assert!(message.ends_with("(see `jfgui-agent tasks --help`)"), "{message}");
+    // After `--`, `--json` belongs to the app, not to us.
+    let r = run(&rt, &["headless", "--bogus", "app", "--", "--json"]);
+    r.assert_error(2, "unknown_argument");
+    assert!(r.stdout.is_empty(), "{:?}", r.stdout);
+}
+
+#[test]
+fn issue_15_action_errors_name_what_to_fix() {
+    let _w = Watchdog::arm(PATIENCE * 3);
+    let dir = TempDir::new();
+    let rt = dir.rt();
+    let (_daemon, _app) = jfgui_tests::cli::daemon_with_notepad(&rt, &[]);
+
+    let r = run(&rt, &["describe", "notepad", "no.such.action"]);
+    r.assert_error(1, "action");
+    assert!(r.stderr.contains("\"no.such.action\""), "{}", r.stderr);
+    assert!(r.stderr.contains("jfgui-agent actions notepad"), "{}", r.stderr);
+
+    // A revision from the future does not match; it is not "stale".
+    let r = run(&rt, &["call", "notepad", "edit.undo", "--expected-revision", "999"]);
+    r.assert_error(1, "stale_revision");
+    assert!(r.stderr.contains("does not match") && !r.stderr.contains(" stale"), "{}", r.stderr);
+
+    // A string over the bound states the bound.
+    let long = format!("{{\"text\":\"{}\"}}", "a".repeat(300_000));
+    let file = dir.path().join("long.json");
+    std::fs::write(&file, long).unwrap();
+    let r = run(
+        &rt,
+        &["call", "notepad", "document.text.insert", "--input-file", file.to_str().unwrap()],
+    );
+    r.assert_error(2, "invalid_input_json");
+    assert!(r.stderr.contains("262144 bytes per string"), "{}", r.stderr);
+
+    // The example in `inspect --help` works as printed.
+    let help = run(&rt, &["inspect", "--help"]);
+    let example = help
+        .stdout
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("jfgui-agent inspect"))
+        .expect("an example in inspect --help");
+    let bin_dir = jfgui_tests::agent().parent().unwrap().to_path_buf();
+    let mut cmd = std::process::Command::new("sh");
+    cmd.args(["-c", example])
+        .env("PATH", format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default()))
+        .env("JFGUI_RUNTIME_DIR", &rt)
+        .env_remove("XDG_RUNTIME_DIR");
+    let r = run_command(cmd, b"");
+    r.assert_code(0);
+    assert!(r.json()["revision"].is_u64(), "{example}: {}", r.stdout);
+}
+
+#[test]
+fn issue_15_a_shared_runtime_dir_gets_advice_not_chmod() {
+    let _w = Watchdog::arm(PATIENCE);
+    let mut cmd = std::process::Command::new(jfgui_tests::agentd());
+    cmd.args(["--runtime-dir", "/tmp"]).env_remove("JFGUI_RUNTIME_DIR");
+    let (status, stderr) = jfgui_tests::run_daemon(cmd);
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("dedicated directory"), "{stderr}");
+    assert!(!stderr.contains("chmod"), "{stderr}");
 }

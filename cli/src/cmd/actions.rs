@@ -4,7 +4,9 @@
 use clap::Args;
 use jfgui_proto::{Map, Value};
 
+use super::completions::candidates;
 use super::{Context, JsonFlag, daemon};
+use crate::client::Client;
 use crate::endpoint;
 use crate::exit::{Exit, Failure};
 use crate::output::{Format, print_json, print_text, table};
@@ -17,6 +19,7 @@ const MAX_PAGES: usize = 1000;
 #[derive(Debug, Args)]
 pub struct ActionsArgs {
     /// The app: slug, exact display name, or unique slug prefix.
+    #[arg(add = candidates::endpoints())]
     pub endpoint: String,
     /// Only actions whose name or description contains this (case-insensitive).
     #[arg(long, value_name = "Q")]
@@ -29,12 +32,18 @@ pub struct ActionsArgs {
 pub async fn run(args: ActionsArgs, ctx: Context, format: Format) -> Result<(), Failure> {
     let daemon = daemon()?;
     let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout).await?;
+    let actions = all(&mut client, args.query.as_deref()).await?;
+    print(actions, format)
+}
+
+/// Every action of the endpoint (matching `query`), all pages merged.
+pub async fn all(client: &mut Client, query: Option<&str>) -> Result<Vec<Value>, Failure> {
     let mut actions: Vec<Value> = Vec::new();
     let mut cursor: Option<Value> = None;
     for _ in 0..MAX_PAGES {
         let mut params = Map::new();
-        if let Some(q) = &args.query {
-            params.insert("query", q.as_str());
+        if let Some(q) = query {
+            params.insert("query", q);
         }
         if let Some(c) = cursor.take() {
             params.insert("cursor", c);
@@ -46,7 +55,7 @@ pub async fn run(args: ActionsArgs, ctx: Context, format: Format) -> Result<(), 
             _ => return Err(malformed("without an `actions` array")),
         }
         match page.remove("nextCursor") {
-            None | Some(Value::Null) => return print(actions, format),
+            None | Some(Value::Null) => return Ok(actions),
             Some(next) => cursor = Some(next),
         }
     }

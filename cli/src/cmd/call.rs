@@ -1,10 +1,12 @@
 //! `jfgui-agent call ENDPOINT ACTION`: execute one action (`actions/execute`), with the input
-//! from the command line and an optional expected revision (`auto` reads it first).
+//! from the command line and an optional expected revision (`auto` reads it first); with
+//! `--wait`, a deferred action's task is followed to its end as `tasks ENDPOINT wait` does.
 
 use clap::Args;
 use jfgui_proto::{Map, Value};
 
-use super::{Context, JsonFlag, daemon};
+use super::completions::candidates;
+use super::{Context, JsonFlag, daemon, tasks};
 use crate::endpoint;
 use crate::exit::{Exit, Failure};
 use crate::input::InputArgs;
@@ -16,9 +18,13 @@ Writes need --expected-revision (read it with `inspect`). `--expected-revision a
 current revision with agent/info first and sends it: racy (another client may change the state
 in between, then the call fails with stale_revision and nothing happens), meant for interactive
 use, not scripts. Output is JSON whenever stdout is not a terminal.
+A deferred action answers with a task (`task export-1 is running`); --wait follows it to its
+end (a progress bar on stderr when it is a terminal), prints its result and exits with its
+outcome, as `jfgui-agent tasks ENDPOINT wait ID` does.
 
 Examples:
   jfgui-agent call notepad document.get
+  jfgui-agent call notepad document.export --expected-revision auto --wait
   jfgui-agent call notepad document.text.insert --input-json '{\"text\":\"hi\"}' --expected-revision 12
   jfgui-agent call notepad document.text.replace --input-file request.json --expected-revision auto";
 
@@ -48,14 +54,19 @@ fn parse_revision(s: &str) -> Result<ExpectedRevision, String> {
 #[derive(Debug, Args)]
 pub struct CallArgs {
     /// The app: slug, exact display name, or unique slug prefix.
+    #[arg(add = candidates::endpoints())]
     pub endpoint: String,
     /// The action name, e.g. `document.text.insert`.
+    #[arg(add = candidates::actions())]
     pub action: String,
     #[command(flatten)]
     pub input: InputArgs,
     /// The revision the call is meant for (required for writes), or `auto`.
     #[arg(long, value_name = "N|auto", value_parser = parse_revision, allow_hyphen_values = true)]
     pub expected_revision: Option<ExpectedRevision>,
+    /// If the action starts a task, follow it until it ends and exit with its outcome.
+    #[arg(long)]
+    pub wait: bool,
     #[command(flatten)]
     pub out: JsonFlag,
 }
@@ -89,6 +100,11 @@ pub async fn run(args: CallArgs, ctx: Context, format: Format) -> Result<(), Fai
         params.insert("expectedRevision", n);
     }
     let result = client.request("actions/execute", params).await?;
+    let started = result.get("task").and_then(|t| t.get("id")).and_then(Value::as_str);
+    if let (true, Some(id)) = (args.wait, started) {
+        let last = tasks::follow(&mut client, &args.endpoint, id, ctx.wait).await?;
+        return tasks::finish(&last, format);
+    }
     if format == Format::Json {
         return print_json(&Value::Object(result));
     }

@@ -3,6 +3,7 @@
 use clap::Args;
 use jfgui_proto::{Map, Value};
 
+use super::completions::candidates;
 use super::{Context, JsonFlag, daemon};
 use crate::endpoint;
 use crate::exit::{Exit, Failure};
@@ -12,8 +13,10 @@ use crate::output::{Format, pretty, print_json, print_text};
 #[derive(Debug, Args)]
 pub struct DescribeArgs {
     /// The app: slug, exact display name, or unique slug prefix.
+    #[arg(add = candidates::endpoints())]
     pub endpoint: String,
     /// The action name, e.g. `document.text.replace`.
+    #[arg(add = candidates::actions())]
     pub action: String,
     #[command(flatten)]
     pub out: JsonFlag,
@@ -25,7 +28,16 @@ pub async fn run(args: DescribeArgs, ctx: Context, format: Format) -> Result<(),
     let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout).await?;
     let mut params = Map::new();
     params.insert("action", args.action.as_str());
-    let result = client.request("actions/describe", params).await?;
+    let result = client.request("actions/describe", params).await.map_err(|f| {
+        // The daemon's not_found answer does not repeat the name that was asked for.
+        if f.reason != "action" {
+            return f;
+        }
+        f.with_message(format!(
+            "endpoint '{}' has no action named \"{}\"; `jfgui-agent actions {}` lists them",
+            args.endpoint, args.action, args.endpoint
+        ))
+    })?;
     if format == Format::Json {
         return print_json(&Value::Object(result));
     }

@@ -3,6 +3,7 @@
 use clap::Args;
 use jfgui_proto::{Map, Value};
 
+use super::completions::candidates;
 use super::{Context, JsonFlag, daemon};
 use crate::endpoint;
 use crate::exit::Failure;
@@ -13,6 +14,7 @@ use crate::output::{Format, pretty, print_json, print_text};
 #[derive(Debug, Args)]
 pub struct InspectArgs {
     /// The app: slug, exact display name, or unique slug prefix.
+    #[arg(add = candidates::endpoints())]
     pub endpoint: String,
     #[command(flatten)]
     pub input: InputArgs,

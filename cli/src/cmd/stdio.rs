@@ -3,6 +3,7 @@
 
 use clap::Args;
 
+use super::completions::candidates;
 use super::{Context, daemon};
 use crate::endpoint;
 use crate::exit::Failure;
@@ -25,6 +26,7 @@ Example (MCP client configuration):
 #[derive(Debug, Args)]
 pub struct StdioArgs {
     /// The app: slug, exact display name, or unique slug prefix.
+    #[arg(add = candidates::endpoints())]
     pub endpoint: String,
     /// The protocol the client speaks on stdin/stdout.
     #[arg(long, value_enum, default_value_t = Protocol::Mcp)]

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use jfgui_host_sdk::{
-    ActionError, ActionSpec, Context, Execution, Host, Map, Origin, Property, Schema, TaskTable,
-    Value, host_error, schema,
+    ActionError, ActionSpec, Context, Execution, Host, Map, Origin, Property, ResourceBytes,
+    ResourceInfo, Schema, TaskTable, Value, host_error, schema,
 };
 
 use crate::knobs::{Faults, Knob};
@@ -14,6 +14,10 @@ use crate::store::{Entry, Ledger, State};
 
 /// The transaction domain of the two mutations.
 const DOMAIN: &str = "state";
+
+/// The resource `--blob BYTES` offers.
+pub const BLOB_URI: &str = "blob://data.bin";
+const BLOB_MIME: &str = "application/octet-stream";
 
 /// `huge-output` above this many bytes is split into strings of this size.
 const HUGE_CHUNK: usize = 64 * 1024;
@@ -88,6 +92,8 @@ pub struct TestApp {
     transaction: Option<(State, Vec<Entry>)>,
     jobs: Vec<(String, Instant)>,
     next_job: u64,
+    /// `--blob`: the bytes of [`BLOB_URI`] (none offered when empty).
+    blob: Vec<u8>,
 }
 
 impl TestApp {
@@ -106,7 +112,14 @@ impl TestApp {
             transaction: None,
             jobs: Vec::new(),
             next_job: 1,
+            blob: Vec::new(),
         })
+    }
+
+    /// Offers `bytes` as the resource [`BLOB_URI`].
+    pub fn with_blob(mut self, bytes: Vec<u8>) -> TestApp {
+        self.blob = bytes;
+        self
     }
 
     fn output(&self) -> Value {
@@ -262,6 +275,23 @@ impl Host for TestApp {
                 eprintln!("jfgui-testapp: ledger: {e}");
             }
         }
+    }
+
+    fn resources(&mut self) -> Vec<ResourceInfo> {
+        if self.blob.is_empty() {
+            return Vec::new();
+        }
+        vec![ResourceInfo {
+            uri: BLOB_URI.into(),
+            name: "data.bin".into(),
+            mime_type: BLOB_MIME.into(),
+            size: Some(self.blob.len() as u64),
+        }]
+    }
+
+    fn resource(&mut self, uri: &str) -> Option<ResourceBytes<'_>> {
+        (uri == BLOB_URI && !self.blob.is_empty())
+            .then_some(ResourceBytes { mime_type: BLOB_MIME, bytes: &self.blob })
     }
 
     fn tick(&mut self, tasks: &mut TaskTable) -> Option<Duration> {

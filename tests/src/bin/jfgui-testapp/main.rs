@@ -3,7 +3,7 @@
 //! ```text
 //! jfgui-testapp [--agent-enable] [--agent-stdio] [--name NAME] [--socket PATH]
 //!               [--state FILE] [--ledger FILE] [--fault ACTION:KNOB]...
-//!               [--stall-handshake] [--no-read]
+//!               [--stall-handshake] [--no-read] [--blob BYTES]
 //! ```
 //!
 //! - `--agent-enable`: enable agent access (without it the app registers disabled).
@@ -29,6 +29,8 @@
 //!   `reply-unknown-id` (reply under id `u64::MAX − id`).
 //! - `--stall-handshake`: connect and never send `hello`. `--no-read`: stop reading the host
 //!   channel once registered (the process stays alive).
+//! - `--blob BYTES`: offer the resource `blob://data.bin` (`application/octet-stream`), the
+//!   BYTES bytes of `jfgui_tests::blob` (so a test knows every byte it must read back).
 //!
 //! Actions: `counter.add {by: -1000..1000, tag?}` and `text.append {text, tag?}` (writes,
 //! transaction domain `state`), `state.get {}` (read), `job.run {ms}` (write, deferred task
@@ -62,6 +64,7 @@ struct Args {
     ledger: Option<PathBuf>,
     faults: Faults,
     behaviour: Behaviour,
+    blob: usize,
 }
 
 fn parse() -> Result<Args, String> {
@@ -79,6 +82,10 @@ fn parse() -> Result<Args, String> {
             "--fault" => a.faults.add(&value("--fault")?)?,
             "--stall-handshake" => a.behaviour.stall_handshake = true,
             "--no-read" => a.behaviour.no_read = true,
+            "--blob" => {
+                let v = value("--blob")?;
+                a.blob = v.parse().map_err(|_| format!("--blob takes a byte count, not {v:?}"))?;
+            }
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -104,7 +111,8 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> std::io::Result<()> {
     let ledger = Ledger::open(args.ledger.as_deref())?;
-    let mut app = TestApp::new(args.state.clone(), ledger, args.faults.clone())?;
+    let mut app = TestApp::new(args.state.clone(), ledger, args.faults.clone())?
+        .with_blob(jfgui_tests::blob(args.blob));
     let headless = args.stdio || headless_requested();
     let mut dispatcher = Dispatcher::new(&app).map_err(std::io::Error::other)?;
     dispatcher.set_enabled(headless || args.enable);
