@@ -7,21 +7,13 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use jfgui_proto::locations::Refusal;
 use jfgui_proto::{Limits, Map, Value};
 use tokio::io::{AsyncWriteExt, BufReader};
 
 use crate::exit::{Exit, Failure};
 use crate::line::{Line, LineReader};
 use crate::transport::{self, Reader, Writer};
-
-/// How to start the daemon; appended to every "daemon not running" message.
-#[cfg(unix)]
-pub const START_HINT: &str =
-    "start it with `jfgui-agentd &` (or `systemctl --user start jfgui-agentd`)";
-/// How to start the daemon; appended to every "daemon not running" message.
-#[cfg(windows)]
-pub const START_HINT: &str = "start it with `jfgui-agentd` in another console \
-     (packaging\\windows\\install.ps1 starts it at every login)";
 
 /// Which kind of socket a client talks to; decides how a failed connect is reported.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,8 +48,17 @@ pub async fn connect_stream(path: &Path, peer: &Peer) -> Result<(Reader, Writer)
     transport::connect(path).await.map_err(|e| connect_failure(path, peer, &e))
 }
 
-/// The failure for a connect error on `path`.
+/// The failure for a connect error on `path`. A refusal by the client-side trust checks (SPEC
+/// S8) is exit 5 with the refusal's one line, which names the directory (path, owner uid,
+/// mode) or the listener's uid.
 pub fn connect_failure(path: &Path, peer: &Peer, e: &io::Error) -> Failure {
+    if let Some(refusal) = Refusal::find(e) {
+        let reason = match refusal {
+            Refusal::Dir { .. } => "untrusted_runtime_dir",
+            _ => "untrusted_peer",
+        };
+        return Failure::new(Exit::Refused, reason, refusal.to_string());
+    }
     match (e.kind(), peer) {
         (io::ErrorKind::PermissionDenied, _) => Failure::new(
             Exit::Refused,
@@ -65,14 +66,7 @@ pub fn connect_failure(path: &Path, peer: &Peer, e: &io::Error) -> Failure {
             format!("cannot connect to {}: {e}", path.display()),
         ),
         (io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused, Peer::Control) => {
-            Failure::new(
-                Exit::Daemon,
-                "daemon_not_running",
-                format!(
-                    "jfgui-agentd is not running (no daemon at {}); {START_HINT}",
-                    path.display()
-                ),
-            )
+            Failure::new(Exit::Daemon, "daemon_not_running", transport::not_running(path))
         }
         (io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused, Peer::Endpoint(slug)) => {
             Failure::new(
@@ -272,6 +266,43 @@ mod tests {
             connect_failure(p, &ep, &e(io::ErrorKind::PermissionDenied)).exit,
             Exit::Refused
         );
+    }
+
+    /// FAULTS A15 as far as one user can stage it: a dir writable by others is refused before
+    /// connecting (exit 5, the line names the dir, owner and mode; the listener saw nothing),
+    /// and "not running" names the dir looked in and how to start the daemon exactly there.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn untrusted_dirs_are_refused_and_a_missing_daemon_names_its_dir() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("jfgui-cli-trust-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let path = dir.join("agentd.sock");
+        let listener = tokio::net::UnixListener::bind(&path).unwrap();
+        let f = Client::connect(path.clone(), Peer::Control, Duration::from_secs(10))
+            .await
+            .unwrap_err();
+        assert_eq!((f.exit, f.reason.as_str()), (Exit::Refused, "untrusted_runtime_dir"), "{f}");
+        assert!(f.message.contains(&format!("{} (owner uid", dir.display())), "{f}");
+        assert!(f.message.contains("mode 0777"), "{f}");
+        let accepted = tokio::time::timeout(Duration::from_millis(100), listener.accept()).await;
+        assert!(accepted.is_err(), "the squatter's listener saw a connection");
+
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        drop(listener);
+        std::fs::remove_file(&path).unwrap();
+        let f = Client::connect(path.clone(), Peer::Control, Duration::from_secs(10))
+            .await
+            .unwrap_err();
+        assert_eq!((f.exit, f.reason.as_str()), (Exit::Daemon, "daemon_not_running"), "{f}");
+        assert!(
+            f.message.contains(&format!("nothing listens in {}", dir.display()))
+                && f.message.contains(&format!("--runtime-dir {} &", dir.display())),
+            "{f}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[cfg(unix)]

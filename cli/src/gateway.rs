@@ -5,8 +5,11 @@
 //! Lines pass through byte for byte (exact id tokens, whatever the protocol); the gateway only
 //! parses them to know which requests are still unanswered. It answers two things itself:
 //! a stdin line over the 1 MiB message bound (`-32600`, `data.reason: "too_large"`, id `null`,
-//! exactly what the daemon would answer, without shipping megabytes to it), and, when the
-//! endpoint side goes away, every request still in flight, in the shape `--protocol` names.
+//! or no `id` member in MCP: exactly what the daemon would answer, without shipping megabytes
+//! to it), and, when the endpoint side goes away, every request still in flight, in the shape
+//! `--protocol` names. One rewrite in MCP mode: an error line with `"id": null` (a connection
+//! the daemon has not yet seen select MCP answers an unreadable id JSON-1 style) loses the
+//! member, since MCP ids are strings or integers (SPEC S6).
 
 mod inflight;
 
@@ -81,7 +84,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let max = Limits::DEFAULT.max_bytes;
-    let inflight = Arc::new(Mutex::new(InFlight::default()));
+    let inflight = Arc::new(Mutex::new(InFlight::new(protocol)));
     // Small queue: a client that stops reading stdout backpressures the daemon, never our heap.
     let (out_tx, mut out_rx) = mpsc::channel::<Vec<u8>>(16);
     let mut writer = tokio::spawn(async move {
@@ -113,7 +116,7 @@ where
                     }
                 }
                 Ok(Some(Line::TooLong)) => {
-                    if up_out.send(too_large_error()).await.is_err() {
+                    if up_out.send(too_large_error(protocol)).await.is_err() {
                         return Upstream::Broken;
                     }
                 }
@@ -146,11 +149,11 @@ where
                 }
             },
             line = down.next() => match line {
-                Ok(Some(Line::Complete(mut line))) => {
-                    if !lock(&inflight).received(&line) {
+                Ok(Some(Line::Complete(line))) => {
+                    let Some(mut line) = lock(&inflight).received(line) else {
                         eprintln!("jfgui-agent: dropped a line from {peer} that is not strict JSON");
                         continue;
-                    }
+                    };
                     line.push(b'\n');
                     if out_tx.send(line).await.is_err() {
                         break End::StdoutClosed;
@@ -178,7 +181,6 @@ where
         End::StdoutClosed => return Err(stdout_closed()),
         End::PeerClosed(detail) => {
             let lost = lock(&inflight).fail_all(
-                protocol,
                 Unanswered::ConnectionLost,
                 &format!("the connection to {peer} was lost before this request was answered; it may or may not have been executed: inspect before retrying"),
             );
@@ -202,7 +204,6 @@ where
         }
         End::DrainTimeout => {
             let lost = lock(&inflight).fail_all(
-                protocol,
                 Unanswered::Timeout,
                 &format!(
                     "no answer from {peer} within {} s after stdin closed; the outcome is unknown",
@@ -330,7 +331,8 @@ mod tests {
         // Nothing was in flight (a notification), so EOF ends the gateway at once.
         assert_eq!(tokio::time::timeout(WAIT, task).await.unwrap().unwrap(), Ok(()));
         let out = read_all(client_out).await;
-        assert!(out.contains("\"reason\":\"too_large\"") && out.contains("\"id\":null"), "{out}");
+        // MCP: the id cannot be known, so the member is omitted (both schemas forbid null).
+        assert!(out.contains("\"reason\":\"too_large\"") && !out.contains("\"id\""), "{out}");
         assert_eq!(out.lines().count(), 1, "{out}");
     }
 

@@ -26,7 +26,9 @@ pub mod exit {
 
 const AFTER_HELP: &str = "\
 Files (ARCHITECTURE \"Locations\"): the runtime dir is --runtime-dir, else $JFGUI_RUNTIME_DIR, \
-else $XDG_RUNTIME_DIR/jfgui-agent, else /tmp/jfgui-agent-UID. It holds agentd.lock, \
+else $XDG_RUNTIME_DIR/jfgui-agent, else /run/user/UID/jfgui-agent when /run/user/UID is a \
+directory of ours not writable by others (where clients started without XDG_RUNTIME_DIR, as \
+MCP clients start servers, look too), else /tmp/jfgui-agent-UID. It holds agentd.lock, \
 agentd.sock (control), host.sock (apps) and apps/SLUG.sock (one per enabled app). The dir is \
 created 0700; an existing one must be ours, not a symlink and not group/world-writable \
 (group/other read or search bits are removed with a warning). Sockets are 0600. Connections \

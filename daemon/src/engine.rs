@@ -42,6 +42,7 @@ use tokio::sync::{broadcast, watch};
 
 pub use app_link::{AppHandle, LinkStatus};
 pub use session::methods::{self, Method, MethodError};
+pub use session::{is_mcp_request_id, mcp_error_line};
 
 use registry::Registry;
 use tasks::TaskTable;

@@ -9,7 +9,7 @@ mod engine;
 
 pub use engine::{
     AppHandle, AppSummary, Connections, EndpointEvent, EndpointNaming, Engine, EngineConfig,
-    LinkStatus, Method, MethodError, PeerInfo, methods,
+    LinkStatus, Method, MethodError, PeerInfo, is_mcp_request_id, mcp_error_line, methods,
 };
 
 // OS layer (daemon-os): runtime dir and lock (Unix), listeners, endpoints, process life. Only

@@ -13,6 +13,8 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use jfgui_proto::locations::{DirProblem, DirVerdict, judge_dir};
+
 /// Longest socket path the platform's `sockaddr_un.sun_path` holds, without the NUL.
 #[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd", target_os = "openbsd"))]
 pub const SUN_PATH_MAX: usize = 103;
@@ -292,38 +294,40 @@ fn refused(path: &Path, reason: String) -> DirError {
     DirError::Refused { path: path.into(), reason }
 }
 
+/// The S11 rule (`jfgui_proto::locations::judge_dir`, which clients apply too) for a
+/// directory with owner `owner` and permission bits `mode`, run as `me`, with the daemon's
+/// advice for a refusal.
+fn judge(owner: u32, mode: u32, me: u32) -> Verdict {
+    match judge_dir(owner, mode, me) {
+        DirVerdict::Accept => Verdict::Accept,
+        DirVerdict::Tighten => Verdict::Tighten,
+        DirVerdict::Refuse(_) if mode & 0o1000 != 0 && mode & 0o022 != 0 => {
+            // Sticky and writable by others: a shared directory such as /tmp, whoever owns it.
+            // Advising a chmod here would break every other user of it.
+            Verdict::Refuse(format!(
+                "it is a shared directory (owner uid {owner}, mode {mode:04o}: sticky and \
+                 writable by group or others, like /tmp), not a runtime dir: name a dedicated \
+                 directory inside it instead, e.g. jfgui-agent-{me} in it (the daemon creates \
+                 it 0700)"
+            ))
+        }
+        DirVerdict::Refuse(DirProblem::WritableByOthers) => Verdict::Refuse(format!(
+            "it is writable by group or others (owner uid {owner}, mode {mode:04o}), so entries \
+             may have been planted; remove it or `chmod 0700` it after checking its contents"
+        )),
+        DirVerdict::Refuse(_) => Verdict::Refuse(format!(
+            "it is owned by uid {owner}, not by us (uid {me}), mode {mode:04o}; nothing was \
+             changed in it; give the daemon a directory of its own (one that does not exist yet \
+             is created 0700)"
+        )),
+    }
+}
+
 #[derive(Debug, PartialEq, Eq)]
 enum Verdict {
     Accept,
     Tighten,
     Refuse(String),
-}
-
-/// The S11 rule for a directory with owner `owner` and permission bits `mode`, run as `me`.
-fn judge(owner: u32, mode: u32, me: u32) -> Verdict {
-    if mode & 0o1000 != 0 && mode & 0o022 != 0 {
-        // Sticky and writable by others: a shared directory such as /tmp, whoever owns it.
-        // Advising a chmod here would break every other user of it.
-        return Verdict::Refuse(format!(
-            "it is a shared directory (owner uid {owner}, mode {mode:04o}: sticky and writable \
-             by group or others, like /tmp), not a runtime dir: name a dedicated directory \
-             inside it instead, e.g. jfgui-agent-{me} in it (the daemon creates it 0700)"
-        ));
-    }
-    if owner != me {
-        return Verdict::Refuse(format!(
-            "it is owned by uid {owner}, not by us (uid {me}), mode {mode:04o}; nothing was \
-             changed in it; give the daemon a directory of its own (one that does not exist yet \
-             is created 0700)"
-        ));
-    }
-    if mode & 0o022 != 0 {
-        return Verdict::Refuse(format!(
-            "it is writable by group or others (owner uid {owner}, mode {mode:04o}), so entries \
-             may have been planted; remove it or `chmod 0700` it after checking its contents"
-        ));
-    }
-    if mode != 0o700 { Verdict::Tighten } else { Verdict::Accept }
 }
 
 /// Makes `dir` the working directory, so relative paths resolve through the verified inode.
@@ -339,6 +343,7 @@ fn fchdir(dir: &File) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    /// The rule itself is tested in proto (`judge_dir`); here the daemon's messages.
     #[test]
     fn judge_follows_s11() {
         assert_eq!(judge(1000, 0o700, 1000), Verdict::Accept);

@@ -16,6 +16,16 @@
 //! timeout only when something is due (a task tick, a reconnect attempt): a connected idle app
 //! sleeps in the kernel, and an app whose daemon is gone makes one `connect(2)` per backoff
 //! step (at most every [`MAX_DELAY`]). On Windows see `connector/windows.rs`.
+//!
+//! # Trusting only our own daemon
+//!
+//! Before each connection the connector applies the client-side trust checks of
+//! `jfgui_proto::locations` (SPEC S8): on Unix the runtime dir must pass the daemon's own
+//! directory rule (owned by us, no group or other write, not a symlink) and the listener must
+//! run as us or root; on Windows the pipe's server process must run as our user. Nothing is
+//! sent to a peer that fails them: the connector writes one line to stderr (again only when the
+//! reason changes), keeps the reason in [`Connector::last_error`], and retries with its
+//! backoff, so it registers once the real daemon is there and never anywhere else.
 
 mod backoff;
 mod stdio;
@@ -38,6 +48,7 @@ use std::{format, vec};
 
 use backoff::Backoff;
 pub use backoff::{INITIAL_DELAY, MAX_DELAY};
+use jfgui_proto::locations::Refusal;
 pub use stdio::{headless_requested, serve_stdio};
 
 use crate::Host;
@@ -71,6 +82,9 @@ pub struct Connector {
     retry_at: Option<Instant>,
     leaving: bool,
     last_error: Option<String>,
+    /// The last refusal written to stderr, so a squatter that stays is reported once, not at
+    /// every retry.
+    logged_refusal: Option<String>,
     buf: Vec<u8>,
 }
 
@@ -92,6 +106,7 @@ impl Connector {
             retry_at: None,
             leaving: false,
             last_error: None,
+            logged_refusal: None,
             buf: vec![0; READ_CHUNK],
         }
     }
@@ -129,7 +144,8 @@ impl Connector {
         self.link.is_some()
     }
 
-    /// Why the last connection ended or the last attempt failed.
+    /// Why the last connection ended or the last attempt failed (including a refusal by the
+    /// trust checks).
     pub fn last_error(&self) -> Option<&str> {
         self.last_error.as_deref()
     }
@@ -225,13 +241,24 @@ impl Connector {
             Ok(link) => {
                 self.link = Some(link);
                 self.retry_at = None;
+                self.logged_refusal = None;
                 if let Err(e) = self.endpoint.reset() {
                     self.disconnect(e.to_string());
                 }
             }
             Err(e) => {
-                self.last_error =
-                    Some(format!("cannot connect to {}: {e}", self.address.display()));
+                let why = match Refusal::find(&e) {
+                    Some(refusal) => {
+                        let why = refusal.to_string();
+                        if self.logged_refusal.as_ref() != Some(&why) {
+                            std::eprintln!("jfgui host-sdk: {why}; not registering, retrying");
+                            self.logged_refusal = Some(why.clone());
+                        }
+                        why
+                    }
+                    None => format!("cannot connect to {}: {e}", self.address.display()),
+                };
+                self.last_error = Some(why);
                 self.retry_at = Some(Instant::now() + self.backoff.next_delay());
             }
         }

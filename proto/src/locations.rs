@@ -1,22 +1,39 @@
-//! Where the daemon's files live (ARCHITECTURE "Locations"), resolved the same way by the
-//! daemon, the CLI and the host-sdk connector, so all three always agree.
+//! Where the daemon's files live (ARCHITECTURE "Locations"), resolved by one function,
+//! [`runtime_dir`], that the daemon, the CLI and the host-sdk connector all call, so they always
+//! agree; and the checks a client makes before it trusts what it finds there (`trust`).
 //!
-//! `$JFGUI_RUNTIME_DIR` if set, else `$XDG_RUNTIME_DIR/jfgui-agent`, else (macOS)
-//! `$TMPDIR/jfgui-agent`, else `/tmp/jfgui-agent-UID`. A set but relative or empty variable is
-//! an error, never a silent fallback (FAULTS A14). Ownership and modes are checked by the
-//! daemon when it creates or adopts the directory, not here.
+//! The rule, first match wins:
+//!
+//! 1. `$JFGUI_RUNTIME_DIR` (tests use it);
+//! 2. `$XDG_RUNTIME_DIR/jfgui-agent`;
+//! 3. Linux and other Unix except macOS: `/run/user/UID/jfgui-agent` when `/run/user/UID` is a
+//!    directory owned by UID and not writable by group or others. This is systemd's
+//!    `XDG_RUNTIME_DIR`, where the packaged user units put the daemon (`%t/jfgui-agent`). The
+//!    step exists because the official MCP SDKs start stdio servers with only `HOME LOGNAME
+//!    PATH SHELL TERM USER` in their environment: without it, a gateway an MCP client starts
+//!    would look in `/tmp` and miss the daemon systemd started;
+//! 4. `/tmp/jfgui-agent-UID` (macOS: `$TMPDIR/jfgui-agent`, the per-user private `$TMPDIR`;
+//!    Windows: `%LOCALAPPDATA%\jfgui-agent`, which holds only the lock file there).
+//!
+//! A set but relative or empty variable is an error, never a silent fallback (FAULTS A14).
+//! The daemon checks ownership and modes when it creates or adopts the directory; clients check
+//! them again before connecting (`trust`).
 
+mod trust;
 #[cfg(windows)]
 mod windows;
 
 use std::ffi::OsString;
 use std::fmt;
 use std::format;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::string::String;
 
+pub use trust::{DirProblem, DirVerdict, Refusal, judge_dir};
+#[cfg(unix)]
+pub use trust::{check_dir, check_peer, check_socket_dirs, peer_uid};
 #[cfg(windows)]
-pub use windows::current_user_sid;
+pub use windows::{check_pipe_server, current_user_sid};
 
 /// Overrides the runtime dir (tests use it).
 pub const ENV_RUNTIME_DIR: &str = "JFGUI_RUNTIME_DIR";
@@ -63,8 +80,24 @@ pub enum Source {
     Explicit,
     /// `$XDG_RUNTIME_DIR/jfgui-agent`.
     Xdg,
+    /// `/run/user/UID/jfgui-agent`, found without `XDG_RUNTIME_DIR` in the environment.
+    RunUser,
     /// `$TMPDIR/jfgui-agent` (macOS) or `/tmp/jfgui-agent-UID`; the daemon warns about it.
     Fallback,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Source::Explicit => "from JFGUI_RUNTIME_DIR",
+            Source::Xdg => "from XDG_RUNTIME_DIR",
+            Source::RunUser => "from /run/user/UID, since XDG_RUNTIME_DIR is not set",
+            Source::Fallback => {
+                "as the fallback, since neither JFGUI_RUNTIME_DIR nor XDG_RUNTIME_DIR is set \
+                 and there is no private /run/user/UID"
+            }
+        })
+    }
 }
 
 /// The resolved runtime dir.
@@ -116,14 +149,29 @@ impl fmt::Display for LocationError {
 
 impl std::error::Error for LocationError {}
 
-/// Resolves the runtime dir from the process environment.
+/// Resolves the runtime dir from the process environment and, for step 3, the file system.
 pub fn runtime_dir() -> Result<RuntimeDir, LocationError> {
-    resolve(|name| std::env::var_os(name))
+    resolve(|name| std::env::var_os(name), private_dir)
 }
 
-/// Resolves the runtime dir from `env` (a lookup function, so tests need not touch the
-/// process environment).
-pub fn resolve(env: impl Fn(&str) -> Option<OsString>) -> Result<RuntimeDir, LocationError> {
+/// Whether `/run/user/UID` may hold the runtime dir: the same check a client applies to the
+/// runtime dir itself.
+#[cfg(unix)]
+fn private_dir(path: &Path) -> bool {
+    check_dir(path).is_ok()
+}
+
+#[cfg(windows)]
+fn private_dir(_path: &Path) -> bool {
+    false
+}
+
+/// The rule of the module docs over `env` (a variable lookup) and `private` (the check of
+/// `/run/user/UID`), both passed in so tests need not touch the process environment or `/run`.
+fn resolve(
+    env: impl Fn(&str) -> Option<OsString>,
+    private: impl Fn(&Path) -> bool,
+) -> Result<RuntimeDir, LocationError> {
     let absolute = |variable: &'static str| -> Result<Option<PathBuf>, LocationError> {
         match env(variable) {
             None => Ok(None),
@@ -143,7 +191,30 @@ pub fn resolve(env: impl Fn(&str) -> Option<OsString>) -> Result<RuntimeDir, Loc
     if let Some(xdg) = absolute("XDG_RUNTIME_DIR")? {
         return Ok(RuntimeDir { path: xdg.join("jfgui-agent"), source: Source::Xdg });
     }
+    if let Some(path) = run_user(&private) {
+        return Ok(RuntimeDir { path, source: Source::RunUser });
+    }
     Ok(RuntimeDir { path: fallback(&env)?, source: Source::Fallback })
+}
+
+/// `/run/user/UID/jfgui-agent`: step 3 of the rule, and where the packaged systemd user units
+/// run the daemon (`%t/jfgui-agent`), whether or not this machine has it.
+#[cfg(unix)]
+pub fn run_user_runtime_dir() -> PathBuf {
+    PathBuf::from(format!("/run/user/{}/jfgui-agent", uid()))
+}
+
+/// [`run_user_runtime_dir`] when `/run/user/UID` passes `private`.
+#[cfg(all(unix, not(target_os = "macos")))]
+fn run_user(private: &impl Fn(&Path) -> bool) -> Option<PathBuf> {
+    let dir = run_user_runtime_dir();
+    dir.parent().is_some_and(private).then_some(dir)
+}
+
+/// macOS has no `/run/user`; Windows keeps its own layout.
+#[cfg(any(windows, target_os = "macos"))]
+fn run_user(_private: &impl Fn(&Path) -> bool) -> Option<PathBuf> {
+    None
 }
 
 #[cfg(target_os = "macos")]
@@ -193,20 +264,54 @@ mod tests {
         move |name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| OsString::from(v))
     }
 
+    fn resolve_env(vars: &[(&str, &str)]) -> Result<RuntimeDir, LocationError> {
+        resolve(env(vars), |_| panic!("/run/user must not be consulted"))
+    }
+
     #[test]
     fn explicit_wins() {
-        let d = resolve(env(&[("JFGUI_RUNTIME_DIR", "/x/rt"), ("XDG_RUNTIME_DIR", "/run/user/1")]))
+        let d = resolve_env(&[("JFGUI_RUNTIME_DIR", "/x/rt"), ("XDG_RUNTIME_DIR", "/run/user/1")])
             .unwrap();
         assert_eq!(d, RuntimeDir { path: "/x/rt".into(), source: Source::Explicit });
         assert_eq!(d.endpoint("notepad"), PathBuf::from("/x/rt/apps/notepad.sock"));
     }
 
     #[test]
-    fn xdg_then_fallback() {
-        let d = resolve(env(&[("XDG_RUNTIME_DIR", "/run/user/1")])).unwrap();
-        assert_eq!(d.path, PathBuf::from("/run/user/1/jfgui-agent"));
-        let d = resolve(env(&[])).unwrap();
+    fn xdg_then_run_user_then_fallback() {
+        let d = resolve_env(&[("XDG_RUNTIME_DIR", "/run/user/1")]).unwrap();
+        assert_eq!(d, RuntimeDir { path: "/run/user/1/jfgui-agent".into(), source: Source::Xdg });
+        let d = resolve(env(&[]), |_| false).unwrap();
         assert_eq!(d.source, Source::Fallback);
+        #[cfg(all(unix, not(target_os = "macos")))]
+        {
+            assert_eq!(d.path, PathBuf::from(format!("/tmp/jfgui-agent-{}", uid())));
+            let base = PathBuf::from(format!("/run/user/{}", uid()));
+            let d = resolve(env(&[]), |p| p == base).unwrap();
+            assert_eq!(d, RuntimeDir { path: base.join("jfgui-agent"), source: Source::RunUser });
+        }
+    }
+
+    /// The check that admits `/run/user/UID` is the client's directory check: ours, not
+    /// writable by group or others, not a symlink.
+    #[cfg(unix)]
+    #[test]
+    fn run_user_must_be_a_private_dir_of_ours() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = std::env::temp_dir().join(format!("jfgui-run-user-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir(&base).unwrap();
+        for (mode, ok) in [(0o700, true), (0o755, true), (0o775, false), (0o1777, false)] {
+            std::fs::set_permissions(&base, std::fs::Permissions::from_mode(mode)).unwrap();
+            assert_eq!(private_dir(&base), ok, "{mode:o}");
+        }
+        let link = base.with_extension("link");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&base, &link).unwrap();
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(!private_dir(&link), "a symlink is not the dir");
+        assert!(!private_dir(&base.join("missing")));
+        std::fs::remove_file(&link).unwrap();
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
@@ -226,9 +331,9 @@ mod tests {
     #[test]
     fn relative_or_empty_is_refused() {
         for bad in ["rel/dir", ""] {
-            let e = resolve(env(&[("XDG_RUNTIME_DIR", bad)])).unwrap_err();
+            let e = resolve_env(&[("XDG_RUNTIME_DIR", bad)]).unwrap_err();
             assert_eq!(e.variable, "XDG_RUNTIME_DIR");
-            let e = resolve(env(&[("JFGUI_RUNTIME_DIR", bad)])).unwrap_err();
+            let e = resolve_env(&[("JFGUI_RUNTIME_DIR", bad)]).unwrap_err();
             assert_eq!(e.variable, "JFGUI_RUNTIME_DIR");
         }
     }

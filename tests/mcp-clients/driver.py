@@ -1,15 +1,28 @@
 #!/usr/bin/env python3
-"""Runs one MCP client check against a real jfgui-agentd and a real jfgui-notepad.
+"""Runs one MCP client check against a real jfgui-agentd and a real jfgui-notepad, the way a
+user's session has them: the daemon in `$XDG_RUNTIME_DIR/jfgui-agent` with
+`XDG_RUNTIME_DIR=/run/user/UID` (created 0700 when the machine has none, and removed again),
+never through JFGUI_RUNTIME_DIR.
 
-Creates a private JFGUI_RUNTIME_DIR, starts the daemon, starts `jfgui-notepad --agent-enable`,
-waits for the Notepad endpoint, runs the given command with JFGUI_RUNTIME_DIR and JFGUI_AGENT
-(the gateway binary) in its environment, then stops everything and removes the directory.
-Exits with the command's status (or 1 when the setup fails). Standard library only.
+The client command gets in its environment: XDG_RUNTIME_DIR, JFGUI_AGENT (the gateway binary),
+JFGUI_RECORDER (record.py), JFGUI_RECORD_DIR and JFGUI_PYTHON (an interpreter for the
+recorder). A client starts `JFGUI_PYTHON JFGUI_RECORDER JFGUI_RECORD_DIR JFGUI_AGENT stdio
+notepad --protocol mcp` exactly as its SDK starts servers by default: without passing an
+environment, so the gateway sees only what the SDK gives it (HOME LOGNAME PATH SHELL TERM USER)
+and must find the daemon through /run/user/UID. Afterwards the driver checks, for every server
+process the client started, that it got no XDG_RUNTIME_DIR or JFGUI_RUNTIME_DIR and that every
+line it wrote validates against the official MCP schema of its revision (schema_check.py).
+
+Runs are serialized with a lock on /run (several checkouts may share a machine and its
+/run/user/UID). Exits with the command's status, or 1 when the setup or the record check fails.
 
     driver.py --bin-dir target/debug -- python3 client_check.py --mode auto
 """
 
 import argparse
+import fcntl
+import glob
+import json
 import os
 import shutil
 import signal
@@ -18,7 +31,12 @@ import sys
 import tempfile
 import time
 
+import schema_check
+
 SETUP_TIMEOUT_S = 20.0
+HERE = os.path.dirname(os.path.abspath(__file__))
+# What the official SDKs pass to a stdio server by default (and nothing else may reach it).
+SDK_ENV = {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
 
 
 def log(message: str) -> None:
@@ -47,6 +65,57 @@ def stop(proc: subprocess.Popen, name: str) -> None:
         proc.wait()
 
 
+class RunUser:
+    """/run/user/UID as systemd-logind makes it (0700, ours), created when missing; on exit
+    removes what it created: the dir (and /run/user), or only jfgui-agent inside an existing
+    one."""
+
+    def __init__(self) -> None:
+        self.path = f"/run/user/{os.getuid()}"
+        self.runtime = os.path.join(self.path, "jfgui-agent")
+        self.created = []
+
+    def __enter__(self) -> "RunUser":
+        for path, mode in (("/run/user", 0o755), (self.path, 0o700)):
+            if not os.path.isdir(path):
+                os.mkdir(path, mode)
+                os.chmod(path, mode)
+                self.created.append(path)
+        if os.path.lexists(self.runtime):
+            raise RuntimeError(f"{self.runtime} exists: another daemon may run there; stop it first")
+        self.created.append(self.runtime)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for path in reversed(self.created):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def check_records(record_dir: str) -> list:
+    """Problems found in the recorded sessions (none recorded is a problem too)."""
+    files = sorted(glob.glob(os.path.join(record_dir, "*.jsonl")))
+    if not files:
+        return ["the client never started the recorded gateway"]
+    schemas = schema_check.Schemas()
+    problems, lines = [], 0
+    for path in files:
+        session = schema_check.Session(schemas)
+        with open(path, encoding="utf-8") as f:
+            entries = [json.loads(line) for line in f]
+        env = set(entries[0]["env"]) if entries and "env" in entries[0] else None
+        if env is None or not env <= SDK_ENV:
+            problems.append(f"{path}: the gateway got more than the SDK default environment: {sorted(env or [])}")
+        for entry in entries[1:]:
+            if entry["dir"] == "in":
+                session.sent(entry["line"])
+            else:
+                session.received(entry["line"])
+        lines += session.checked
+        problems += [f"{os.path.basename(path)}: {p}" for p in session.problems]
+    log(f"{len(files)} gateway process(es), {lines} server line(s) validated against the official schemas")
+    return problems
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin-dir", required=True, help="directory with jfgui-agentd, jfgui-agent, jfgui-notepad")
@@ -62,33 +131,57 @@ def main() -> int:
             log(f"missing binary {path} (build {name} first)")
             return 1
 
+    lock = os.open("/run", os.O_RDONLY)
+    fcntl.flock(lock, fcntl.LOCK_EX)
     scratch = tempfile.mkdtemp(prefix="jfgui-mcp-")
-    runtime = os.path.join(scratch, "rt")
-    env = dict(os.environ, JFGUI_RUNTIME_DIR=runtime, JFGUI_AGENT=bins["jfgui-agent"])
+    records = os.path.join(scratch, "records")
+    os.mkdir(records)
+    try:
+        with RunUser() as run_user:
+            status = run(bins, args.export_ms, command, run_user, records)
+        problems = check_records(records)
+        for problem in problems:
+            log(f"FAIL {problem}")
+        return status if not problems else 1
+    except (OSError, RuntimeError) as e:
+        log(f"setup failed: {e}")
+        return 1
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        os.close(lock)
+
+
+def run(bins: dict, export_ms: str, command: list, run_user: RunUser, records: str) -> int:
+    """Starts the daemon and Notepad, runs the client, stops everything; the client's status."""
+    env = {k: v for k, v in os.environ.items() if k not in ("JFGUI_RUNTIME_DIR", "XDG_RUNTIME_DIR")}
+    env["XDG_RUNTIME_DIR"] = run_user.path
     env.setdefault("JFGUI_LOG", "info")
     procs = []
     try:
         daemon = subprocess.Popen([bins["jfgui-agentd"]], env=env, stdin=subprocess.DEVNULL)
         procs.append((daemon, "jfgui-agentd"))
-        wait_for(os.path.join(runtime, "host.sock"), daemon, "jfgui-agentd")
+        wait_for(os.path.join(run_user.runtime, "host.sock"), daemon, "jfgui-agentd")
         notepad = subprocess.Popen(
-            [bins["jfgui-notepad"], "--agent-enable", "--export-ms", args.export_ms],
+            [bins["jfgui-notepad"], "--agent-enable", "--export-ms", export_ms],
             env=env,
             stdin=subprocess.DEVNULL,
         )
         procs.append((notepad, "jfgui-notepad"))
-        wait_for(os.path.join(runtime, "apps", "notepad.sock"), notepad, "jfgui-notepad")
-        log(f"daemon and Notepad up in {runtime}; running {' '.join(command)}")
-        status = subprocess.run(command, env=env, stdin=subprocess.DEVNULL).returncode
+        wait_for(os.path.join(run_user.runtime, "apps", "notepad.sock"), notepad, "jfgui-notepad")
+        client_env = dict(
+            env,
+            JFGUI_AGENT=bins["jfgui-agent"],
+            JFGUI_RECORDER=os.path.join(HERE, "record.py"),
+            JFGUI_RECORD_DIR=records,
+            JFGUI_PYTHON=sys.executable,
+        )
+        log(f"daemon and Notepad up in {run_user.runtime}; running {' '.join(command)}")
+        status = subprocess.run(command, env=client_env, stdin=subprocess.DEVNULL).returncode
         log(f"client exited with status {status}")
         return status
-    except (OSError, RuntimeError) as e:
-        log(f"setup failed: {e}")
-        return 1
     finally:
         for proc, name in reversed(procs):
             stop(proc, name)
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

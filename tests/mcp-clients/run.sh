@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Drives the real daemon, gateway and Notepad with the official MCP clients: Python `mcp`
 # (PyPI) and the TypeScript `@modelcontextprotocol/client` and `@modelcontextprotocol/sdk`
-# (npm), each pinned. Builds the binaries, installs the clients (venv under the target dir,
-# `npm ci` from the committed lockfile), runs every client/revision pair through driver.py and
-# exits non-zero if any fails. Called by .ci/run.
+# (npm), each pinned, plus raw lines no SDK sends (wire_check.py). Builds the binaries, installs
+# the clients (venv under the target dir, `npm ci` from the committed lockfile), runs every
+# client/revision pair through driver.py and exits non-zero if any fails. driver.py puts the
+# daemon in /run/user/UID/jfgui-agent (XDG_RUNTIME_DIR, as a login session has it), the
+# clients start the gateway without an `env`, as users configure them, and every line the
+# gateway writes is validated against the official schema of its revision. Needs write access
+# to /run (it creates /run/user/UID when missing); .ci/run runs as root. Called by .ci/run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -19,6 +23,7 @@ python=$(bash "$here/python/venv.sh")
 (cd "$here/node" && npm ci --no-audit --no-fund --loglevel=error)
 
 runs=(
+    "raw wire lines|$python $here/wire_check.py"
     "python-mcp 2026-07-28|$python $here/python/client_check.py --mode auto"
     "python-mcp 2025-11-25|$python $here/python/client_check.py --mode legacy"
     "ts-client 2026-07-28|node $here/node/client_check.mjs --sdk client --mode auto"
@@ -32,7 +37,7 @@ for run in "${runs[@]}"; do
     name=${run%%|*}
     read -r -a command <<<"${run#*|}"
     echo "== $name"
-    if python3 "$here/driver.py" --bin-dir "$target/debug" -- "${command[@]}"; then
+    if "$python" "$here/driver.py" --bin-dir "$target/debug" -- "${command[@]}"; then
         passed=$((passed + 1))
     else
         failed=$((failed + 1))

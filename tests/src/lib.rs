@@ -326,7 +326,12 @@ impl Daemon {
 
     /// As [`Daemon::start`], for a prepared command.
     pub fn start_command(rt: &Path, cmd: Command) -> Daemon {
-        let log = rt.with_file_name(format!("agentd-{}.log", unique()));
+        Daemon::start_logged(rt, cmd, rt.with_file_name(format!("agentd-{}.log", unique())))
+    }
+
+    /// As [`Daemon::start_command`], with the log in `log` (for a runtime dir whose parent is
+    /// not the test's, like `/tmp/jfgui-agent-UID`).
+    pub fn start_logged(rt: &Path, cmd: Command, log: PathBuf) -> Daemon {
         let mut proc = Proc::spawn(cmd, log);
         let control = rt.join("agentd.sock");
         // An answered `daemon/status`, not a mere connect: `agentd.sock` accepts connections
@@ -861,6 +866,21 @@ impl CrossUid {
         self.bins.path().join(name)
     }
 
+    /// `program` run as `user` with only the environment the official MCP SDKs give a stdio
+    /// server by default (`HOME LOGNAME PATH SHELL TERM USER`): no `XDG_RUNTIME_DIR`, no
+    /// `JFGUI_RUNTIME_DIR`, so the runtime dir comes from the `/run/user` and `/tmp` steps.
+    pub fn command_as_bare(&self, user: &User, program: &Path, home: &Path) -> Command {
+        let mut cmd = self.command_as(user, program);
+        cmd.env_clear()
+            .env("HOME", home)
+            .env("LOGNAME", &user.name)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("SHELL", "/bin/sh")
+            .env("TERM", "dumb")
+            .env("USER", &user.name);
+        cmd
+    }
+
     /// `program args...` run as `user` (real and effective uid and gid, its groups only).
     pub fn command_as(&self, user: &User, program: &Path) -> Command {
         let mut cmd = Command::new("setpriv");
@@ -933,4 +953,26 @@ fn create_user(name: &str) -> Result<User, String> {
 pub fn skipped(test: &str, reason: &str) {
     eprintln!("SKIPPED: {test}: {reason}");
     println!("SKIPPED: {test}: {reason}");
+}
+
+/// For a test that cannot run here (no root, no second user): fails with `reason`, unless
+/// `JFGUI_ALLOW_SKIP=1` is set, which turns it into a [`skipped`] line. A test that proves
+/// nothing must never pass silently.
+pub fn cannot_run(test: &str, reason: &str) {
+    if std::env::var_os("JFGUI_ALLOW_SKIP").is_some_and(|v| v == "1") {
+        skipped(test, reason);
+    } else {
+        panic!("{test} cannot run here: {reason} (set JFGUI_ALLOW_SKIP=1 to skip it instead)");
+    }
+}
+
+/// A path the test created outside its temp dirs (`/tmp/jfgui-agent-UID`, `/run/user/UID`),
+/// removed with everything in it on drop.
+#[derive(Debug)]
+pub struct Created(pub PathBuf);
+
+impl Drop for Created {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
 }

@@ -254,7 +254,8 @@ fn another_users_runtime_dir_is_refused_exit_5() {
     let _daemon = Daemon::start_command(&rt, cmd);
     let mut cmd = cross.command_as(&cross.b, &cross.bin("jfgui-agent"));
     cmd.env("JFGUI_RUNTIME_DIR", &rt).env_remove("XDG_RUNTIME_DIR").arg("list");
-    run_command(cmd, b"").assert_no_panic().assert_error(5, "permission_denied");
+    // The CLI refuses the directory of another user before connecting (client-side trust).
+    run_command(cmd, b"").assert_no_panic().assert_error(5, "untrusted_runtime_dir");
     // The owner itself is served.
     let mut cmd = cross.command_as(&cross.a, &cross.bin("jfgui-agent"));
     cmd.env("JFGUI_RUNTIME_DIR", &rt).env_remove("XDG_RUNTIME_DIR").args(["status", "--json"]);

@@ -1,5 +1,7 @@
 //! Unix: the daemon's sockets live in the runtime dir (`agentd.sock`, `apps/SLUG.sock`),
-//! resolved by `jfgui_proto::locations` exactly as the daemon resolves it.
+//! resolved by `jfgui_proto::locations` exactly as the daemon resolves it, and trusted only
+//! after the client-side checks of the same module (SPEC S8): the directories pass the daemon's
+//! own rule before connecting, and the listener runs as us (or root) before anything is sent.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -32,8 +34,33 @@ impl Daemon {
     }
 }
 
-/// Connects to the socket at `path`.
+/// Connects to the socket at `path` after checking its directories, and checks the listener's
+/// uid before returning the connection (so nothing can be written to a squatter). A refusal is
+/// an error of kind `PermissionDenied` carrying a `jfgui_proto::locations::Refusal`.
 pub async fn connect(path: &Path) -> io::Result<(Reader, Writer)> {
-    let (read, write) = tokio::net::UnixStream::connect(path).await?.into_split();
+    locations::check_socket_dirs(path)?;
+    let stream = tokio::net::UnixStream::connect(path).await?;
+    locations::check_peer(std::os::fd::AsFd::as_fd(&stream), path)?;
+    let (read, write) = stream.into_split();
     Ok((Box::new(read), Box::new(write)))
+}
+
+/// What to say when nothing listens on the control socket `control`: the dir looked in, why
+/// that dir, and a way to start the daemon that makes it listen exactly there (a plain
+/// `jfgui-agentd &` from another environment could pick another dir, issue 10).
+pub fn not_running(control: &Path) -> String {
+    let dir = control.parent().unwrap_or(control);
+    let why = locations::runtime_dir()
+        .ok()
+        .filter(|rt| rt.control_socket() == control)
+        .map(|rt| format!(" (runtime dir chosen {})", rt.source))
+        .unwrap_or_default();
+    // The packaged user units run the daemon in systemd's runtime dir (`%t/jfgui-agent`).
+    let systemd = dir == locations::run_user_runtime_dir();
+    let unit = if systemd { "`systemctl --user start jfgui-agentd` or " } else { "" };
+    format!(
+        "jfgui-agentd is not running: nothing listens in {}{why}; start it with {unit}`jfgui-agentd --runtime-dir {} &`",
+        dir.display(),
+        dir.display()
+    )
 }

@@ -1,15 +1,19 @@
 //! Windows: the daemon's named pipes `\\.\pipe\jfgui-agent-<user SID>-control` and
 //! `-app-SLUG`, named by `jfgui_proto::locations::pipe_name`, the code the daemon creates them
-//! with. Only the current user can open them (the daemon's DACL), so there is no peer check
-//! here.
+//! with. Only the current user can open them (the daemon's DACL); what a client checks is the
+//! other direction: that the pipe's server process runs as our user
+//! (`jfgui_proto::locations::check_pipe_server`), since a pipe name is first come, first
+//! served.
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use jfgui_proto::locations::{Pipe, current_user_sid, pipe_name};
+use std::os::windows::io::AsRawHandle;
+
+use jfgui_proto::locations::{Pipe, check_pipe_server, current_user_sid, pipe_name};
 use tokio::net::windows::named_pipe::ClientOptions;
-use windows_sys::Win32::Foundation::ERROR_PIPE_BUSY;
+use windows_sys::Win32::Foundation::{ERROR_PIPE_BUSY, HANDLE};
 
 use super::{Reader, Writer};
 use crate::exit::{Exit, Failure};
@@ -52,6 +56,15 @@ impl Daemon {
     }
 }
 
+/// How to start the daemon, for a "not running" message about the control pipe `control`.
+pub fn not_running(control: &Path) -> String {
+    format!(
+        "jfgui-agentd is not running (no pipe {}); start it with `jfgui-agentd` in another \
+         console (packaging\\windows\\install.ps1 starts it at every login)",
+        control.display()
+    )
+}
+
 /// Opens the pipe `path`, retrying for up to [`BUSY_PATIENCE`] while all its instances are
 /// busy. A missing pipe is `NotFound`, as a missing socket is on Unix.
 pub async fn connect(path: &Path) -> io::Result<(Reader, Writer)> {
@@ -59,6 +72,7 @@ pub async fn connect(path: &Path) -> io::Result<(Reader, Writer)> {
     loop {
         match ClientOptions::new().open(path) {
             Ok(pipe) => {
+                check_pipe_server(pipe.as_raw_handle() as HANDLE, path)?;
                 let (read, write) = tokio::io::split(pipe);
                 return Ok((Box::new(read), Box::new(write)));
             }

@@ -16,6 +16,8 @@ pub mod json1;
 mod mcp;
 pub mod methods;
 
+pub use mcp::{is_mcp_request_id, mcp_error_line};
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -73,7 +75,7 @@ pub async fn serve<S>(
         match line {
             Ok(Some(Line::Complete(bytes))) => conn.handle_line(&bytes, permit).await,
             Ok(Some(Line::TooLong)) => {
-                output.send(json1::too_long_response(&config.json)).await;
+                output.send(conn.unreadable_id(json1::too_long_response(&config.json))).await;
             }
             Ok(None) => break "eof",
             Err(e) => {
@@ -110,6 +112,17 @@ struct Connection {
 }
 
 impl Connection {
+    /// An error line the JSON-1 envelope checks built for a line whose id could not be read
+    /// (`"id": null`), as this connection must send it: unchanged on JSON-1 and undecided
+    /// connections (JSON-RPC 2.0), without the `id` member once MCP is selected (SPEC S6).
+    fn unreadable_id(&self, line: Vec<u8>) -> Vec<u8> {
+        if self.protocol.is_mcp() {
+            mcp::mcp_error_line(&line, &self.app.config().json).unwrap_or(line)
+        } else {
+            line
+        }
+    }
+
     /// Handles one complete line: answers at once, stays silent (notifications), or spawns the
     /// call, which keeps `permit` (one in-flight slot) until its response is buffered.
     async fn handle_line(&mut self, line: &[u8], permit: CallPermit) {
@@ -117,7 +130,7 @@ impl Connection {
             let limits = self.app.config().json;
             let envelope = match json1::parse_envelope(line, &limits, true) {
                 Ok(envelope) => envelope,
-                Err(Some(response)) => return self.output.send(response).await,
+                Err(Some(response)) => return self.output.send(self.unreadable_id(response)).await,
                 Err(None) => return,
             };
             let params = jfgui_proto::Value::Object(envelope.params);
@@ -130,16 +143,16 @@ impl Connection {
                 mcp::Route::Json1 => {}
                 mcp::Route::Silent => return,
                 mcp::Route::Answer(reply) => {
-                    let id = envelope.id.unwrap_or_default();
-                    return self.output.send(mcp::response_line(&id, reply, &limits)).await;
+                    let line = mcp::response_line(envelope.id.as_ref(), reply, &limits);
+                    return self.output.send(line).await;
                 }
                 mcp::Route::Mcp(pending) => {
                     let app = self.app.clone();
                     let output = self.output.clone();
-                    let id = envelope.id.unwrap_or_default();
+                    let id = envelope.id;
                     self.calls.spawn(async move {
                         if let Some(reply) = pending.run(&app).await {
-                            let response = mcp::response_line(&id, reply, &limits);
+                            let response = mcp::response_line(id.as_ref(), reply, &limits);
                             permit.bytes.observe(response.len());
                             output.send(response).await;
                         }

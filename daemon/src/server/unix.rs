@@ -101,7 +101,11 @@ fn resolve(config: &Config) -> Result<PathBuf, String> {
         locations::runtime_dir().map_err(|e| format!("cannot choose a runtime dir: {e}"))?;
     if found.source == locations::Source::Fallback {
         tracing::warn!(runtime_dir = %found.path.display(),
-            "XDG_RUNTIME_DIR is not set; using the fallback runtime dir");
+            "using the fallback runtime dir: neither JFGUI_RUNTIME_DIR nor XDG_RUNTIME_DIR is \
+             set and there is no private /run/user/UID; clients resolve the same dir only under \
+             the same conditions");
+    } else {
+        tracing::debug!(runtime_dir = %found.path.display(), "runtime dir chosen {}", found.source);
     }
     Ok(found.path)
 }

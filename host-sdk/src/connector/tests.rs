@@ -171,10 +171,74 @@ fn connecting_to_a_full_backlog_does_not_block() {
             || err.raw_os_error() == Some(libc::EINPROGRESS),
         "{err:?}"
     );
-    let long = PathBuf::from(std::format!("/tmp/{}", "x".repeat(200)));
+    let long = path.with_file_name("x".repeat(200));
     assert_eq!(
         super::platform::Link::connect(&long).unwrap_err().kind(),
         std::io::ErrorKind::InvalidInput
     );
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
+
+/// FAULTS A15, the part a single user can set up: a runtime dir writable by others is never
+/// connected to (the listener in it sees no connection at all); once the dir is private again
+/// the same connector registers, so it kept retrying.
+#[test]
+fn a_runtime_dir_writable_by_others_is_refused_and_retried() {
+    use std::os::unix::fs::PermissionsExt;
+    let path = temp_socket("squatted");
+    let dir = path.parent().unwrap().to_path_buf();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let listener = UnixListener::bind(&path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let mut host = EchoHost::default();
+    let mut conn = Connector::with_address(endpoint(&host, true), &path);
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(300) {
+        let w = conn.poll(&mut host, DEFAULT_BUDGET);
+        assert!(!conn.is_connected());
+        conn.wait(&w).unwrap();
+    }
+    assert!(listener.accept().is_err(), "nothing may connect to a squatted dir");
+    let why = conn.last_error().unwrap();
+    assert!(why.contains("writable by group or others") && why.contains("mode 0777"), "{why}");
+    assert!(why.contains(dir.to_str().unwrap()), "{why}");
+
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let start = Instant::now();
+    let mut daemon = loop {
+        assert!(start.elapsed() < DEADLINE, "no reconnect after the dir was fixed");
+        let w = conn.poll(&mut host, DEFAULT_BUDGET);
+        if let Ok((s, _)) = listener.accept() {
+            break s;
+        }
+        conn.wait(&w).unwrap();
+    };
+    let hs = collect(&mut conn, &mut host, &mut daemon, &mut Peer::new(), 3);
+    assert!(matches!(&hs[0], AppMessage::Hello(h) if h.enabled));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The connection to the daemon is close-on-exec from its creation, so a GUI app that spawns
+/// a child never leaks it: a shell started after connecting does not have the descriptor,
+/// while a deliberate non-close-on-exec duplicate of it is inherited (the check can fail).
+#[test]
+fn the_daemon_connection_is_not_inherited_by_children() {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let path = temp_socket("cloexec");
+    let _listener = UnixListener::bind(&path).unwrap();
+    let link = super::platform::Link::connect(&path).unwrap();
+    let fd = link.fd().as_raw_fd();
+    let inherited = |fd: i32| {
+        std::process::Command::new("/bin/sh")
+            .args(["-c", &std::format!("test -e /dev/fd/{fd}")])
+            .status()
+            .unwrap()
+            .success()
+    };
+    assert!(!inherited(fd), "the daemon socket leaked into a child");
+    // SAFETY: dup(2) of a descriptor `link` keeps open; the copy is owned (and closed) here.
+    #[allow(unsafe_code)]
+    let copy = unsafe { OwnedFd::from_raw_fd(libc::dup(fd)) };
+    assert!(inherited(copy.as_raw_fd()), "the control case: a plain dup is inherited");
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }

@@ -1,17 +1,23 @@
 //! Unix transport: `host.sock` over a non-blocking `UnixStream`, readiness waits with
 //! `poll(2)` (so a connected, idle app sleeps in the kernel and wakes up zero times).
+//!
+//! Every connect applies the client-side trust checks of `jfgui_proto::locations` (SPEC S8):
+//! the socket's directory must pass the daemon's own directory rule before `connect(2)`, and
+//! the listener must run as us (or root) before the first byte is written.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// `host.sock` in the runtime dir (`$JFGUI_RUNTIME_DIR`, `$XDG_RUNTIME_DIR/jfgui-agent`, ...).
+use jfgui_proto::locations;
+
+/// `host.sock` in the runtime dir (`jfgui_proto::locations::runtime_dir`, the daemon's rule).
 pub(crate) fn default_address() -> io::Result<PathBuf> {
-    let dir = jfgui_proto::locations::runtime_dir()
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let dir =
+        locations::runtime_dir().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     Ok(dir.host_socket())
 }
 
@@ -25,9 +31,14 @@ impl Link {
     /// Connects without ever blocking the caller (a GUI thread): the socket is non-blocking
     /// before `connect(2)`. A Unix stream connect completes at once or fails: `ENOENT` /
     /// `ECONNREFUSED` when no daemon listens, `EAGAIN` (Linux) or `EINPROGRESS` when the
-    /// daemon's accept backlog is full; every failure is retried with backoff.
+    /// daemon's accept backlog is full; every failure is retried with backoff. A directory or
+    /// a listener that fails the trust checks is an error carrying a
+    /// `jfgui_proto::locations::Refusal`; nothing has been written then.
     pub(crate) fn connect(path: &Path) -> io::Result<Link> {
-        Ok(Link { stream: connect_nonblocking(path)? })
+        locations::check_socket_dirs(path)?;
+        let stream = connect_nonblocking(path)?;
+        locations::check_peer(stream.as_fd(), path)?;
+        Ok(Link { stream })
     }
 
     /// A transport over an already connected stream (tests use `UnixStream::pair`).
@@ -117,7 +128,6 @@ pub(crate) fn wait_fd(
 /// `UnixStream::connect` blocks while the peer's backlog is full).
 #[allow(unsafe_code)]
 fn connect_nonblocking(path: &Path) -> io::Result<UnixStream> {
-    use std::os::fd::{FromRawFd, OwnedFd};
     use std::os::unix::ffi::OsStrExt;
 
     let bytes = path.as_os_str().as_bytes();
@@ -133,6 +143,58 @@ fn connect_nonblocking(path: &Path) -> io::Result<UnixStream> {
     for (dst, src) in addr.sun_path.iter_mut().zip(bytes) {
         *dst = *src as libc::c_char;
     }
+    let stream = stream_socket()?;
+    let len = std::mem::offset_of!(libc::sockaddr_un, sun_path) + bytes.len() + 1;
+    // SAFETY: `addr` is a valid, initialised sockaddr_un and `len` does not exceed its size
+    // (checked above); the descriptor is open for the duration of the call.
+    let r = unsafe {
+        libc::connect(
+            stream.as_raw_fd(),
+            (&raw const addr).cast::<libc::sockaddr>(),
+            len as libc::socklen_t,
+        )
+    };
+    if r == 0 { Ok(stream) } else { Err(io::Error::last_os_error()) }
+}
+
+/// A new Unix stream socket, non-blocking and close-on-exec from its creation: both flags are
+/// part of the `socket(2)` call, so a GUI app that forks and execs on another thread (a
+/// browser, a helper tool) never hands the daemon connection to the child, not even in the
+/// moment between `socket(2)` and a later `fcntl(2)`. Apple systems have no `SOCK_CLOEXEC`;
+/// there the flags follow at once (no atomic form exists on that platform).
+#[cfg(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly",
+    target_os = "illumos"
+))]
+#[allow(unsafe_code)]
+fn stream_socket() -> io::Result<UnixStream> {
+    let kind = libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK;
+    // SAFETY: socket(2) takes no pointers; a negative result is an error.
+    let raw = unsafe { libc::socket(libc::AF_UNIX, kind, 0) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `raw` is a fresh descriptor nobody else owns; OwnedFd closes it on every path.
+    Ok(UnixStream::from(unsafe { OwnedFd::from_raw_fd(raw) }))
+}
+
+/// See the atomic variant above: without `SOCK_CLOEXEC`, the flags are set right after.
+#[cfg(not(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly",
+    target_os = "illumos"
+)))]
+#[allow(unsafe_code)]
+fn stream_socket() -> io::Result<UnixStream> {
     // SAFETY: socket(2) takes no pointers; a negative result is an error.
     let raw = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0) };
     if raw < 0 {
@@ -146,17 +208,7 @@ fn connect_nonblocking(path: &Path) -> io::Result<UnixStream> {
     }
     let stream = UnixStream::from(fd);
     stream.set_nonblocking(true)?;
-    let len = std::mem::offset_of!(libc::sockaddr_un, sun_path) + bytes.len() + 1;
-    // SAFETY: `addr` is a valid, initialised sockaddr_un and `len` does not exceed its size
-    // (checked above); the descriptor is open for the duration of the call.
-    let r = unsafe {
-        libc::connect(
-            stream.as_raw_fd(),
-            (&raw const addr).cast::<libc::sockaddr>(),
-            len as libc::socklen_t,
-        )
-    };
-    if r == 0 { Ok(stream) } else { Err(io::Error::last_os_error()) }
+    Ok(stream)
 }
 
 #[allow(unsafe_code)]

@@ -1,6 +1,6 @@
 //! Windows transport: the daemon's named pipe `\\.\pipe\jfgui-agent-<user SID>-host`, opened
 //! with std's `OpenOptions` (DEPENDENCIES.md), retried through `WaitNamedPipeW` while every
-//! instance is busy.
+//! instance is busy, and used only once its server process is known to run as our user.
 //!
 //! Synchronous pipe handles serialise reads and writes on one file object, so a reader thread
 //! blocked in `ReadFile` would block our writes. Instead `read` asks `PeekNamedPipe` how many
@@ -17,7 +17,7 @@ use std::time::Duration;
 use std::vec;
 use std::vec::Vec;
 
-use jfgui_proto::locations::{Pipe, current_user_sid, pipe_name};
+use jfgui_proto::locations::{Pipe, check_pipe_server, current_user_sid, pipe_name};
 use windows_sys::Win32::Foundation::{ERROR_BROKEN_PIPE, ERROR_PIPE_BUSY, HANDLE};
 use windows_sys::Win32::System::Pipes::{PeekNamedPipe, WaitNamedPipeW};
 
@@ -36,10 +36,15 @@ pub(crate) struct Link {
 }
 
 impl Link {
+    /// Opens the pipe, then checks that its server process runs as our user
+    /// (`jfgui_proto::locations::check_pipe_server`) before anything is written.
     pub(crate) fn connect(name: &Path) -> io::Result<Link> {
         for _ in 0..4 {
             match OpenOptions::new().read(true).write(true).open(name) {
-                Ok(pipe) => return Ok(Link { pipe }),
+                Ok(pipe) => {
+                    check_pipe_server(pipe.as_raw_handle() as HANDLE, name)?;
+                    return Ok(Link { pipe });
+                }
                 Err(e) if e.raw_os_error() == Some(ERROR_PIPE_BUSY as i32) => {
                     wait_named_pipe(name, 500);
                 }

@@ -5,8 +5,12 @@
 //   node client_check.mjs --sdk client --mode legacy   @modelcontextprotocol/client, initialize -> 2025-11-25
 //   node client_check.mjs --sdk sdk --mode legacy      @modelcontextprotocol/sdk 1.x (speaks only 2025-11-25 and older)
 //
-// Needs JFGUI_AGENT and JFGUI_RUNTIME_DIR in the environment (driver.py sets both). Prints one
-// PASS/FAIL line per check and a final "N passed, M failed" line; exits 1 on any failure.
+// Needs JFGUI_AGENT (the gateway binary), JFGUI_PYTHON, JFGUI_RECORDER and JFGUI_RECORD_DIR in
+// the environment (driver.py sets them). The gateway is started as the SDK starts servers by
+// default, without an `env`: it gets only the SDK's default variables and finds the daemon
+// through /run/user/UID; record.py sits in between and records the session for driver.py.
+// Prints one PASS/FAIL line per check and a final "N passed, M failed" line; exits 1 on any
+// failure.
 
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -87,10 +91,18 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function run() {
     const { Client, StdioClientTransport } = await loadSdk();
+    // No `env`: the SDK's default, exactly what a user's MCP client configuration gives.
     const params = {
-        command: process.env.JFGUI_AGENT,
-        args: ['stdio', 'notepad', '--protocol', 'mcp'],
-        env: { ...process.env },
+        command: process.env.JFGUI_PYTHON,
+        args: [
+            process.env.JFGUI_RECORDER,
+            process.env.JFGUI_RECORD_DIR,
+            process.env.JFGUI_AGENT,
+            'stdio',
+            'notepad',
+            '--protocol',
+            'mcp',
+        ],
         stderr: 'inherit',
     };
     const seen = [];

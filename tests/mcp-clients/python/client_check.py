@@ -5,9 +5,11 @@ MCP SDK (PyPI `mcp`, version pinned in requirements.txt).
     client_check.py --mode auto     # discover probe -> 2026-07-28
     client_check.py --mode legacy   # initialize handshake -> 2025-11-25
 
-Needs JFGUI_AGENT (the gateway binary) and JFGUI_RUNTIME_DIR in the environment (driver.py sets
-both). Prints one PASS/FAIL line per check and a final "N passed, M failed" line; exits 1 on
-any failure.
+Needs JFGUI_AGENT (the gateway binary), JFGUI_PYTHON, JFGUI_RECORDER and JFGUI_RECORD_DIR in
+the environment (driver.py sets them). The gateway is started as the SDK starts servers by
+default, without an `env`: it gets only the SDK's default variables and finds the daemon through
+/run/user/UID; record.py sits in between and records the session for driver.py. Prints one
+PASS/FAIL line per check and a final "N passed, M failed" line; exits 1 on any failure.
 """
 
 import argparse
@@ -72,11 +74,18 @@ async def inspect(client: Client) -> tuple[int, dict]:
 
 
 async def run(mode: str, checks: Checks) -> None:
-    agent = os.environ["JFGUI_AGENT"]
+    # No `env`: the SDK's default, exactly what a user's MCP client configuration gives.
     params = StdioServerParameters(
-        command=agent,
-        args=["stdio", "notepad", "--protocol", "mcp"],
-        env=dict(os.environ),
+        command=os.environ["JFGUI_PYTHON"],
+        args=[
+            os.environ["JFGUI_RECORDER"],
+            os.environ["JFGUI_RECORD_DIR"],
+            os.environ["JFGUI_AGENT"],
+            "stdio",
+            "notepad",
+            "--protocol",
+            "mcp",
+        ],
     )
     async with Client(params, mode=mode, read_timeout_seconds=30) as client:
         checks.check("negotiated revision", client.protocol_version == EXPECTED_VERSION[mode], client.protocol_version)

@@ -36,16 +36,20 @@ use jfgui_proto::{Limits, Value};
 use rpc::{Reply, RpcError};
 
 pub(crate) use rpc::Incoming;
+pub use rpc::{is_mcp_request_id, mcp_error_line};
 pub(crate) use select::{Protocol, Route};
 
-/// Encodes the response line (without its newline) for `reply` to request `id`.
+/// Encodes the response line (without its newline) for `reply` to a request with `id` as sent.
+/// An id MCP does not allow (SPEC S7: only strings and integers) is never echoed: the member is
+/// omitted (such a request only ever gets an error).
 ///
 /// A result over the message bounds never goes out truncated or split: a tool result becomes a
 /// tool error (`internal/response_too_large`) the model can act on, anything else a -32603
 /// error. A tool result is the one that grows most, since it carries its text twin.
-pub(crate) fn response_line(id: &Value, reply: Reply, limits: &Limits) -> Vec<u8> {
-    let error = match reply {
-        Ok(result) => match rpc::result_line(id, result, limits) {
+pub(crate) fn response_line(id: Option<&Value>, reply: Reply, limits: &Limits) -> Vec<u8> {
+    let echo = id.filter(|id| is_mcp_request_id(id));
+    let error = match (reply, echo) {
+        (Ok(result), Some(id)) => match rpc::result_line(id, result, limits) {
             Ok(line) => return line,
             Err(result) if result.contains_key("structuredContent") => {
                 match rpc::result_line(id, tools::too_large(&result, limits.max_bytes), limits) {
@@ -55,9 +59,12 @@ pub(crate) fn response_line(id: &Value, reply: Reply, limits: &Limits) -> Vec<u8
             }
             Err(_) => too_large(limits),
         },
-        Err(e) => e,
+        // The router answers only well-formed ids with a result; should one slip through, it
+        // gets the error a bad id gets rather than a result nobody can correlate.
+        (Ok(_), None) => rpc::invalid_id(id.unwrap_or(&Value::Null)),
+        (Err(e), _) => e,
     };
-    rpc::error_line(id, &error, limits)
+    rpc::error_line(echo, &error, limits)
 }
 
 fn too_large(limits: &Limits) -> RpcError {

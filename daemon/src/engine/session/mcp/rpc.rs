@@ -96,7 +96,7 @@ impl fmt::Display for RpcError {
 /// Encodes `{"jsonrpc":"2.0","id":…,"result":…}` (without its newline); `Err` gives the result
 /// back when the line would exceed the message bounds.
 pub(crate) fn result_line(id: &Value, result: Map, limits: &Limits) -> Result<Vec<u8>, Map> {
-    let response = response(id, "result", Value::Object(result));
+    let response = response(Some(id), "result", Value::Object(result));
     match jfgui_proto::encode(&response, limits) {
         Ok(line) => Ok(line),
         Err(e) => {
@@ -112,9 +112,11 @@ pub(crate) fn result_line(id: &Value, result: Map, limits: &Limits) -> Result<Ve
     }
 }
 
-/// Encodes an error response (without its newline). Error data can hold app-supplied text; if
-/// it breaks the bounds the error is sent without it.
-pub(crate) fn error_line(id: &Value, error: &RpcError, limits: &Limits) -> Vec<u8> {
+/// Encodes an error response (without its newline); `id: None` (an id that cannot be read or
+/// that MCP does not allow) omits the member, as both official MCP schemas type `id` as a
+/// string or an integer, never `null` (SPEC S6). Error data can hold app-supplied text; if it
+/// breaks the bounds the error is sent without it.
+pub(crate) fn error_line(id: Option<&Value>, error: &RpcError, limits: &Limits) -> Vec<u8> {
     match jfgui_proto::encode(&response(id, "error", error.to_value()), limits) {
         Ok(line) => line,
         Err(e) => {
@@ -127,8 +129,58 @@ pub(crate) fn error_line(id: &Value, error: &RpcError, limits: &Limits) -> Vec<u
     }
 }
 
-fn response(id: &Value, member: &str, body: Value) -> Value {
-    Value::Object(object([("jsonrpc", "2.0".into()), ("id", id.clone()), (member, body)]))
+fn response(id: Option<&Value>, member: &str, body: Value) -> Value {
+    let mut m = Map::with_capacity(3);
+    m.insert("jsonrpc", "2.0");
+    if let Some(id) = id {
+        m.insert("id", id.clone());
+    }
+    m.insert(member, body);
+    Value::Object(m)
+}
+
+/// The error for a request whose id MCP does not allow (null, a fraction, an object, ...): the
+/// id is not echoed (SPEC S7).
+pub(crate) fn invalid_id(id: &Value) -> RpcError {
+    RpcError::with_data(
+        INVALID_REQUEST,
+        format!(
+            "Invalid request: an MCP request id must be a string or an integer, not {}.",
+            match id {
+                Value::Number(_) => "a number with a fraction",
+                other => other.type_name(),
+            }
+        ),
+        object([("reason", "invalid_id".into())]),
+    )
+}
+
+/// An error line built by the JSON-1 envelope checks (which answer an unreadable id with
+/// `"id": null`), reshaped for MCP: an `id` that is not an MCP request id is dropped. `None`
+/// when `line` needs no change (it is not an error response, or its id is fine).
+pub fn mcp_error_line(line: &[u8], limits: &Limits) -> Option<Vec<u8>> {
+    let Ok(Value::Object(mut response)) = jfgui_proto::parse(line, limits) else {
+        return None;
+    };
+    let disallowed = response.get("id").is_some_and(|id| !is_mcp_request_id(id));
+    if !disallowed || !response.contains_key("error") {
+        return None;
+    }
+    response.remove("id");
+    jfgui_proto::encode(&Value::Object(response), limits).ok()
+}
+
+/// MCP's rule for request ids: a string or an integer (both official schemas' `RequestId`;
+/// `1.0` counts as an integer, as in JSON Schema, `1.5` does not).
+pub fn is_mcp_request_id(id: &Value) -> bool {
+    match id {
+        Value::String(_) => true,
+        Value::Number(n) => {
+            let plain = !n.as_str().contains(['.', 'e', 'E']);
+            plain || n.to_i64().is_some() || n.to_u64().is_some()
+        }
+        _ => false,
+    }
 }
 
 /// Builds an object from literal members (keys must be distinct; a repeated key keeps the last).
@@ -163,9 +215,11 @@ pub(crate) enum IdKey {
 }
 
 impl IdKey {
-    /// The key of a request id; `None` for ids that are neither strings nor numbers.
+    /// The key of an MCP request id; `None` for ids MCP does not allow
+    /// ([`is_mcp_request_id`]).
     pub fn of(id: &Value) -> Option<IdKey> {
         match id {
+            _ if !is_mcp_request_id(id) => None,
             Value::String(s) => Some(IdKey::String(s.clone())),
             Value::Number(n) => Some(IdKey::Number(n.as_str().to_owned())),
             _ => None,

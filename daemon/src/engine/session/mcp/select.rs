@@ -9,6 +9,10 @@
 //! sticky. Inside MCP every message is classified on its own: `initialize` → legacy handshake;
 //! the modern envelope → 2026-07-28, statelessly (it never inherits legacy state); `ping` → `{}`;
 //! after a legacy `initialize` → 2025-11-25; anything else → -32602 naming both ways in.
+//!
+//! Ids: an MCP request id is a string or an integer (both official schemas). A request with any
+//! other id (null, 1.5, an object, ...) gets -32600 without the id echoed, on an MCP connection
+//! and for an MCP request on an undecided one (which it does not decide).
 
 use jfgui_proto::{Map, Value};
 
@@ -17,7 +21,10 @@ use super::cancel::{CancelOutcome, InFlight, Ticket};
 use super::legacy::{self, LegacyState};
 use super::modern::{self, Cache};
 use super::resources::{self, NotFoundCode};
-use super::rpc::{INVALID_REQUEST, IdKey, Incoming, METHOD_NOT_FOUND, Reply, RpcError, object};
+use super::rpc::{
+    INVALID_REQUEST, IdKey, Incoming, METHOD_NOT_FOUND, Reply, RpcError, invalid_id,
+    is_mcp_request_id, object,
+};
 use super::tools;
 use crate::engine::session::methods::Method;
 
@@ -102,6 +109,11 @@ enum Work {
 }
 
 impl Protocol {
+    /// True once MCP is selected.
+    pub fn is_mcp(&self) -> bool {
+        matches!(self, Protocol::Mcp(_))
+    }
+
     /// Decides what to do with `msg`, updating the selection. Call it for every message, in
     /// arrival order, before serving anything concurrently.
     pub fn route(&mut self, msg: &Incoming<'_>) -> Route {
@@ -113,6 +125,15 @@ impl Protocol {
                     tracing::debug!("ignoring a JSON-RPC response on an undecided connection");
                     return Route::Silent;
                 };
+                // What would select MCP or be answered as MCP below (a JSON-1 name without the
+                // envelope selects JSON-1, whose ids may be null).
+                let mcp_shaped = modern::has_envelope(msg.params)
+                    || (Method::from_name(method).is_none()
+                        && (method == "ping" || MCP_METHODS.contains(&method)));
+                if let Some(id) = msg.id.filter(|id| mcp_shaped && !is_mcp_request_id(id)) {
+                    // An MCP request with an id MCP does not allow decides nothing.
+                    return Route::Answer(Err(invalid_id(id)));
+                }
                 if msg.id.is_some() && (modern::has_envelope(msg.params) || method == "initialize")
                 {
                     tracing::debug!(method, "connection selects MCP");
@@ -164,6 +185,9 @@ impl McpSession {
             self.notification(method, msg.params);
             return Route::Silent;
         };
+        let Some(key) = IdKey::of(id) else {
+            return Route::Answer(Err(invalid_id(id)));
+        };
         if method == "initialize" {
             return match legacy::check_initialize(msg.params) {
                 Ok(offered) => {
@@ -175,7 +199,7 @@ impl McpSession {
                         );
                     }
                     self.legacy.initialized = true;
-                    self.pending(id, Work::Initialize)
+                    self.pending(key, Work::Initialize)
                 }
                 Err(e) => Route::Answer(Err(e)),
             };
@@ -197,7 +221,7 @@ impl McpSession {
                 "resources/read" => Work::ResourcesRead(Era::Modern, Some(params)),
                 _ => return Route::Answer(Err(not_in_revision(method, modern::MODERN_VERSION))),
             };
-            return self.pending(id, work);
+            return self.pending(key, work);
         }
         if method == "ping" {
             return Route::Answer(Ok(Map::new()));
@@ -229,16 +253,10 @@ impl McpSession {
             "resources/read" => Work::ResourcesRead(Era::Legacy, params),
             _ => return Route::Answer(Err(not_in_revision(method, legacy::LEGACY_VERSION))),
         };
-        self.pending(id, work)
+        self.pending(key, work)
     }
 
-    fn pending(&mut self, id: &Value, work: Work) -> Route {
-        let Some(key) = IdKey::of(id) else {
-            return Route::Answer(Err(RpcError::new(
-                INVALID_REQUEST,
-                "Invalid request: an MCP request id must be a string or an integer.",
-            )));
-        };
+    fn pending(&mut self, key: IdKey, work: Work) -> Route {
         match self.in_flight.begin(key) {
             Some(ticket) => Route::Mcp(Pending { ticket, work }),
             None => Route::Answer(Err(RpcError::with_data(

@@ -237,7 +237,7 @@ fn data_str<'a>(e: &'a RpcError, key: &str) -> Option<&'a str> {
 
 // ---- a small JSON Schema checker over the official schema files ----
 
-struct Schemas {
+pub(super) struct Schemas {
     root: Value,
 }
 
@@ -257,7 +257,7 @@ impl Schemas {
     /// Checks `value` against `$defs/name`: type, const, enum, required, properties, items,
     /// additionalProperties schemas, anyOf/oneOf and $ref — the keywords the MCP schemas use
     /// for result shapes.
-    fn check(&self, name: &str, value: &Value) {
+    pub(super) fn check(&self, name: &str, value: &Value) {
         if let Err(e) = self.validate(self.def(name), value, "") {
             panic!("not a valid {name}: {e}\nvalue: {value:?}");
         }
@@ -343,11 +343,11 @@ fn type_matches(t: &str, v: &Value) -> bool {
     }
 }
 
-fn modern_schema() -> Schemas {
+pub(super) fn modern_schema() -> Schemas {
     Schemas::load(SCHEMA_MODERN)
 }
 
-fn legacy_schema() -> Schemas {
+pub(super) fn legacy_schema() -> Schemas {
     Schemas::load(SCHEMA_LEGACY)
 }
 

@@ -6,6 +6,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use jfgui_proto::channel::{Call, CallResult, Outcome, ResourceChunk, ResourceInfo};
 use jfgui_proto::{ActionError, Reason, Value};
 
+use super::tests::{legacy_schema, modern_schema};
 use crate::engine::tests::harness::*;
 use crate::{Engine, EngineConfig};
 
@@ -315,4 +316,99 @@ async fn responses_from_the_client_are_ignored() {
         assert_eq!(n(&r, "id"), 5, "the responses got no answer: {r:?}");
         assert!(has(&r, "result"), "{r:?}");
     }
+}
+
+/// Asserts an error response with `code` that carries no `id` member and is a valid
+/// `JSONRPCErrorResponse` of both official schemas (which type `id` as string or integer).
+fn assert_idless_error(r: &Value, code: i64, line: &str) {
+    assert_eq!(n(r, "error.code"), code, "{line}: {r:?}");
+    assert!(!has(r, "id"), "{line}: the id must be omitted, not null: {r:?}");
+    modern_schema().check("JSONRPCErrorResponse", r);
+    legacy_schema().check("JSONRPCErrorResponse", r);
+}
+
+/// SPEC S6/S7: once MCP is selected, an error whose id cannot be read omits `id`; a request
+/// whose id is not a string or an integer gets -32600 without its id echoed; `1.0` is an
+/// integer (as in JSON Schema) and is echoed with its exact token.
+#[tokio::test]
+async fn mcp_errors_without_a_readable_id_omit_it() {
+    let json = jfgui_proto::Limits { max_bytes: 4096, ..jfgui_proto::Limits::DEFAULT };
+    let (engine, slug) = engine_with(EngineConfig { json, ..config() }).await;
+    let mut c = Client::connect(&engine, &slug);
+    assert!(has(&ask(&mut c, INIT).await, "result"));
+    let unreadable = [
+        ("{not json", -32700),
+        ("[1]", -32600),
+        ("\"text\"", -32600),
+        (r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#, -32600),
+    ];
+    for (line, code) in unreadable {
+        let r = ask(&mut c, line).await;
+        assert_idless_error(&r, code, line);
+    }
+    for id in ["null", "1.5", "true", "[1]", r#"{"a":1}"#, "1e-1"] {
+        for line in
+            [legacy(id, "tools/list", ""), request(id, "tools/list", ""), legacy(id, "ping", "")]
+        {
+            let r = ask(&mut c, &line).await;
+            assert_idless_error(&r, -32600, &line);
+        }
+    }
+    let big = legacy("9", "tools/call", &format!(r#""name":"{}""#, "q".repeat(5000)));
+    let r = ask(&mut c, &big).await;
+    assert_idless_error(&r, -32600, "an over-long line");
+    assert_eq!(s(&r, "error.data.reason"), "too_large");
+    // Integral spellings are integers, echoed exactly.
+    c.send(&legacy("1.0", "ping", "")).await;
+    let raw = c.recv_raw().await.unwrap();
+    let text = String::from_utf8_lossy(&raw);
+    assert!(text.starts_with(r#"{"jsonrpc":"2.0","id":1.0,"result":{}"#), "{text}");
+    // The session is unharmed.
+    let r = ask(&mut c, &legacy("10", "tools/call", r#""name":"jfgui_state_inspect""#)).await;
+    assert_eq!(n(&r, "result.structuredContent.revision"), 7);
+}
+
+/// On an undecided connection, an MCP request with a bad id is refused the same way and
+/// decides nothing; lines whose id cannot be read are answered JSON-1 style (`"id": null`,
+/// JSON-RPC 2.0), since the connection may still turn out to speak JSON-1.
+#[tokio::test]
+async fn undecided_connections_refuse_bad_mcp_ids_without_deciding() {
+    let (engine, slug) = engine().await;
+    let mut c = Client::connect(&engine, &slug);
+    let init_null = INIT.replace(r#""id":1"#, r#""id":null"#);
+    let r = ask(&mut c, &init_null).await;
+    assert_idless_error(&r, -32600, &init_null);
+    let r = ask(&mut c, &request("2.5", "server/discover", "")).await;
+    assert_idless_error(&r, -32600, "discover with a fractional id");
+    let r = ask(&mut c, "{not json").await;
+    assert_eq!(at(&r, "id"), &Value::Null, "JSON-1 keeps null while undecided");
+    // Still undecided: a JSON-1 request with a null id selects JSON-1 and is answered.
+    let r = ask(&mut c, r#"{"jsonrpc":"2.0","id":null,"method":"agent/info"}"#).await;
+    assert_eq!(at(&r, "id"), &Value::Null);
+    assert_eq!(s(&r, "result.protocolVersion"), "1");
+}
+
+/// A tool's refused arguments (what JSON-1 answers with -32602) are an isError result with
+/// class `invalid_params` and code -32602, valid as a CallToolResult of both revisions.
+#[tokio::test]
+async fn refused_tool_arguments_are_invalid_params_tool_errors() {
+    let (engine, slug) = engine().await;
+    let mut c = Client::connect(&engine, &slug);
+    let cases = [
+        r#""name":"jfgui_actions_search","arguments":{"limit":0}"#,
+        r#""name":"jfgui_actions_search","arguments":{"cursor":"nope"}"#,
+        r#""name":"jfgui_actions_describe","arguments":{}"#,
+        r#""name":"jfgui_actions_batch","arguments":{"calls":[]}"#,
+    ];
+    for (i, args) in cases.iter().enumerate() {
+        let r = ask(&mut c, &request(&i.to_string(), "tools/call", args)).await;
+        assert_eq!(at(&r, "result.isError"), &Value::Bool(true), "{args}: {r:?}");
+        assert_eq!(s(&r, "result.structuredContent.error.class"), "invalid_params", "{args}");
+        assert_eq!(n(&r, "result.structuredContent.error.code"), -32602, "{args}");
+        modern_schema().check("CallToolResult", at(&r, "result"));
+    }
+    assert!(has(&ask(&mut c, INIT).await, "result"));
+    let r = ask(&mut c, &legacy("9", "tools/call", cases[0])).await;
+    assert_eq!(s(&r, "result.structuredContent.error.class"), "invalid_params");
+    legacy_schema().check("CallToolResult", at(&r, "result"));
 }

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Drives `jfgui-agent stdio notepad --protocol mcp` with raw lines no SDK would send, and checks
+the answers against SPEC S6/S7 and the official MCP schemas (schema_check.py):
+
+- an error whose id cannot be read has no `id` member (never `"id": null`), whether the line
+  is garbage, an array, over-long, or sent before the connection chose MCP;
+- a request whose id is not a string or an integer (null, 1.5, an object, an array, a bool)
+  gets -32600 with the id not echoed;
+- a tool's refused arguments are an `isError` result with class `invalid_params`; an unknown
+  tool is a -32602 error; a modern request naming an unknown revision gets -32022.
+
+Started by driver.py like the SDK checks: the gateway gets only the SDK default environment
+(through record.py). Prints PASS/FAIL lines and "N passed, M failed"; exits 1 on any failure.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import queue
+
+import schema_check
+
+TIMEOUT_S = 30
+SDK_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "wire-check", "version": "1"},
+}
+INIT_PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "wire-check", "version": "1"}}
+
+
+class Gateway:
+    def __init__(self) -> None:
+        command = [
+            os.environ["JFGUI_PYTHON"],
+            os.environ["JFGUI_RECORDER"],
+            os.environ["JFGUI_RECORD_DIR"],
+            os.environ["JFGUI_AGENT"],
+            "stdio",
+            "notepad",
+            "--protocol",
+            "mcp",
+        ]
+        # What the official SDKs pass to a server by default, and nothing else.
+        env = {k: os.environ[k] for k in SDK_ENV if k in os.environ}
+        self.proc = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.lines = queue.Queue()
+        self.session = schema_check.Session(schema_check.Schemas())
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.put(line.decode("utf-8", "replace"))
+        self.lines.put(None)
+
+    def send(self, line: str) -> None:
+        self.session.sent(line)
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def ask(self, line: str):
+        self.send(line)
+        answer = self.lines.get(timeout=TIMEOUT_S)
+        if answer is None:
+            raise RuntimeError("the gateway closed stdout")
+        self.session.received(answer)
+        return json.loads(answer)
+
+    def finish(self) -> int:
+        self.proc.stdin.close()
+        return self.proc.wait(timeout=TIMEOUT_S)
+
+
+class Checks:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name: str, condition: bool, detail: object = "") -> None:
+        if condition:
+            self.passed += 1
+            print(f"PASS [wire] {name}", flush=True)
+        else:
+            self.failed += 1
+            print(f"FAIL [wire] {name}: {detail}", flush=True)
+
+
+def request(id_token: str, method: str, params: dict) -> str:
+    return f'{{"jsonrpc":"2.0","id":{id_token},"method":"{method}","params":{json.dumps(params)}}}'
+
+
+def idless_error(r, code: int) -> bool:
+    return isinstance(r, dict) and "id" not in r and r.get("error", {}).get("code") == code
+
+
+def tool_error_class(r) -> str:
+    result = r.get("result", {}) if isinstance(r, dict) else {}
+    if result.get("isError") is not True:
+        return ""
+    return result.get("structuredContent", {}).get("error", {}).get("class", "")
+
+
+def run(g: Gateway, c: Checks) -> None:
+    # Before the connection chose MCP: the gateway still answers MCP-style.
+    r = g.ask("this is not json")
+    c.check("garbage before MCP is chosen: -32700 without id", idless_error(r, -32700), r)
+    r = g.ask(request("null", "initialize", INIT_PARAMS))
+    c.check("initialize with a null id: -32600 without id", idless_error(r, -32600), r)
+    r = g.ask(request("1", "initialize", INIT_PARAMS))
+    c.check("initialize answers 2025-11-25", r.get("result", {}).get("protocolVersion") == "2025-11-25", r)
+    g.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+
+    r = g.ask("{bad json")
+    c.check("garbage after initialize: -32700 without id", idless_error(r, -32700), r)
+    r = g.ask("[1,2]")
+    c.check("an array: -32600 without id", idless_error(r, -32600), r)
+    for token in ("null", "1.5", "{}", "[1]", "true"):
+        r = g.ask(request(token, "tools/list", {}))
+        c.check(f"legacy request id {token}: -32600, id not echoed", idless_error(r, -32600), r)
+        r = g.ask(request(token, "tools/list", {"_meta": META}))
+        c.check(f"modern request id {token}: -32600, id not echoed", idless_error(r, -32600), r)
+    r = g.ask(request('"s-1"', "tools/list", {}))
+    c.check("a string id is served and echoed", r.get("id") == "s-1" and len(r.get("result", {}).get("tools", [])) == 9, r)
+
+    refusals = [
+        ("search limit 0", "jfgui_actions_search", {"limit": 0}),
+        ("search with a bad cursor", "jfgui_actions_search", {"cursor": "not-a-cursor"}),
+        ("describe without action", "jfgui_actions_describe", {}),
+        ("batch of no calls", "jfgui_actions_batch", {"calls": []}),
+    ]
+    for i, (name, tool, arguments) in enumerate(refusals):
+        params = {"name": tool, "arguments": arguments}
+        r = g.ask(request(str(10 + i), "tools/call", params))
+        c.check(f"legacy {name}: isError, class invalid_params", tool_error_class(r) == "invalid_params", r)
+        r = g.ask(request(str(20 + i), "tools/call", dict(params, _meta=META)))
+        c.check(f"modern {name}: isError, class invalid_params", tool_error_class(r) == "invalid_params", r)
+    r = g.ask(request("30", "tools/call", {"name": "jfgui_nope", "arguments": {}}))
+    c.check("an unknown tool is a -32602 error", r.get("id") == 30 and r.get("error", {}).get("code") == -32602, r)
+    bad_version = dict(META, **{"io.modelcontextprotocol/protocolVersion": "1999-01-01"})
+    r = g.ask(request("31", "tools/list", {"_meta": bad_version}))
+    data = r.get("error", {}).get("data", {})
+    c.check("an unknown revision is -32022 naming both served", r.get("error", {}).get("code") == -32022 and data.get("supported") == ["2026-07-28", "2025-11-25"], r)
+    r = g.ask("x" * (1024 * 1024 + 1))
+    c.check("an over-long line: -32600 too_large without id", idless_error(r, -32600) and r["error"].get("data", {}).get("reason") == "too_large", r)
+    r = g.ask(request("32", "ping", {}))
+    c.check("the session is intact", r.get("id") == 32 and r.get("result") == {}, r)
+
+
+def main() -> int:
+    checks = Checks()
+    try:
+        gateway = Gateway()
+        try:
+            run(gateway, checks)
+        finally:
+            status = gateway.finish()
+        checks.check("stdin EOF ends the gateway with status 0", status == 0, status)
+        for problem in gateway.session.problems:
+            checks.check("every line validates against the official schema", False, problem)
+        checks.check(f"{gateway.session.checked} lines validated against the official schemas", not gateway.session.problems)
+    except Exception as e:  # a crash is a failure with its reason, never a silent pass
+        checks.check("session ran to the end", False, f"{type(e).__name__}: {e}")
+    print(f"wire: {checks.passed} passed, {checks.failed} failed", flush=True)
+    return 0 if checks.failed == 0 and checks.passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
