@@ -160,6 +160,12 @@ impl Client {
         interpret(&value, id, method)
     }
 
+    /// Waits until the peer closes the connection (for `browser-bridge`, which holds its
+    /// control connection open: the daemon keeps the bridge exactly as long).
+    pub async fn closed(&mut self) {
+        while let Ok(Some(_)) = self.reader.next().await {}
+    }
+
     /// The failure for a connection that broke during `method`. `unread`: the peer closed
     /// without reading the request (the write failed, or the read was reset because the
     /// request was still queued), which is what the peer check does. A plain end of stream

@@ -2,6 +2,9 @@
 
 mod actions;
 mod batch;
+mod browser_bridge;
+mod browser_call;
+mod browser_stdio;
 mod call;
 mod completions;
 mod describe;
@@ -96,6 +99,15 @@ pub enum Command {
     /// Start APP in headless agent mode and serve it on stdin/stdout, without a daemon.
     #[command(after_help = headless::AFTER_HELP)]
     Headless(headless::HeadlessArgs),
+    /// Open the browser bridge (HTTP on 127.0.0.1) for a web app and hold it until interrupted.
+    #[command(after_help = browser_bridge::AFTER_HELP)]
+    BrowserBridge(browser_bridge::BrowserBridgeArgs),
+    /// Call the browser app attached to a bridge (one JSON-RPC request through /rpc).
+    #[command(after_help = browser_call::AFTER_HELP)]
+    BrowserCall(browser_call::BrowserCallArgs),
+    /// Gateway: pipe JSON-1 or MCP lines between stdin/stdout and a bridge's browser app.
+    #[command(after_help = browser_stdio::AFTER_HELP)]
+    BrowserStdio(browser_stdio::BrowserStdioArgs),
     /// Show the daemon's status: pid, version, uptime, apps, connections.
     #[command(after_help = "Example:\n  jfgui-agent status --json")]
     Status(status::StatusArgs),
@@ -140,9 +152,12 @@ impl Command {
             Command::Read(a) => Format::choose(a.json, false),
             Command::Render(a) => Format::choose(a.json, false),
             Command::Status(a) => Format::choose(a.out.json, false),
+            Command::BrowserCall(a) => Format::choose(a.out.json, true),
             // stdout belongs to the protocol (or to the generated script): errors go to stderr only.
             Command::Stdio(_)
             | Command::Headless(_)
+            | Command::BrowserBridge(_)
+            | Command::BrowserStdio(_)
             | Command::Completions(_)
             | Command::Man(_) => Format::Human,
         }
@@ -162,6 +177,9 @@ impl Command {
             Command::Render(a) => render::run(a, ctx, format).await,
             Command::Stdio(a) => stdio::run(a, ctx).await,
             Command::Headless(a) => headless::run(a, ctx).await,
+            Command::BrowserBridge(a) => browser_bridge::run(a, ctx).await,
+            Command::BrowserCall(a) => browser_call::run(a, ctx, format).await,
+            Command::BrowserStdio(a) => browser_stdio::run(a, ctx).await,
             Command::Status(_) => status::run(ctx, format).await,
             Command::Completions(a) => completions::run(a),
             Command::Man(a) => man::run(a),
@@ -214,6 +232,29 @@ mod tests {
             &["x", "stdio", "notepad", "--protocol", "mcp"],
             &["x", "headless", "/bin/app", "--protocol", "json", "--", "--name", "A B"],
             &["x", "status"],
+            &["x", "browser-bridge", "--origin", "http://127.0.0.1:8765", "--port", "9000"],
+            &[
+                "x",
+                "browser-call",
+                "--url",
+                "http://127.0.0.1:9",
+                "--token-file",
+                "t",
+                "agent/info",
+            ],
+            &[
+                "x",
+                "browser-call",
+                "--url",
+                "u",
+                "--token",
+                "t",
+                "tools/list",
+                "{}",
+                "--protocol",
+                "mcp",
+            ],
+            &["x", "browser-stdio", "--url", "http://127.0.0.1:9", "--protocol", "json"],
             &["x", "completions", "zsh"],
             &["x", "man"],
             &["x", "--timeout", "5", "list"],
@@ -235,6 +276,8 @@ mod tests {
             &["x", "stdio", "n", "--protocol", "http"],
             &["x", "--timeout", "0", "list"],
             &["x", "browser-bridge"],
+            &["x", "browser-call", "--url", "u", "--token-file", "f", "--token", "t", "m"],
+            &["x", "browser-stdio"],
         ];
         for args in bad {
             assert!(Cli::try_parse_from(*args).is_err(), "{args:?}");

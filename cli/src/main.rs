@@ -3,6 +3,7 @@
 //! runtime, reports a failure as one stderr line (plus JSON on stdout under `--json`) and exits
 //! with the code of SPEC S9.
 
+mod bridge;
 mod client;
 mod cmd;
 mod endpoint;

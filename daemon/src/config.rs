@@ -153,9 +153,62 @@ pub struct Config {
     /// On shutdown, wait this long for in-flight replies before failing them.
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration)]
     pub shutdown_drain: Duration,
+
+    /// Browser bridge: requests queued for the tab or delivered and unanswered; one more is
+    /// refused `not_executed/busy`.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub bridge_queue: u64,
+
+    /// Browser bridge: largest HTTP request body and largest request delivered to the tab.
+    #[arg(long, value_name = "BYTES", default_value_t = 1024 * 1024, value_parser = clap::value_parser!(u64).range(1024..))]
+    pub bridge_max_message_bytes: u64,
+
+    /// Browser bridge: concurrent HTTP connections.
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
+    pub bridge_max_connections: u64,
+
+    /// Browser bridge: how long /poll waits for something to deliver.
+    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = parse_duration)]
+    pub bridge_poll_wait: Duration,
+
+    /// Browser bridge: how long /rpc waits for its response.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub bridge_rpc_deadline: Duration,
+
+    /// Browser bridge: a tab that neither polls nor answers this long is detached.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub bridge_expiry: Duration,
+
+    /// Browser bridge: a request head (or an idle keep-alive connection) must complete within
+    /// this.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub bridge_header_deadline: Duration,
+
+    /// Browser bridge: a request body must arrive within this.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub bridge_body_deadline: Duration,
+
+    /// Browser bridge: /rpc sessions per attached tab.
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
+    pub bridge_max_sessions: u64,
 }
 
 impl Config {
+    /// The browser bridge's bounds.
+    pub fn bridge_limits(&self) -> crate::bridge::BridgeLimits {
+        crate::bridge::BridgeLimits {
+            queue: to_usize(self.bridge_queue),
+            max_message_bytes: to_usize(self.bridge_max_message_bytes),
+            max_connections: to_usize(self.bridge_max_connections),
+            poll_wait: self.bridge_poll_wait,
+            rpc_deadline: self.bridge_rpc_deadline,
+            expiry: self.bridge_expiry,
+            header_deadline: self.bridge_header_deadline,
+            body_deadline: self.bridge_body_deadline,
+            max_sessions: to_usize(self.bridge_max_sessions),
+        }
+    }
+
     /// The JSON bounds of client messages.
     pub fn json_limits(&self) -> jfgui_proto::Limits {
         jfgui_proto::Limits {
@@ -225,6 +278,7 @@ mod tests {
         assert_eq!(c.partial_idle, Duration::from_secs(30));
         assert_eq!(c.shutdown_drain, Duration::from_secs(5));
         assert_eq!(c.json_limits(), jfgui_proto::Limits::DEFAULT);
+        assert_eq!(c.bridge_limits(), crate::bridge::BridgeLimits::default());
         assert_eq!(c.idle_exit, None);
         assert!(!c.demo);
         assert_eq!(c.log_format, LogFormat::Text);

@@ -1,14 +1,14 @@
 //! The session engine: everything protocol, nothing OS-specific.
 //!
 //! It serves three kinds of connection over any `AsyncRead + AsyncWrite` stream, so the daemon
-//! runs it over its sockets (or named pipes) and `jfgui-agent headless` over a child's stdio;
-//! a browser bridge (SPEC S10, not built) would be one more transport for the host channel:
+//! runs it over its sockets (or named pipes), `jfgui-agent headless` over a child's stdio,
+//! and the browser bridge (`daemon/src/bridge/`) over in-memory pipes fed from HTTP:
 //!
 //! | connection | entry point | module |
 //! |---|---|---|
 //! | an app's host channel (SPEC S8) | [`Engine::serve_app`] | `engine/app_link.rs` |
 //! | a client of one app: JSON control protocol 1 (SPEC S6) or MCP (SPEC S7), chosen per connection | [`Engine::serve_client`] | `engine/session.rs`, `engine/session/json1.rs`, `engine/session/mcp/` |
-//! | the control socket (SPEC S8) | [`Engine::serve_control`] | `engine/control.rs` |
+//! | the control socket (SPEC S8) | [`Engine::serve_control`], [`Engine::serve_control_with`] | `engine/control.rs` |
 //!
 //! The ten JSON-1 methods are implemented once in `engine/session/methods.rs`
 //! ([`methods::call`]), protocol-neutral, so MCP reuses them. Shared state: the registry of
@@ -41,6 +41,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, watch};
 
 pub use app_link::{AppHandle, LinkStatus};
+pub use control::{ControlError, ControlMethods};
 pub use session::methods::{self, Method, MethodError};
 pub use session::{is_mcp_request_id, mcp_error_line};
 
@@ -298,7 +299,20 @@ impl Engine {
     where
         S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
     {
-        control::serve(stream, self, peer).await;
+        control::serve(stream, self, peer, None).await;
+    }
+
+    /// Runs one control connection that also answers the methods of `extra` (the OS layer's
+    /// `bridge/open` and `bridge/close`); `extra` is dropped when the connection ends.
+    pub async fn serve_control_with<S>(
+        &self,
+        stream: S,
+        peer: PeerInfo,
+        extra: Box<dyn ControlMethods>,
+    ) where
+        S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+    {
+        control::serve(stream, self, peer, Some(extra)).await;
     }
 
     /// Endpoint lifecycle events, so the OS layer can bind/unbind `apps/SLUG.sock`. Subscribe

@@ -8,14 +8,16 @@
 mod engine;
 
 pub use engine::{
-    AppHandle, AppSummary, Connections, EndpointEvent, EndpointNaming, Engine, EngineConfig,
-    LinkStatus, Method, MethodError, PeerInfo, is_mcp_request_id, mcp_error_line, methods,
+    AppHandle, AppSummary, Connections, ControlError, ControlMethods, EndpointEvent,
+    EndpointNaming, Engine, EngineConfig, LinkStatus, Method, MethodError, PeerInfo,
+    is_mcp_request_id, mcp_error_line, methods,
 };
 
 // OS layer (daemon-os): runtime dir and lock (Unix), listeners, endpoints, process life. Only
 // what `main.rs` needs is public: configuration, logging and the server's entry point.
 #[cfg(unix)]
 mod activation;
+pub mod bridge;
 pub mod config;
 mod endpoints;
 #[cfg(unix)]

@@ -13,6 +13,7 @@
 //! | contracts (SPEC S2, S3) | [`Dispatcher`], [`RegistrationError`] |
 //! | deferred work (SPEC S4) | [`TaskTable`], [`TaskError`] |
 //! | host channel, sans-IO (SPEC S8) | [`channel::Endpoint`], [`channel::Identity`] |
+//! | the browser bridge's JSON bodies, sans-IO (SPEC S10) | [`bridge::BridgeEndpoint`], [`bridge::Post`] |
 //! | socket / pipe connector, reconnect, stdio, run loop (`std`) | `connector`: `Connector`, `serve_stdio`, `run` |
 //!
 //! # Declaring actions
@@ -44,6 +45,7 @@ extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
+pub mod bridge;
 pub mod channel;
 #[cfg(feature = "std")]
 pub mod connector;

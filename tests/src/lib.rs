@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod bridge;
 pub mod cli;
 
 pub use serde_json;
@@ -184,7 +185,10 @@ impl Watchdog {
         let (tx, rx) = mpsc::channel::<()>();
         thread::spawn(move || {
             if let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(limit) {
-                eprintln!(
+                // Straight to the process's stderr: `eprintln!` in a thread spawned by a test
+                // goes into the test's captured output, which the abort throws away.
+                let _ = writeln!(
+                    std::io::stderr(),
                     "WATCHDOG: {name} ran longer than {limit:?}; killing children and aborting"
                 );
                 for pid in children().lock().unwrap_or_else(|e| e.into_inner()).iter() {
@@ -232,12 +236,19 @@ pub struct Proc {
 
 impl Proc {
     /// Spawns `cmd` with stdin closed, stdout discarded and stderr captured in `stderr`.
-    pub fn spawn(cmd: Command, stderr: PathBuf) -> Proc {
+    pub fn spawn(mut cmd: Command, stderr: PathBuf) -> Proc {
+        cmd.stdout(Stdio::null());
+        Proc::spawn_keep_stdout(cmd, stderr)
+    }
+
+    /// As [`Proc::spawn`], with the stdout `cmd` already has (e.g. a file to check later).
+    pub fn spawn_keep_stdout(cmd: Command, stderr: PathBuf) -> Proc {
         Proc::spawn_with_stdin(cmd, stderr, Stdio::null())
     }
 
     /// As [`Proc::spawn`], with standard input piped: the caller writes commands to it.
-    pub fn spawn_with_input(cmd: Command, stderr: PathBuf) -> (Proc, std::process::ChildStdin) {
+    pub fn spawn_with_input(mut cmd: Command, stderr: PathBuf) -> (Proc, std::process::ChildStdin) {
+        cmd.stdout(Stdio::null());
         let mut proc = Proc::spawn_with_stdin(cmd, stderr, Stdio::piped());
         let input = proc.child.stdin.take().expect("piped stdin");
         (proc, input)
@@ -247,7 +258,6 @@ impl Proc {
         let log = fs::File::create(&stderr).expect("stderr capture file");
         let child = cmd
             .stdin(stdin)
-            .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));

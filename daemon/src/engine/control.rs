@@ -1,5 +1,6 @@
 //! The control socket `agentd.sock` (SPEC S8): line-delimited JSON-RPC 2.0 with the same codec
-//! and bounds as the endpoints; `daemon/status` and `apps/list`.
+//! and bounds as the endpoints; `daemon/status` and `apps/list`, plus the methods of the OS
+//! layer's [`ControlMethods`] (the browser bridge's `bridge/open` and `bridge/close`).
 //!
 //! Requests are answered one at a time in order: every method is local and immediate, so
 //! there is nothing to run concurrently, and the writer's backpressure is the socket itself.
@@ -11,9 +12,38 @@ use super::lines::{Line, LineReader};
 use super::session::json1::{self, code};
 use super::{Engine, PeerInfo, until};
 
+/// Control methods beyond the engine's own, with state that belongs to one control connection:
+/// it is dropped when that connection ends (EOF, error, shutdown), so whatever the connection
+/// opened through it (the browser bridge's TCP listener) lives exactly as long as the
+/// connection.
+pub trait ControlMethods: Send {
+    /// The method names, for the unknown-method message.
+    fn names(&self) -> &'static [&'static str];
+
+    /// Answers `method` with `params`, or `None` when the method is not one of [`names`].
+    ///
+    /// [`names`]: ControlMethods::names
+    fn call(&mut self, method: &str, params: Map) -> Option<Result<Map, ControlError>>;
+}
+
+/// A JSON-RPC error answer of a [`ControlMethods`] call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ControlError {
+    /// The JSON-RPC error code (-32602 for bad params; implementation errors -32000..-32099).
+    pub code: i64,
+    /// One sentence for people.
+    pub message: String,
+    /// `data`, with at least `reason`.
+    pub data: Map,
+}
+
 /// Serves one control connection until EOF or shutdown.
-pub async fn serve<S>(stream: S, engine: &Engine, peer: PeerInfo)
-where
+pub async fn serve<S>(
+    stream: S,
+    engine: &Engine,
+    peer: PeerInfo,
+    mut extra: Option<Box<dyn ControlMethods>>,
+) where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
     let config = engine.config().clone();
@@ -27,7 +57,7 @@ where
             _ = until(&mut shutdown, |s| *s) => break,
         };
         let response = match line {
-            Ok(Some(Line::Complete(bytes))) => answer(engine, &bytes),
+            Ok(Some(Line::Complete(bytes))) => answer(engine, extra.as_deref_mut(), &bytes),
             Ok(Some(Line::TooLong)) => Some(json1::too_long_response(&limits)),
             Ok(None) => break,
             Err(e) => {
@@ -42,10 +72,16 @@ where
             }
         }
     }
+    // Ends what the connection opened (the bridge's listener) now, not when the task is freed.
+    drop(extra);
     let _ = wr.shutdown().await;
 }
 
-fn answer(engine: &Engine, line: &[u8]) -> Option<Vec<u8>> {
+fn answer(
+    engine: &Engine,
+    extra: Option<&mut (dyn ControlMethods + 'static)>,
+    line: &[u8],
+) -> Option<Vec<u8>> {
     let limits = engine.config().json;
     let envelope = match json1::parse_envelope(line, &limits, false) {
         Ok(e) => e,
@@ -56,12 +92,36 @@ fn answer(engine: &Engine, line: &[u8]) -> Option<Vec<u8>> {
         "daemon/status" => status(engine),
         "apps/list" => apps_list(engine),
         other => {
-            let mut data = json1::reason_data("unknown_method");
-            data.insert("method", other);
-            let message = format!(
-                "Unknown method {other:?}; the control socket has daemon/status and apps/list."
-            );
-            return Some(json1::error_line(&id, code::METHOD_NOT_FOUND, &message, data, &limits));
+            let names = extra.as_ref().map_or(&[][..], |e| e.names());
+            let answer = match extra {
+                Some(extra) if names.contains(&other) => extra.call(other, envelope.params),
+                _ => None,
+            };
+            let result = match answer {
+                Some(Ok(result)) => result,
+                Some(Err(e)) => {
+                    return Some(json1::error_line(&id, e.code, &e.message, e.data, &limits));
+                }
+                None => {
+                    let mut data = json1::reason_data("unknown_method");
+                    data.insert("method", other);
+                    let mut all = vec!["daemon/status", "apps/list"];
+                    all.extend_from_slice(names);
+                    let last = all.pop().unwrap_or_default();
+                    let message = format!(
+                        "Unknown method {other:?}; the control socket has {} and {last}.",
+                        all.join(", ")
+                    );
+                    return Some(json1::error_line(
+                        &id,
+                        code::METHOD_NOT_FOUND,
+                        &message,
+                        data,
+                        &limits,
+                    ));
+                }
+            };
+            return Some(result_line(&id, result, &limits));
         }
     };
     if let Some(param) = envelope.params.keys().next() {
@@ -70,16 +130,20 @@ fn answer(engine: &Engine, line: &[u8]) -> Option<Vec<u8>> {
         let message = format!("Unknown parameter {param:?}.");
         return Some(json1::error_line(&id, code::INVALID_PARAMS, &message, data, &limits));
     }
+    Some(result_line(&id, result, &limits))
+}
+
+fn result_line(id: &Value, result: Map, limits: &jfgui_proto::Limits) -> Vec<u8> {
     let mut response = Map::with_capacity(3);
     response.insert("jsonrpc", "2.0");
     response.insert("id", id.clone());
     response.insert("result", result);
-    match jfgui_proto::encode(&Value::Object(response), &limits) {
-        Ok(bytes) => Some(bytes),
+    match jfgui_proto::encode(&Value::Object(response), limits) {
+        Ok(bytes) => bytes,
         Err(e) => {
             let message = format!("The answer exceeds the message bounds: {e}.");
             let data = json1::reason_data("response_too_large");
-            Some(json1::error_line(&id, code::INTERNAL_ERROR, &message, data, &limits))
+            json1::error_line(id, code::INTERNAL_ERROR, &message, data, limits)
         }
     }
 }

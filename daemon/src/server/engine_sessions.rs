@@ -1,5 +1,6 @@
-//! The engine behind the listeners: [`Sessions`] for [`Engine`], and the `EngineConfig` built
-//! from the flags and the runtime dir.
+//! The engine behind the listeners: [`Sessions`] for [`EngineSessions`] (the engine, plus the
+//! browser bridges that control connections may open), and the `EngineConfig` built from the
+//! flags and the runtime dir.
 
 use std::future::Future;
 use std::path::Path;
@@ -7,12 +8,20 @@ use std::path::Path;
 use tokio::sync::broadcast;
 
 use super::sessions::{EndpointChange, EndpointFeed, Sessions};
+use crate::bridge::Bridges;
 use crate::config::{Config, to_usize};
 use crate::transport::{Peer, Stream};
 use crate::{EndpointEvent, EndpointNaming, Engine, EngineConfig, PeerInfo};
 
 /// The slug bound of SPEC S8, lowered when the runtime dir leaves less room in `sun_path`.
 const SPEC_MAX_SLUG: usize = 48;
+
+/// The engine and the browser bridges its control connections may open.
+#[derive(Debug, Clone)]
+pub struct EngineSessions {
+    engine: Engine,
+    bridges: Bridges,
+}
 
 /// Builds the engine for `config`. `runtime_dir` (Unix) is reported by `daemon/status`;
 /// `endpoints` names the endpoints of `apps/list` (socket paths or pipe names); `max_slug_len`
@@ -22,8 +31,8 @@ pub fn engine(
     runtime_dir: Option<&Path>,
     endpoints: EndpointNaming,
     max_slug_len: usize,
-) -> Engine {
-    Engine::new(EngineConfig {
+) -> EngineSessions {
+    let engine = Engine::new(EngineConfig {
         json: config.json_limits(),
         max_frame: to_usize(config.max_frame),
         handshake_deadline: config.handshake_deadline,
@@ -37,32 +46,34 @@ pub fn engine(
         max_slug_len: SPEC_MAX_SLUG.min(max_slug_len),
         runtime_dir: runtime_dir.map(Path::to_path_buf),
         endpoint_naming: Some(endpoints),
-    })
+    });
+    let bridges = Bridges::new(engine.clone(), config.bridge_limits());
+    EngineSessions { engine, bridges }
 }
 
 fn info(peer: Peer) -> PeerInfo {
     PeerInfo { pid: peer.pid, uid: peer.uid }
 }
 
-impl Sessions for Engine {
+impl Sessions for EngineSessions {
     async fn serve_app(self, stream: Stream, peer: Peer) {
-        Engine::serve_app(&self, stream, info(peer)).await;
+        self.engine.serve_app(stream, info(peer)).await;
     }
 
     async fn serve_client(self, stream: Stream, slug: String, peer: Peer) {
-        Engine::serve_client(&self, stream, &slug, info(peer)).await;
+        self.engine.serve_client(stream, &slug, info(peer)).await;
     }
 
     async fn serve_control(self, stream: Stream, peer: Peer) {
-        Engine::serve_control(&self, stream, info(peer)).await;
+        self.engine.serve_control_with(stream, info(peer), self.bridges.control()).await;
     }
 
     fn endpoint_changes(&self) -> impl EndpointFeed {
-        Feed { events: self.subscribe(), engine: self.clone(), primed: false }
+        Feed { events: self.engine.subscribe(), engine: self.engine.clone(), primed: false }
     }
 
     fn shutdown(&self) -> impl Future<Output = ()> + Send {
-        Engine::shutdown(self)
+        Engine::shutdown(&self.engine)
     }
 }
 

@@ -1,7 +1,7 @@
 //! The notepad as a [`Host`]: actions mapped onto the document, inspection with
 //! `sinceRevision`, the `document` transaction domain, the export task and the resources.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use jfgui_host_sdk::{
     ActionError, ActionSpec, Context, Execution, Host, Map, Property, Reason, ResourceBytes,
@@ -10,7 +10,7 @@ use jfgui_host_sdk::{
 
 use crate::actions::{ACTIONS, DOCUMENT};
 use crate::document::{Document, Selection};
-use crate::export::{EXPORT_MIME, EXPORT_URI, Exports};
+use crate::export::{Clock, EXPORT_MIME, EXPORT_URI, Exports};
 use crate::render::{Rendering, render};
 
 /// The PNG `ui.render` produces.
@@ -25,16 +25,22 @@ static INSPECT_INPUT: Schema = Schema::Object {
 #[derive(Debug)]
 pub struct Notepad {
     doc: Document,
+    clock: Box<dyn Clock>,
     exports: Exports,
     exported: Option<Vec<u8>>,
     view: Option<Rendering>,
 }
 
 impl Notepad {
-    /// A notepad holding `text`, whose exports take `export_time`.
-    pub fn new(text: &str, export_time: Duration) -> Result<Notepad, ActionError> {
+    /// A notepad holding `text`, whose exports take `export_time` as told by `clock`.
+    pub fn new(
+        text: &str,
+        export_time: Duration,
+        clock: Box<dyn Clock>,
+    ) -> Result<Notepad, ActionError> {
         Ok(Notepad {
             doc: Document::new(text)?,
+            clock,
             exports: Exports::new(export_time),
             exported: None,
             view: None,
@@ -45,6 +51,16 @@ impl Notepad {
     #[cfg(test)]
     pub fn document(&self) -> &Document {
         &self.doc
+    }
+
+    /// The text, for a view of it (edits go through the actions).
+    pub fn text(&self) -> &str {
+        self.doc.text()
+    }
+
+    /// The selection, for a view of it.
+    pub fn selection(&self) -> Selection {
+        self.doc.selection()
     }
 
     fn summary(&self) -> Value {
@@ -124,7 +140,7 @@ impl Host for Notepad {
                     cx.tasks(),
                     self.doc.text(),
                     self.doc.revision(),
-                    Instant::now(),
+                    self.clock.now(),
                 )?;
                 Ok(Execution::Deferred(id))
             }
@@ -218,7 +234,7 @@ impl Host for Notepad {
 
     fn tick(&mut self, tasks: &mut TaskTable) -> Option<Duration> {
         let mut produced = None;
-        let next = self.exports.tick(tasks, Instant::now(), |bytes| produced = Some(bytes));
+        let next = self.exports.tick(tasks, self.clock.now(), |bytes| produced = Some(bytes));
         if let Some(bytes) = produced {
             self.exported = Some(bytes);
         }

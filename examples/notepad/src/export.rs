@@ -1,10 +1,21 @@
 //! `document.export`: a deferred task that "writes" a snapshot of the text in steps, reports
 //! progress, stops at the next step when cancelled, and on completion yields the bytes of the
-//! in-memory resource `export://document.txt`.
+//! in-memory resource `export://document.txt`; and the [`Clock`] its steps are timed by.
 
-use std::time::{Duration, Instant};
+use std::fmt;
+use std::time::Duration;
 
 use jfgui_host_sdk::{ActionError, Map, Progress, TaskTable, Value};
+
+/// Monotonic time since some fixed start, read when an export starts and on every tick.
+///
+/// Injected because no one clock reaches every target: the native binary reads
+/// `std::time::Instant`, which panics on `wasm32-unknown-unknown`, where the web build reads
+/// the page's `performance.now()` instead.
+pub trait Clock: fmt::Debug {
+    /// The time now; never less than an earlier answer.
+    fn now(&self) -> Duration;
+}
 
 /// The resource a completed export produces (never a client-supplied path).
 pub const EXPORT_URI: &str = "export://document.txt";
@@ -18,7 +29,7 @@ struct Job {
     id: String,
     data: Vec<u8>,
     revision: u64,
-    started: Instant,
+    started: Duration,
     done: u64,
 }
 
@@ -42,7 +53,7 @@ impl Exports {
         tasks: &mut TaskTable,
         text: &str,
         revision: u64,
-        now: Instant,
+        now: Duration,
     ) -> Result<String, ActionError> {
         let id = format!("export-{}", self.next_id);
         tasks.start(id.clone())?;
@@ -63,7 +74,7 @@ impl Exports {
     pub fn tick(
         &mut self,
         tasks: &mut TaskTable,
-        now: Instant,
+        now: Duration,
         mut produced: impl FnMut(Vec<u8>),
     ) -> Option<Duration> {
         let mut next: Option<Duration> = None;
@@ -73,7 +84,7 @@ impl Exports {
                 let _ = tasks.cancelled(&job.id);
                 return false;
             }
-            let elapsed = now.saturating_duration_since(job.started);
+            let elapsed = now.saturating_sub(job.started);
             let due = if duration.is_zero() {
                 STEPS
             } else {
@@ -101,7 +112,7 @@ impl Exports {
                 let _ = tasks.progress(&job.id, progress);
             }
             let at = job.started + duration * (job.done as u32 + 1) / STEPS as u32;
-            let wait = at.saturating_duration_since(now);
+            let wait = at.saturating_sub(now);
             next = Some(next.map_or(wait, |n| n.min(wait)));
             true
         });
@@ -119,7 +130,7 @@ mod tests {
     fn progress_then_completion() {
         let mut tasks = TaskTable::new();
         let mut ex = Exports::new(Duration::from_millis(1000));
-        let t0 = Instant::now();
+        let t0 = Duration::from_secs(7);
         let id = ex.start(&mut tasks, "hello", 3, t0).unwrap();
         let mut out = None;
         let next = ex.tick(&mut tasks, t0 + Duration::from_millis(350), |b| out = Some(b));
@@ -141,7 +152,7 @@ mod tests {
     fn cancellation_is_honoured_at_the_next_checkpoint() {
         let mut tasks = TaskTable::new();
         let mut ex = Exports::new(Duration::from_millis(1000));
-        let t0 = Instant::now();
+        let t0 = Duration::from_secs(7);
         let id = ex.start(&mut tasks, "hello", 1, t0).unwrap();
         ex.tick(&mut tasks, t0 + Duration::from_millis(200), |_| unreachable!());
         tasks.request_cancel(&id).unwrap();

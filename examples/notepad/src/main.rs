@@ -6,22 +6,28 @@
 //! (`host.sock` in the runtime dir), reconnecting whenever the daemon restarts, enabled only
 //! with `--agent-enable`. Diagnostics go to stderr; stdout carries only frames.
 
-mod actions;
-mod app;
 mod args;
-mod document;
-mod export;
-mod render;
 
 use std::io;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use jfgui_host_sdk::Dispatcher;
 use jfgui_host_sdk::channel::{Endpoint, Identity};
 use jfgui_host_sdk::connector::{Connector, headless_requested, run, serve_stdio};
+use jfgui_notepad::{Clock, Notepad};
 
-use crate::app::Notepad;
 use crate::args::{Command, USAGE};
+
+/// The process's monotonic clock, from when it started.
+#[derive(Debug)]
+struct SystemClock(Instant);
+
+impl Clock for SystemClock {
+    fn now(&self) -> Duration {
+        self.0.elapsed()
+    }
+}
 
 fn main() -> ExitCode {
     let args = match args::parse(std::env::args_os().skip(1)) {
@@ -35,7 +41,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut app = match Notepad::new(&args.text, args.export_time) {
+    let clock = Box::new(SystemClock(Instant::now()));
+    let mut app = match Notepad::new(&args.text, args.export_time, clock) {
         Ok(app) => app,
         Err(e) => {
             eprintln!("jfgui-notepad: --text: {}", e.message);

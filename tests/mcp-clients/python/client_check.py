@@ -4,6 +4,9 @@ MCP SDK (PyPI `mcp`, version pinned in requirements.txt).
 
     client_check.py --mode auto     # discover probe -> 2026-07-28
     client_check.py --mode legacy   # initialize handshake -> 2025-11-25
+    client_check.py --mode auto --slug web-notepad   # another app with Notepad's actions
+    client_check.py --mode auto --bridge-url http://127.0.0.1:PORT --token-file F
+                                    # through `jfgui-agent browser-stdio` instead of `stdio SLUG`
 
 Needs JFGUI_AGENT (the gateway binary), JFGUI_PYTHON, JFGUI_RECORDER and JFGUI_RECORD_DIR in
 the environment (driver.py sets them). The gateway is started as the SDK starts servers by
@@ -73,7 +76,7 @@ async def inspect(client: Client) -> tuple[int, dict]:
     return sc["revision"], sc["state"]
 
 
-async def run(mode: str, checks: Checks) -> None:
+async def run(mode: str, gateway: list[str], checks: Checks) -> None:
     # No `env`: the SDK's default, exactly what a user's MCP client configuration gives.
     params = StdioServerParameters(
         command=os.environ["JFGUI_PYTHON"],
@@ -81,10 +84,7 @@ async def run(mode: str, checks: Checks) -> None:
             os.environ["JFGUI_RECORDER"],
             os.environ["JFGUI_RECORD_DIR"],
             os.environ["JFGUI_AGENT"],
-            "stdio",
-            "notepad",
-            "--protocol",
-            "mcp",
+            *gateway,
         ],
     )
     async with Client(params, mode=mode, read_timeout_seconds=30) as client:
@@ -211,11 +211,20 @@ async def run(mode: str, checks: Checks) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mode", choices=sorted(EXPECTED_VERSION), required=True)
+    parser.add_argument("--slug", default="notepad", help="the app's endpoint slug (default: notepad)")
+    parser.add_argument("--bridge-url", help="go through `jfgui-agent browser-stdio --url URL` instead of `stdio SLUG`")
+    parser.add_argument("--token-file", help="the bridge's token file (with --bridge-url; the SDK passes no env)")
     args = parser.parse_args()
-    label = f"python mcp {package_version('mcp')} {EXPECTED_VERSION[args.mode]}"
+    if args.bridge_url:
+        if not args.token_file:
+            parser.error("--bridge-url needs --token-file")
+        gateway = ["browser-stdio", "--url", args.bridge_url, "--token-file", args.token_file, "--protocol", "mcp"]
+    else:
+        gateway = ["stdio", args.slug, "--protocol", "mcp"]
+    label = f"python mcp {package_version('mcp')} {EXPECTED_VERSION[args.mode]} {' '.join(gateway[:2])}"
     checks = Checks(label)
     try:
-        asyncio.run(asyncio.wait_for(run(args.mode, checks), timeout=120))
+        asyncio.run(asyncio.wait_for(run(args.mode, gateway, checks), timeout=120))
     except Exception as e:  # a crash is a failure with its reason, never a silent pass
         checks.check("session ran to the end", False, f"{type(e).__name__}: {e}")
     print(f"{label}: {checks.passed} passed, {checks.failed} failed", flush=True)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Creates (or reuses) the venv of the official Python MCP SDK under the target dir, rebuilt when
-# requirements.txt changes, and prints its python. Used by tests/mcp-clients/run.sh and
-# tests/gui/run.sh.
+# requirements.txt changes, and prints its python. Used by tests/mcp-clients/run.sh,
+# tests/gui/run.sh and tests/browser/run.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)

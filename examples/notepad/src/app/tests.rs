@@ -7,7 +7,18 @@ use jfgui_host_sdk::{ActionError, Dispatcher, ErrorClass, Map, Reason, TaskState
 use jfgui_proto::channel::{BatchCall, BatchOutcome, Call, CallResult, ExecuteCall, ReadResource};
 
 use super::{Notepad, RENDER_URI};
-use crate::export::EXPORT_URI;
+use crate::export::{Clock, EXPORT_URI};
+
+/// Time that stands still: an export of zero duration completes at its first tick, a long one
+/// never does.
+#[derive(Debug)]
+struct Still;
+
+impl Clock for Still {
+    fn now(&self) -> Duration {
+        Duration::ZERO
+    }
+}
 
 fn obj(members: &[(&str, Value)]) -> Value {
     let mut m = Map::new();
@@ -22,7 +33,7 @@ fn call(action: &str, input: Value, expected: Option<u64>) -> ExecuteCall {
 }
 
 fn setup(text: &str) -> (Dispatcher, Notepad) {
-    let app = Notepad::new(text, Duration::ZERO).unwrap();
+    let app = Notepad::new(text, Duration::ZERO, Box::new(Still)).unwrap();
     let mut d = Dispatcher::new(&app).unwrap();
     d.set_enabled(true);
     (d, app)
@@ -201,7 +212,7 @@ fn export_completes_into_a_resource_and_honours_cancellation() {
     }
 
     // A slow export, cancelled before it finishes.
-    let mut app = Notepad::new("slow", Duration::from_secs(3600)).unwrap();
+    let mut app = Notepad::new("slow", Duration::from_secs(3600), Box::new(Still)).unwrap();
     let mut d = Dispatcher::new(&app).unwrap();
     d.set_enabled(true);
     let task = match d.execute(&mut app, 1, &call("document.export", obj(&[]), Some(1))).unwrap() {
