@@ -1,73 +1,48 @@
-//! Bounded line reading: one protocol message per line, and a line longer than the bound is
-//! skipped to its newline without ever being held in memory whole (SPEC S8: "an oversize client
-//! line gets an error and the reader skips to the next newline").
+//! Bounded line reading over an async reader: one protocol message per line, and a line longer
+//! than the bound is skipped to its newline without ever being held in memory whole (SPEC S8:
+//! "an oversize client line gets an error and the reader skips to the next newline"). The line
+//! rule itself is proto's [`LineDecoder`], the one the daemon uses too.
 
 use std::io;
 
+pub use jfgui_proto::Line;
+use jfgui_proto::LineDecoder;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
-
-/// What one read produced.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Line {
-    /// A complete line without its `\n` (a trailing `\r` is kept: the peer's parser decides).
-    Complete(Vec<u8>),
-    /// A line longer than the bound; its bytes were discarded up to and including the newline
-    /// (or EOF).
-    TooLong,
-}
 
 /// Reads lines of at most `max` bytes (newline excluded) from a buffered reader.
 ///
-/// Cancel-safe: a partial line lives in the reader, not in the `next` future, so `next` can be
-/// a branch of `tokio::select!` without losing bytes.
+/// Cancel-safe: a partial line lives in the decoder, not in the `next` future, so `next` can
+/// be a branch of `tokio::select!` without losing bytes.
 #[derive(Debug)]
 pub struct LineReader<R> {
     inner: R,
-    max: usize,
-    line: Vec<u8>,
-    skipping: bool,
+    decoder: LineDecoder,
+    eof: bool,
 }
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
     /// Wraps `inner`; lines longer than `max` bytes become [`Line::TooLong`].
     pub fn new(inner: R, max: usize) -> Self {
-        LineReader { inner, max, line: Vec::new(), skipping: false }
+        LineReader { inner, decoder: LineDecoder::new(max), eof: false }
     }
 
     /// The next line, or `None` at EOF. A final line without a newline still counts as a line.
     pub async fn next(&mut self) -> io::Result<Option<Line>> {
         loop {
-            // The only await point; everything after it runs without yielding.
+            if let Some(line) = self.decoder.next_line() {
+                return Ok(Some(line));
+            }
+            if self.eof {
+                return Ok(self.decoder.finish());
+            }
+            // The only await point; the bytes it yields are fed before anything else awaits.
             let chunk = self.inner.fill_buf().await?;
-            if chunk.is_empty() {
-                let skipped = std::mem::take(&mut self.skipping);
-                let line = std::mem::take(&mut self.line);
-                return Ok(match (skipped, line.is_empty()) {
-                    (true, _) => Some(Line::TooLong),
-                    (false, true) => None,
-                    (false, false) => Some(Line::Complete(line)),
-                });
-            }
-            let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
-                Some(i) => (i, true),
-                None => (chunk.len(), false),
-            };
-            if !self.skipping {
-                if self.line.len() + take > self.max {
-                    self.skipping = true;
-                    self.line = Vec::new();
-                } else {
-                    self.line.extend_from_slice(&chunk[..take]);
-                }
-            }
-            self.inner.consume(if done { take + 1 } else { take });
-            if done {
-                let line = std::mem::take(&mut self.line);
-                return Ok(Some(if std::mem::take(&mut self.skipping) {
-                    Line::TooLong
-                } else {
-                    Line::Complete(line)
-                }));
+            let n = chunk.len();
+            if n == 0 {
+                self.eof = true;
+            } else {
+                self.decoder.feed(chunk);
+                self.inner.consume(n);
             }
         }
     }

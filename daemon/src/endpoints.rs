@@ -11,13 +11,13 @@ use std::sync::Arc;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::EndpointNaming;
 #[cfg(unix)]
 use crate::runtime_dir::{RuntimeDir, remove_stale_socket};
 use crate::server::accept::accept_loop;
 use crate::server::gate::{Class, Gate};
-use crate::server::sessions::{EndpointChange, EndpointFeed, Sessions};
+use crate::server::port::{EndpointFeed, EnginePort};
 use crate::transport::Listener;
+use crate::{EndpointEvent, EndpointNaming};
 
 /// Where endpoint listeners are created and removed.
 pub trait EndpointSpace: Send + Sync + 'static {
@@ -108,20 +108,20 @@ pub fn remove_stale(rt: &RuntimeDir) {
 
 /// Keeps the endpoint sockets in step with the engine until `stop` turns true or the feed
 /// ends; then removes every endpoint it made.
-pub async fn run<S: Sessions, P: EndpointSpace>(
-    sessions: S,
+pub async fn run<E: EnginePort, P: EndpointSpace>(
+    engine: E,
     space: Arc<P>,
     gate: Gate,
     mut stop: watch::Receiver<bool>,
 ) {
-    let mut feed = sessions.endpoint_changes();
-    let mut set = Endpoints { bound: HashMap::new(), space, gate, sessions };
+    let mut feed = engine.endpoint_changes();
+    let mut set = Endpoints { bound: HashMap::new(), space, gate, engine };
     loop {
         tokio::select! {
             change = feed.next() => match change {
-                Some(EndpointChange::Up(slug)) => set.up(slug),
-                Some(EndpointChange::Down(slug)) => set.down(&slug),
-                Some(EndpointChange::Resync(slugs)) => set.resync(slugs),
+                Some(EndpointEvent::Up { slug }) => set.up(slug),
+                Some(EndpointEvent::Down { slug }) => set.down(&slug),
+                Some(EndpointEvent::Resync { slugs }) => set.resync(slugs),
                 None => break,
             },
             _ = stop.wait_for(|s| *s) => break,
@@ -130,14 +130,14 @@ pub async fn run<S: Sessions, P: EndpointSpace>(
     set.resync(Vec::new());
 }
 
-struct Endpoints<S, P> {
+struct Endpoints<E, P> {
     bound: HashMap<String, JoinHandle<()>>,
     space: Arc<P>,
     gate: Gate,
-    sessions: S,
+    engine: E,
 }
 
-impl<S: Sessions, P: EndpointSpace> Endpoints<S, P> {
+impl<E: EnginePort, P: EndpointSpace> Endpoints<E, P> {
     fn up(&mut self, slug: String) {
         if self.bound.contains_key(&slug) {
             return;
@@ -154,13 +154,13 @@ impl<S: Sessions, P: EndpointSpace> Endpoints<S, P> {
             }
         };
         tracing::info!(slug, endpoint = %listener.path().display(), "endpoint up");
-        let sessions = self.sessions.clone();
+        let engine = self.engine.clone();
         let served = slug.clone();
         let task = tokio::spawn(accept_loop(
             listener,
             self.gate.clone(),
             Class::Client,
-            move |stream, peer| sessions.clone().serve_client(stream, served.clone(), peer),
+            move |stream, peer| engine.clone().serve_client(stream, served.clone(), peer),
         ));
         self.bound.insert(slug, task);
     }

@@ -6,14 +6,18 @@
 //!
 //! | connection | entry point | module |
 //! |---|---|---|
-//! | an app's host channel (SPEC S8) | [`Engine::serve_app`] | `engine/app_link.rs` |
+//! | an app's host channel (SPEC S8) | [`Engine::serve_app`] | `engine/app.rs`, `engine/link/` |
 //! | a client of one app: JSON control protocol 1 (SPEC S6) or MCP (SPEC S7), chosen per connection | [`Engine::serve_client`] | `engine/session.rs`, `engine/session/json1.rs`, `engine/session/mcp/` |
 //! | the control socket (SPEC S8) | [`Engine::serve_control`], [`Engine::serve_control_with`] | `engine/control.rs` |
 //!
 //! The ten JSON-1 methods are implemented once in `engine/session/methods.rs`
-//! ([`methods::call`]), protocol-neutral, so MCP reuses them. Shared state: the registry of
-//! apps and their slugs (`engine/registry.rs`), the task table (`engine/tasks.rs`). Lines are
-//! framed by the bounded codec in `engine/lines.rs`.
+//! (`methods::call`), protocol-neutral, so MCP reuses them. Imports point one way: the client
+//! sessions and the registry use the link (`engine/link/`), which knows neither; the link
+//! only correlates requests and replies, `engine/session/replies.rs` says what a reply means,
+//! and `engine/app.rs` hands each what the app said. Shared state: the registry of apps, their
+//! slugs, enabled state and endpoint events (`engine/registry.rs`), the task table
+//! (`engine/tasks.rs`). Lines are framed by proto's `LineDecoder` (`engine/lines.rs` adds the
+//! partial-line deadline).
 //!
 //! # Bounds
 //!
@@ -23,26 +27,27 @@
 //! response (`json.max_bytes`) waits to be written, so a client that never reads costs at most
 //! about two maximum-size messages of memory (ssh-agent's rule, FAULTS C2).
 
-mod app_link;
+mod app;
 mod control;
 mod lines;
+mod link;
 mod registry;
-pub mod session;
+mod session;
 mod tasks;
 #[cfg(test)]
 mod tests;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 
-pub use app_link::{AppHandle, LinkStatus};
 pub use control::{ControlError, ControlMethods};
-pub use session::methods::{self, Method, MethodError};
+// The browser bridge answers malformed `/rpc` envelopes exactly as an endpoint would.
+pub use registry::EndpointEvents;
+pub(crate) use session::json1;
 pub use session::{is_mcp_request_id, mcp_error_line};
 
 use registry::Registry;
@@ -148,9 +153,16 @@ pub struct PeerInfo {
 }
 
 /// Endpoint lifecycle: `Up` when an app is connected and enabled, `Down` when it is disabled
-/// or gone. Events for one slug alternate, starting with `Up`.
+/// or gone. A subscription ([`Engine::subscribe`]) starts with a `Resync`; after it, the events
+/// for one slug alternate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EndpointEvent {
+    /// The full current set: bind what is missing, unbind what is not listed. Sent first, and
+    /// again instead of the events a lagging subscriber missed.
+    Resync {
+        /// The slugs of every connected, enabled app.
+        slugs: Vec<String>,
+    },
     /// Bind `apps/SLUG.sock`.
     Up {
         /// The app's slug.
@@ -190,7 +202,6 @@ struct Shared {
     shutdown: watch::Sender<bool>,
     /// Live `serve_app` and `serve_client` calls.
     connections: watch::Sender<Connections>,
-    next_app_id: AtomicU64,
     started: Instant,
 }
 
@@ -247,7 +258,6 @@ impl Engine {
             tasks: Arc::new(Mutex::new(TaskTable::new(config.max_tasks))),
             shutdown: watch::Sender::new(false),
             connections: watch::Sender::new(Connections::default()),
-            next_app_id: AtomicU64::new(1),
             started: Instant::now(),
             config,
         }))
@@ -265,14 +275,7 @@ impl Engine {
         S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
     {
         let _live = Live::enter(&self.0.connections, |c| &mut c.apps);
-        let cx = app_link::LinkContext {
-            config: self.0.config.clone(),
-            registry: self.0.registry.clone(),
-            tasks: self.0.tasks.clone(),
-            shutdown: self.0.shutdown.subscribe(),
-            next_app_id: self.0.next_app_id.fetch_add(1, Ordering::Relaxed),
-        };
-        app_link::serve(stream, peer, cx).await;
+        app::serve(self, stream, peer).await;
     }
 
     /// Runs one client connection to the app whose endpoint slug is `slug`, speaking JSON-1,
@@ -287,10 +290,11 @@ impl Engine {
         if *self.0.shutdown.borrow() {
             return;
         }
-        let Some(app) = self.0.registry.get(slug).filter(AppHandle::is_enabled) else {
+        let Some(link) = self.0.registry.get(slug).filter(link::AppHandle::is_enabled) else {
             tracing::info!(slug, ?peer, "client for an endpoint that is not up; closing");
             return;
         };
+        let app = session::App::new(link, self.0.tasks.clone());
         session::serve(stream, app, self.0.shutdown.subscribe(), peer).await;
     }
 
@@ -315,9 +319,9 @@ impl Engine {
         control::serve(stream, self, peer, Some(extra)).await;
     }
 
-    /// Endpoint lifecycle events, so the OS layer can bind/unbind `apps/SLUG.sock`. Subscribe
-    /// before serving apps; after `RecvError::Lagged`, resynchronise from [`Engine::apps`].
-    pub fn subscribe(&self) -> broadcast::Receiver<EndpointEvent> {
+    /// Endpoint lifecycle events, so the OS layer can bind/unbind `apps/SLUG.sock`: first the
+    /// endpoints that exist now ([`EndpointEvent::Resync`]), then every change.
+    pub fn subscribe(&self) -> EndpointEvents {
         self.0.registry.subscribe()
     }
 
@@ -326,9 +330,14 @@ impl Engine {
         self.0.registry.summaries()
     }
 
-    /// The registered app of endpoint `slug`, for in-process users of [`methods::call`] (MCP,
-    /// headless).
-    pub fn app(&self, slug: &str) -> Option<AppHandle> {
+    /// Whether endpoint `slug` has a registered app with agent access enabled.
+    pub(crate) fn is_enabled(&self, slug: &str) -> bool {
+        self.0.registry.get(slug).is_some_and(|link| link.is_enabled())
+    }
+
+    /// The link of the registered app of endpoint `slug`.
+    #[cfg(test)]
+    fn app(&self, slug: &str) -> Option<link::AppHandle> {
         self.0.registry.get(slug)
     }
 

@@ -8,9 +8,8 @@
 mod engine;
 
 pub use engine::{
-    AppHandle, AppSummary, Connections, ControlError, ControlMethods, EndpointEvent,
-    EndpointNaming, Engine, EngineConfig, LinkStatus, Method, MethodError, PeerInfo,
-    is_mcp_request_id, mcp_error_line, methods,
+    AppSummary, Connections, ControlError, ControlMethods, EndpointEvent, EndpointEvents,
+    EndpointNaming, Engine, EngineConfig, PeerInfo, is_mcp_request_id, mcp_error_line,
 };
 
 // OS layer (daemon-os): runtime dir and lock (Unix), listeners, endpoints, process life. Only

@@ -1,14 +1,15 @@
 //! The daemon's life: start-up, listeners, engine, stop (SPEC S8). Everything platform lives
 //! here and below (`unix`, `windows`); the engine only ever sees accepted, peer-checked
-//! streams through [`sessions::Sessions`].
+//! streams through the [`port::EnginePort`] trait, which `engine_adapter.rs` implements for
+//! the engine.
 
 pub(crate) mod accept;
 mod demo;
 #[cfg(unix)]
 mod dir_watch;
-mod engine_sessions;
+mod engine_adapter;
 pub(crate) mod gate;
-pub mod sessions;
+pub mod port;
 #[cfg(unix)]
 mod unix;
 #[cfg(windows)]
@@ -21,11 +22,11 @@ use tokio::task::JoinHandle;
 
 use accept::accept_loop;
 use gate::{Class, Gate};
-use sessions::Sessions;
+use port::EnginePort;
 
 use crate::transport::Listener;
 
-pub use engine_sessions::engine;
+pub use engine_adapter::engine;
 #[cfg(unix)]
 pub use unix::run;
 #[cfg(windows)]
@@ -50,19 +51,19 @@ async fn idle(mut live: watch::Receiver<usize>, after: Option<Duration>) {
 
 /// Accepts on the control and host listeners (the same on every platform), each in a task of
 /// its own; abort the tasks to stop accepting.
-fn listen<S: Sessions>(
+fn listen<E: EnginePort>(
     control: Listener,
     host: Listener,
     gate: &Gate,
-    sessions: &S,
+    engine: &E,
 ) -> [JoinHandle<()>; 2] {
     [
         tokio::spawn(accept_loop(control, gate.clone(), Class::Client, {
-            let s = sessions.clone();
+            let s = engine.clone();
             move |stream, peer| s.clone().serve_control(stream, peer)
         })),
         tokio::spawn(accept_loop(host, gate.clone(), Class::App, {
-            let s = sessions.clone();
+            let s = engine.clone();
             move |stream, peer| s.clone().serve_app(stream, peer)
         })),
     ]

@@ -8,6 +8,8 @@
 //! | application errors (SPEC S6 error model) | [`ActionError`], [`Reason`], [`ErrorClass`] |
 //! | where the sockets live (feature `std`) | `locations` |
 //! | host channel (SPEC S8) | [`channel`]: messages, [`channel::FrameDecoder`], [`channel::encode_frame`] |
+//! | client lines (SPEC S6 framing) | [`LineDecoder`], [`Line`] |
+//! | revisions (SPEC S6) | [`MAX_REVISION`] |
 //!
 //! # Why a hand-written JSON parser
 //!
@@ -37,6 +39,7 @@ mod action;
 mod action_error;
 pub mod channel;
 mod json;
+mod line;
 #[cfg(feature = "std")]
 pub mod locations;
 pub mod schema;
@@ -50,4 +53,10 @@ pub use json::{
     DecodeError, JsonError, JsonErrorKind, Limits, Map, Number, Value, encode, encode_into,
     from_value, parse, to_value,
 };
+pub use line::{Line, LineDecoder};
 pub use schema::{Property, Schema, SchemaViolation};
+
+/// The largest revision: revisions are JSON integers in `0..=2^53-1`, so clients that hold
+/// numbers as doubles keep them exactly and can send them back as `expectedRevision`
+/// (SPEC S6). The daemon refuses params beyond it and treats an app reporting more as broken.
+pub const MAX_REVISION: u64 = (1 << 53) - 1;

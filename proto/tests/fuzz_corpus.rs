@@ -1,5 +1,6 @@
-//! Replays the committed fuzz seeds (`fuzz/corpus/json_parse/`) through the same property the
-//! `json_parse` fuzz target checks, so CI exercises them on stable without libFuzzer.
+//! Replays the committed fuzz seeds (`fuzz/corpus/json_parse/`, `fuzz/corpus/line_decode/`)
+//! through the same properties the `json_parse` and `line_decode` fuzz targets check, so CI
+//! exercises them on stable without libFuzzer.
 
 use std::path::Path;
 
@@ -25,4 +26,20 @@ fn json_parse_seeds_keep_the_fuzz_property() {
         replayed += 1;
     }
     assert!(replayed >= 10, "only {replayed} seeds in {}", dir.display());
+}
+
+#[path = "../../fuzz/common/line_decode.rs"]
+mod line_decode;
+
+#[test]
+fn line_decode_seeds_keep_the_fuzz_property() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/line_decode");
+    let mut replayed = 0;
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap().path();
+        let data = std::fs::read(&path).unwrap();
+        line_decode::check(&data);
+        replayed += 1;
+    }
+    assert!(replayed >= 5, "only {replayed} seeds in {}", dir.display());
 }

@@ -38,7 +38,7 @@ fn resources_read_offset_past_the_end_is_invalid_params() {
 /// (internal) instead of passing on a revision no client could ever use.
 #[test]
 fn a_revision_beyond_2_pow_53_is_never_sent_to_a_client() {
-    const MAX: u64 = (1 << 53) - 1;
+    const MAX: u64 = jfgui_proto::MAX_REVISION;
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let tmp = TempDir::new();
     let rt = tmp.rt();

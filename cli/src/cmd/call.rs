@@ -3,7 +3,7 @@
 //! `--wait`, a deferred action's task is followed to its end as `tasks ENDPOINT wait` does.
 
 use clap::Args;
-use jfgui_proto::{Map, Value};
+use jfgui_proto::{MAX_REVISION, Map, Value};
 
 use super::completions::candidates;
 use super::{Context, JsonFlag, daemon, tasks};
@@ -27,9 +27,6 @@ Examples:
   jfgui-agent call notepad document.export --expected-revision auto --wait
   jfgui-agent call notepad document.text.insert --input-json '{\"text\":\"hi\"}' --expected-revision 12
   jfgui-agent call notepad document.text.replace --input-file request.json --expected-revision auto";
-
-/// Largest revision (SPEC S6: revisions are integers in 0..2^53-1).
-const MAX_REVISION: u64 = (1 << 53) - 1;
 
 /// `--expected-revision N|auto`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,10 +7,9 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use clap::Args;
-use jfgui_daemon::{EndpointEvent, Engine, EngineConfig, PeerInfo};
+use jfgui_daemon::{EndpointEvent, EndpointEvents, Engine, EngineConfig, PeerInfo};
 use jfgui_proto::locations::ENV_HOST_CHANNEL;
 use tokio::process::{Child, Command};
-use tokio::sync::broadcast;
 
 use super::Context;
 use crate::exit::{Exit, Failure};
@@ -141,18 +140,23 @@ async fn serve(
 }
 
 /// The slug of the first endpoint that comes up.
-async fn wait_up(events: &mut broadcast::Receiver<EndpointEvent>) -> Result<String, Failure> {
+async fn wait_up(events: &mut EndpointEvents) -> Result<String, Failure> {
     loop {
-        match events.recv().await {
-            Ok(EndpointEvent::Up { slug }) => return Ok(slug),
-            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-            Err(broadcast::error::RecvError::Closed) => {
+        let up = match events.next().await {
+            Some(EndpointEvent::Up { slug }) => Some(slug),
+            // The subscription starts with the endpoints already up.
+            Some(EndpointEvent::Resync { slugs }) => slugs.into_iter().next(),
+            Some(EndpointEvent::Down { .. }) => None,
+            None => {
                 return Err(Failure::new(
                     Exit::Daemon,
                     "engine_stopped",
                     "the session engine stopped before the app registered",
                 ));
             }
+        };
+        if let Some(slug) = up {
+            return Ok(slug);
         }
     }
 }

@@ -22,7 +22,7 @@ use super::browser::{self, Browser};
 use super::guard::{self, OriginCheck};
 use super::http::{self, Reply, bad_body, error, members, parse_object};
 use super::sessions::{IdKey, RpcFailure};
-use crate::engine::session::json1;
+use crate::engine::json1;
 
 /// The routes (SPEC S10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -260,8 +260,7 @@ async fn rpc(state: &Arc<BridgeState>, bytes: &[u8]) -> Result<Reply, Reply> {
             None => error(StatusCode::SERVICE_UNAVAILABLE, reason, message),
         }
     };
-    let Some(browser) = browser::attached(state)
-        .filter(|b| state.engine.app(b.slug()).is_some_and(|a| a.is_enabled()))
+    let Some(browser) = browser::attached(state).filter(|b| state.engine.is_enabled(b.slug()))
     else {
         return Ok(fail(
             "no_app",

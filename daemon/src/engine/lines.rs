@@ -1,29 +1,20 @@
-//! The bounded line codec for client and control connections (SPEC S6 framing, S8 sizes): one
-//! message per `\n`-terminated line, at most `max_line` bytes, over any `AsyncRead`.
+//! Bounded lines over any `AsyncRead`, for client and control connections (SPEC S6 framing,
+//! S8 sizes): the transport side of [`LineDecoder`], which owns the line rule (one message per
+//! `\n`-terminated line, at most `max_line` bytes, an over-long line reported once and skipped).
 //!
-//! Memory stays bounded whatever the peer sends: an over-long line is reported once as
-//! [`Line::TooLong`] and the rest of it is discarded up to the next newline, so the buffer never
-//! holds more than `max_line` plus one read chunk. A partial line that sees no byte for
-//! `partial_idle` ends the connection (slowloris, FAULTS B4); an idle connection between lines
-//! may stay open indefinitely, since CLI and MCP sessions idle legitimately.
+//! What this adds is time: a partial line that sees no byte for `partial_idle` ends the
+//! connection (slowloris, FAULTS B4); an idle connection between lines may stay open
+//! indefinitely, since CLI and MCP sessions idle legitimately.
 
 use std::io;
 use std::time::Duration;
 
+pub use jfgui_proto::Line;
+use jfgui_proto::LineDecoder;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// Bytes asked of the transport per read.
 const READ_CHUNK: usize = 8 * 1024;
-
-/// One item of the line stream.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Line {
-    /// A complete line without its terminating `\n`.
-    Complete(Vec<u8>),
-    /// A line longer than the bound; its bytes were discarded up to the next newline (or are
-    /// being discarded as they arrive).
-    TooLong,
-}
 
 /// Why the line stream ended abnormally.
 #[derive(Debug)]
@@ -47,97 +38,43 @@ impl std::fmt::Display for LineError {
 #[derive(Debug)]
 pub struct LineReader<R> {
     inner: R,
-    buf: Vec<u8>,
-    /// Bytes of `buf` already known to hold no newline, so byte-by-byte input costs O(n).
-    scanned: usize,
-    max_line: usize,
+    decoder: LineDecoder,
     partial_idle: Duration,
-    /// Inside an over-long line: drop bytes until the next newline.
-    skipping: bool,
     eof: bool,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
     /// A reader accepting lines of at most `max_line` bytes (newline excluded).
     pub fn new(inner: R, max_line: usize, partial_idle: Duration) -> Self {
-        LineReader {
-            inner,
-            buf: Vec::new(),
-            scanned: 0,
-            max_line,
-            partial_idle,
-            skipping: false,
-            eof: false,
-        }
+        LineReader { inner, decoder: LineDecoder::new(max_line), partial_idle, eof: false }
     }
 
     /// The next line, `Ok(None)` at end of stream. Cancel-safe: dropping the future loses no
-    /// bytes, because everything read is kept in the buffer before any await.
+    /// bytes, because everything read is fed to the decoder before any await.
     pub async fn next_line(&mut self) -> Result<Option<Line>, LineError> {
         loop {
-            if let Some(pos) = self.buf[self.scanned..].iter().position(|&b| b == b'\n') {
-                let end = self.scanned + pos;
-                let mut line: Vec<u8> = self.buf.drain(..=end).collect();
-                line.pop();
-                self.scanned = 0;
-                if self.skipping {
-                    self.skipping = false;
-                    continue;
-                }
-                if line.len() > self.max_line {
-                    return Ok(Some(Line::TooLong));
-                }
-                return Ok(Some(Line::Complete(line)));
-            }
-            self.scanned = self.buf.len();
-            if self.skipping {
-                self.buf.clear();
-                self.scanned = 0;
-            } else if self.buf.len() > self.max_line {
-                self.buf.clear();
-                self.scanned = 0;
-                self.skipping = true;
-                return Ok(Some(Line::TooLong));
+            if let Some(line) = self.decoder.next_line() {
+                return Ok(Some(line));
             }
             if self.eof {
-                if self.skipping || self.buf.is_empty() {
-                    return Ok(None);
+                return Ok(self.decoder.finish());
+            }
+            let mut chunk = [0u8; READ_CHUNK];
+            let read = self.inner.read(&mut chunk);
+            let n = if self.decoder.has_partial() {
+                match tokio::time::timeout(self.partial_idle, read).await {
+                    Ok(r) => r.map_err(LineError::Io)?,
+                    Err(_) => return Err(LineError::PartialIdle),
                 }
-                // A last line without a newline still counts: `printf '{..}' | nc` is common.
-                self.scanned = 0;
-                return Ok(Some(Line::Complete(std::mem::take(&mut self.buf))));
+            } else {
+                read.await.map_err(LineError::Io)?
+            };
+            if n == 0 {
+                self.eof = true;
+            } else {
+                self.decoder.feed(&chunk[..n]);
             }
-            self.fill().await?;
         }
-    }
-
-    /// True while part of a line (or of a skipped over-long line) has been received.
-    fn has_partial(&self) -> bool {
-        self.skipping || !self.buf.is_empty()
-    }
-
-    async fn fill(&mut self) -> Result<(), LineError> {
-        // One big line must not pin its buffer for the rest of a long-lived connection.
-        if self.buf.capacity() > 4 * READ_CHUNK && self.buf.len() <= READ_CHUNK {
-            self.buf.shrink_to(2 * READ_CHUNK);
-        }
-        let mut chunk = [0u8; READ_CHUNK];
-        let partial = self.has_partial();
-        let read = self.inner.read(&mut chunk);
-        let n = if partial {
-            match tokio::time::timeout(self.partial_idle, read).await {
-                Ok(r) => r.map_err(LineError::Io)?,
-                Err(_) => return Err(LineError::PartialIdle),
-            }
-        } else {
-            read.await.map_err(LineError::Io)?
-        };
-        if n == 0 {
-            self.eof = true;
-        } else {
-            self.buf.extend_from_slice(&chunk[..n]);
-        }
-        Ok(())
     }
 }
 
@@ -203,16 +140,16 @@ mod tests {
         let (mut tx, rx) = tokio::io::duplex(64 * 1024);
         let writer = tokio::spawn(async move { tx.write_all(&input).await.unwrap() });
         let mut reader = LineReader::new(rx, 1024, IDLE);
+        // The decoder's own tests show the skipped bytes never accumulate
+        // (`huge_line_is_skipped_with_bounded_memory` in proto).
         assert_eq!(reader.next_line().await.unwrap(), Some(Line::TooLong));
-        // The skipped bytes never accumulate: at most one read chunk is held at a time.
-        assert!(reader.buf.capacity() <= 1024 + 2 * READ_CHUNK);
         assert_eq!(reader.next_line().await.unwrap(), Some(complete("{\"next\":1}")));
-        assert!(reader.buf.capacity() <= 1024 + 2 * READ_CHUNK);
         writer.await.unwrap();
     }
 
+    /// The buffer itself is released with the line (proto's `a_big_line_does_not_pin_its_buffer`).
     #[tokio::test]
-    async fn a_big_line_does_not_pin_its_buffer() {
+    async fn a_big_line_then_a_small_one() {
         let (mut tx, rx) = tokio::io::duplex(64 * 1024);
         let mut reader = LineReader::new(rx, 1 << 20, IDLE);
         let mut big = vec![b'b'; 1 << 20];
@@ -225,9 +162,7 @@ mod tests {
         assert!(
             matches!(reader.next_line().await.unwrap(), Some(Line::Complete(l)) if l.len() == 1 << 20)
         );
-        assert!(reader.buf.capacity() >= 1 << 20);
         assert_eq!(reader.next_line().await.unwrap(), Some(complete("small")));
-        assert!(reader.buf.capacity() <= 4 * READ_CHUNK);
         writer.await.unwrap();
     }
 

@@ -1,16 +1,18 @@
-//! The registry of connected apps: endpoint slugs (SPEC S8 slug rule), lookup by slug, the app
-//! cap, and the endpoint lifecycle events the OS layer binds and unbinds sockets from.
+//! The registry: the one owner of which apps exist (ids, endpoint slugs by the SPEC S8 slug
+//! rule, the app cap), whether each is enabled, and the endpoint events the OS layer binds and
+//! unbinds sockets from. Registration, enable/disable and removal all change state and send
+//! their event under one lock, so the events for a slug come in the order the states did.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::broadcast;
 
-use super::app_link::AppHandle;
+use super::link::AppHandle;
 use super::{AppSummary, EndpointEvent};
 
 /// Room for endpoint events not yet received by a slow subscriber; a subscriber that lags
-/// further gets `RecvError::Lagged` and resynchronises from [`super::Engine::apps`].
+/// further resynchronises (see [`EndpointEvents`]).
 const EVENT_BACKLOG: usize = 1024;
 
 /// Why an app could not be added.
@@ -22,37 +24,61 @@ pub struct RegistryFull;
 pub struct Registry {
     max_apps: usize,
     max_slug: usize,
-    apps: Mutex<BTreeMap<u64, AppHandle>>,
+    state: Mutex<State>,
     events: broadcast::Sender<EndpointEvent>,
+}
+
+#[derive(Debug)]
+struct State {
+    /// By id, so iteration is registration order.
+    apps: BTreeMap<u64, AppHandle>,
+    /// The id of the next registration (ids are never reused).
+    next_id: u64,
 }
 
 impl Registry {
     /// An empty registry of at most `max_apps` apps with slugs of at most `max_slug` bytes.
     pub fn new(max_apps: usize, max_slug: usize) -> Self {
         let (events, _) = broadcast::channel(EVENT_BACKLOG);
-        Registry { max_apps, max_slug: max_slug.max(3), apps: Mutex::new(BTreeMap::new()), events }
+        Registry {
+            max_apps,
+            max_slug: max_slug.max(3),
+            state: Mutex::new(State { apps: BTreeMap::new(), next_id: 1 }),
+            events,
+        }
     }
 
-    /// A receiver of future endpoint events.
-    pub fn subscribe(&self) -> broadcast::Receiver<EndpointEvent> {
-        self.events.subscribe()
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds an app, allocating its slug inside the lock so two registrations cannot get the
-    /// same one. `make` builds the handle once the slug is known.
+    /// Endpoint events from now on, starting with the endpoints that exist now.
+    pub fn subscribe(self: &Arc<Self>) -> EndpointEvents {
+        // Under the lock, so no event falls between the snapshot and the subscription.
+        let state = self.lock();
+        let receiver = self.events.subscribe();
+        let first = Some(EndpointEvent::Resync { slugs: enabled_slugs(&state) });
+        EndpointEvents { registry: Arc::clone(self), receiver, first }
+    }
+
+    /// Adds an app, giving it an id and a slug inside the lock so two registrations cannot get
+    /// the same one; `make` builds the handle from them. Announces its endpoint if enabled.
     pub fn insert(
         &self,
         display_name: &str,
-        make: impl FnOnce(String) -> AppHandle,
+        make: impl FnOnce(u64, String) -> AppHandle,
     ) -> Result<AppHandle, RegistryFull> {
-        let mut apps = self.apps.lock().unwrap_or_else(|e| e.into_inner());
-        if apps.len() >= self.max_apps {
+        let mut state = self.lock();
+        if state.apps.len() >= self.max_apps {
             return Err(RegistryFull);
         }
+        let apps = &state.apps;
         let slug =
             allocate_slug(display_name, self.max_slug, |s| apps.values().any(|a| a.slug() == s));
-        let app = make(slug);
-        apps.insert(app.id(), app.clone());
+        let id = state.next_id;
+        state.next_id += 1;
+        let app = make(id, slug);
+        state.apps.insert(app.id(), app.clone());
         if app.is_enabled() {
             let _ = self.events.send(EndpointEvent::Up { slug: app.slug().to_string() });
         }
@@ -61,17 +87,22 @@ impl Registry {
 
     /// Removes an app (it disconnected) and announces its endpoint gone if it had one.
     pub fn remove(&self, app: &AppHandle) {
-        let mut apps = self.apps.lock().unwrap_or_else(|e| e.into_inner());
-        if apps.remove(&app.id()).is_some() && app.is_enabled() {
+        let mut state = self.lock();
+        if state.apps.remove(&app.id()).is_some() && app.is_enabled() {
             let _ = self.events.send(EndpointEvent::Down { slug: app.slug().to_string() });
         }
     }
 
-    /// Announces an enable/disable change of a registered app. Called with the new state
-    /// already stored in the handle.
-    pub fn announce(&self, app: &AppHandle, enabled: bool) {
-        let apps = self.apps.lock().unwrap_or_else(|e| e.into_inner());
-        if apps.contains_key(&app.id()) {
+    /// The app enabled or disabled its dispatcher: the link's call gate follows (disabling
+    /// fails the calls not yet written and closes the client sessions), and the endpoint event
+    /// is announced, both under the lock.
+    pub fn set_enabled(&self, app: &AppHandle, enabled: bool) {
+        let state = self.lock();
+        if !app.set_enabled(enabled) {
+            return;
+        }
+        tracing::info!(app = %app.slug(), enabled, "app dispatcher state changed");
+        if state.apps.contains_key(&app.id()) {
             let slug = app.slug().to_string();
             let event =
                 if enabled { EndpointEvent::Up { slug } } else { EndpointEvent::Down { slug } };
@@ -81,19 +112,47 @@ impl Registry {
 
     /// The app whose slug is `slug`.
     pub fn get(&self, slug: &str) -> Option<AppHandle> {
-        let apps = self.apps.lock().unwrap_or_else(|e| e.into_inner());
-        apps.values().find(|a| a.slug() == slug).cloned()
+        self.lock().apps.values().find(|a| a.slug() == slug).cloned()
     }
 
-    /// Every registered app, in registration order.
-    pub fn all(&self) -> Vec<AppHandle> {
-        let apps = self.apps.lock().unwrap_or_else(|e| e.into_inner());
-        apps.values().cloned().collect()
-    }
-
-    /// Summaries for listings.
+    /// Summaries for listings, in registration order.
     pub fn summaries(&self) -> Vec<AppSummary> {
-        self.all().iter().map(AppHandle::summary).collect()
+        self.lock().apps.values().map(AppHandle::summary).collect()
+    }
+}
+
+fn enabled_slugs(state: &State) -> Vec<String> {
+    state.apps.values().filter(|a| a.is_enabled()).map(|a| a.slug().to_string()).collect()
+}
+
+/// A subscription to endpoint events: first a [`EndpointEvent::Resync`] with the endpoints
+/// that exist, then every change. A subscriber that falls more than the backlog behind gets
+/// a fresh `Resync` instead of the events it missed.
+#[derive(Debug)]
+pub struct EndpointEvents {
+    registry: Arc<Registry>,
+    receiver: broadcast::Receiver<EndpointEvent>,
+    /// The snapshot taken at subscription, not yet received.
+    first: Option<EndpointEvent>,
+}
+
+impl EndpointEvents {
+    /// The next event; `None` once the engine is gone.
+    pub async fn next(&mut self) -> Option<EndpointEvent> {
+        if let Some(first) = self.first.take() {
+            return Some(first);
+        }
+        match self.receiver.recv().await {
+            Ok(event) => Some(event),
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::warn!(missed, "missed endpoint events; resynchronising");
+                // A fresh subscription and snapshot under the lock, as in `subscribe`.
+                let state = self.registry.lock();
+                self.receiver = self.receiver.resubscribe();
+                Some(EndpointEvent::Resync { slugs: enabled_slugs(&state) })
+            }
+            Err(broadcast::error::RecvError::Closed) => None,
+        }
     }
 }
 

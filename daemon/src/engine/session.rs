@@ -1,6 +1,8 @@
-//! One client connection to one app: bounded lines in, responses out, many requests in flight.
+//! Client sessions: one client connection to one app, speaking JSON-1 or MCP; bounded lines
+//! in, responses out, many requests in flight. ("Session" means only this in the engine; the
+//! OS layer reaches the engine through `server::port::EnginePort`.)
 //!
-//! The connection owns its framing and protocol state (SPEC S8). Work and memory are bounded:
+//! The session owns its framing and protocol state (SPEC S8). Work and memory are bounded:
 //! at most `max_in_flight_per_client` requests run at once, and the reader stops while about
 //! one maximum-size response is buffered for a client that does not read (ssh-agent's rule).
 //! Calls already running when a client stops reading still deliver their responses, so the
@@ -15,6 +17,7 @@
 pub mod json1;
 mod mcp;
 pub mod methods;
+mod replies;
 
 pub use mcp::{is_mcp_request_id, mcp_error_line};
 
@@ -25,34 +28,33 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, WriteHalf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
-use super::app_link::{AppHandle, LinkStatus};
+pub use replies::App;
+
 use super::lines::{Line, LineReader};
+use super::link::LinkStatus;
 use super::{PeerInfo, until};
 
 /// Runs the connection until EOF, the app leaving, or shutdown; then answers the calls already
 /// running (bounded by the request deadline plus the drain time) and closes.
-pub async fn serve<S>(
-    stream: S,
-    app: AppHandle,
-    mut shutdown: watch::Receiver<bool>,
-    peer: PeerInfo,
-) where
+pub async fn serve<S>(stream: S, app: App, mut shutdown: watch::Receiver<bool>, peer: PeerInfo)
+where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
-    let config = app.config().clone();
+    let link = app.link().clone();
+    let config = link.config().clone();
     let (rd, wr) = tokio::io::split(stream);
     let mut lines = LineReader::new(rd, config.json.max_bytes, config.partial_idle);
     let output = Output::start(wr, config.json.max_bytes);
     let in_flight = Arc::new(Semaphore::new(config.max_in_flight_per_client.max(1)));
     let admission = Admission::new(config.json.max_bytes, config.max_in_flight_per_client);
-    let mut status = app.status();
-    let mut conn = Connection {
+    let mut status = link.status();
+    let mut session = ClientSession {
         app: app.clone(),
         output: output.clone(),
         calls: JoinSet::new(),
         protocol: mcp::Protocol::default(),
     };
-    tracing::debug!(slug = app.slug(), ?peer, "client connected");
+    tracing::debug!(slug = link.slug(), ?peer, "client connected");
 
     let ended = loop {
         // Backpressure first: a free in-flight slot and room in the output buffer.
@@ -73,21 +75,21 @@ pub async fn serve<S>(
             _ = until(&mut shutdown, |s| *s) => break "shutdown",
         };
         match line {
-            Ok(Some(Line::Complete(bytes))) => conn.handle_line(&bytes, permit).await,
+            Ok(Some(Line::Complete(bytes))) => session.handle_line(&bytes, permit).await,
             Ok(Some(Line::TooLong)) => {
-                output.send(conn.unreadable_id(json1::too_long_response(&config.json))).await;
+                output.send(session.unreadable_id(json1::too_long_response(&config.json))).await;
             }
             Ok(None) => break "eof",
             Err(e) => {
-                tracing::info!(slug = app.slug(), ?peer, "client connection ended: {e}");
+                tracing::info!(slug = link.slug(), ?peer, "client connection ended: {e}");
                 break "read error";
             }
         }
         // Reap finished calls so the set stays as small as the in-flight bound.
-        while conn.calls.try_join_next().is_some() {}
+        while session.calls.try_join_next().is_some() {}
     };
-    tracing::debug!(slug = app.slug(), ?peer, reason = ended, "client stops reading");
-    let Connection { calls, .. } = conn;
+    tracing::debug!(slug = link.slug(), ?peer, reason = ended, "client stops reading");
+    let ClientSession { calls, .. } = session;
     let finish = async {
         let mut calls = calls;
         while calls.join_next().await.is_some() {}
@@ -95,29 +97,29 @@ pub async fn serve<S>(
     };
     if tokio::time::timeout(config.request_deadline + config.shutdown_drain, finish).await.is_err()
     {
-        tracing::warn!(slug = app.slug(), ?peer, "client never took its responses; dropped");
+        tracing::warn!(slug = link.slug(), ?peer, "client never took its responses; dropped");
         if let Some(writer) = output.take_writer() {
             writer.abort();
         }
     }
 }
 
-/// Per-connection protocol state.
-struct Connection {
-    app: AppHandle,
+/// One client session's protocol state.
+struct ClientSession {
+    app: App,
     output: Output,
     calls: JoinSet<()>,
     /// JSON-1, MCP or not yet decided.
     protocol: mcp::Protocol,
 }
 
-impl Connection {
+impl ClientSession {
     /// An error line the JSON-1 envelope checks built for a line whose id could not be read
     /// (`"id": null`), as this connection must send it: unchanged on JSON-1 and undecided
     /// connections (JSON-RPC 2.0), without the `id` member once MCP is selected (SPEC S6).
     fn unreadable_id(&self, line: Vec<u8>) -> Vec<u8> {
         if self.protocol.is_mcp() {
-            mcp::mcp_error_line(&line, &self.app.config().json).unwrap_or(line)
+            mcp::mcp_error_line(&line, &self.app.link().config().json).unwrap_or(line)
         } else {
             line
         }
@@ -127,7 +129,7 @@ impl Connection {
     /// call, which keeps `permit` (one in-flight slot) until its response is buffered.
     async fn handle_line(&mut self, line: &[u8], permit: CallPermit) {
         if !matches!(self.protocol, mcp::Protocol::Json1) {
-            let limits = self.app.config().json;
+            let limits = self.app.link().config().json;
             let envelope = match json1::parse_envelope(line, &limits, true) {
                 Ok(envelope) => envelope,
                 Err(Some(response)) => return self.output.send(self.unreadable_id(response)).await,
@@ -162,7 +164,8 @@ impl Connection {
                 }
             }
         }
-        match json1::prepare(line, &self.app.config().json, self.app.slug()) {
+        let link = self.app.link();
+        match json1::prepare(line, &link.config().json, link.slug()) {
             json1::Prepared::Respond(bytes) => self.output.send(bytes).await,
             json1::Prepared::Silent => {}
             json1::Prepared::Call(call) => {

@@ -830,10 +830,11 @@ async fn disabling_fails_queued_calls_and_closes_clients_but_sent_calls_finish()
     cfg.max_queued_per_app = 64;
     let engine = Engine::new(cfg);
     let mut events = engine.subscribe();
+    assert_eq!(events.next().await, Some(EndpointEvent::Resync { slugs: vec![] }));
     // Small buffer: the first (large) request blocks the daemon's writer, the rest stay queued.
     let mut app =
         FakeApp::register_with_buffer(&engine, "Notepad", true, notepad_actions(), 200).await;
-    assert_eq!(events.recv().await.unwrap(), EndpointEvent::Up { slug: "notepad".into() });
+    assert_eq!(events.next().await.unwrap(), EndpointEvent::Up { slug: "notepad".into() });
     let mut c = Client::connect(&engine, &app.slug);
     // A fresh connection starts a few calls at a time until small responses show it may run
     // more (session.rs, Admission): warm it up.
@@ -859,7 +860,7 @@ async fn disabling_fails_queued_calls_and_closes_clients_but_sent_calls_finish()
     }
     assert_eq!(handle.outstanding(), 10);
     app.set_enabled(false).await;
-    assert_eq!(events.recv().await.unwrap(), EndpointEvent::Down { slug: "notepad".into() });
+    assert_eq!(events.next().await.unwrap(), EndpointEvent::Down { slug: "notepad".into() });
     // Now read what had been sent and answer it for real.
     let mut sent = Vec::new();
     while let Ok(Some(DaemonMessage::Request(req))) =
@@ -888,15 +889,64 @@ async fn disabling_fails_queued_calls_and_closes_clients_but_sent_calls_finish()
     let mut late = Client::connect(&engine, "notepad");
     assert!(late.closed().await);
     app.set_enabled(true).await;
-    assert_eq!(events.recv().await.unwrap(), EndpointEvent::Up { slug: "notepad".into() });
+    assert_eq!(events.next().await.unwrap(), EndpointEvent::Up { slug: "notepad".into() });
+}
+
+/// A subscription starts with the endpoints already up, and a subscriber that falls behind
+/// the event backlog gets the current set again instead of a gap.
+#[tokio::test]
+async fn endpoint_subscribers_start_from_a_snapshot_and_resync_after_lagging() {
+    let engine = Engine::new(config());
+    let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
+    let _other = FakeApp::register(&engine, "Other", false, notepad_actions()).await;
+    let mut events = engine.subscribe();
+    assert_eq!(events.next().await, Some(EndpointEvent::Resync { slugs: vec!["notepad".into()] }));
+    // 2000 changes, far over the backlog, ending enabled; then a task update as a marker: the
+    // engine reads the channel in order, so once the marker is in, every change is too.
+    for i in 0..2000 {
+        app.set_enabled(i % 2 == 1).await;
+    }
+    app.send(&AppMessage::Task(task("marker", TaskState::Running))).await;
+    let id = engine.app("notepad").unwrap().id();
+    for _ in 0..2000 {
+        if engine.0.tasks.lock().unwrap().get(id, "marker").is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(engine.0.tasks.lock().unwrap().get(id, "marker").is_some());
+    // Applied in order the way the OS layer applies them, the events end where the apps are.
+    let mut seen = 0;
+    let mut resyncs = 0;
+    let mut up = std::collections::BTreeSet::new();
+    while let Ok(Some(event)) =
+        tokio::time::timeout(Duration::from_millis(200), events.next()).await
+    {
+        seen += 1;
+        match event {
+            EndpointEvent::Up { slug } => {
+                up.insert(slug);
+            }
+            EndpointEvent::Down { slug } => {
+                up.remove(&slug);
+            }
+            EndpointEvent::Resync { slugs } => {
+                resyncs += 1;
+                up = slugs.into_iter().collect();
+            }
+        }
+    }
+    assert!(resyncs >= 1 && seen < 2000, "{resyncs} resyncs in {seen} events");
+    assert_eq!(up.into_iter().collect::<Vec<_>>(), ["notepad"]);
 }
 
 #[tokio::test]
 async fn app_disconnect_fails_calls_and_tasks_promptly() {
     let engine = Engine::new(config()); // 20 s request deadline: "promptly" means long before
     let mut events = engine.subscribe();
+    assert_eq!(events.next().await, Some(EndpointEvent::Resync { slugs: vec![] }));
     let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
-    events.recv().await.unwrap();
+    events.next().await.unwrap();
     let mut c = Client::connect(&engine, &app.slug);
     c.call_nowait("actions/execute", r#"{"action":"document.text.insert","expectedRevision":1}"#)
         .await;
@@ -917,7 +967,7 @@ async fn app_disconnect_fails_calls_and_tasks_promptly() {
     assert_error(&r, 1001, "app_disconnected");
     assert!(started.elapsed() < Duration::from_secs(5));
     assert!(c.closed().await);
-    assert_eq!(events.recv().await.unwrap(), EndpointEvent::Down { slug: "notepad".into() });
+    assert_eq!(events.next().await.unwrap(), EndpointEvent::Down { slug: "notepad".into() });
     assert!(engine.apps().is_empty());
     let failed = engine.0.tasks.lock().unwrap().get(tasks_app_id, "t").unwrap();
     assert_eq!(failed.state, TaskState::Failed);
@@ -1276,8 +1326,9 @@ async fn a_full_task_table_refuses_new_work_clearly() {
 async fn registering_twice_on_one_channel_drops_the_app() {
     let engine = Engine::new(config());
     let mut events = engine.subscribe();
+    assert_eq!(events.next().await, Some(EndpointEvent::Resync { slugs: vec![] }));
     let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
-    assert_eq!(events.recv().await.unwrap(), EndpointEvent::Up { slug: "notepad".into() });
+    assert_eq!(events.next().await.unwrap(), EndpointEvent::Up { slug: "notepad".into() });
     app.send(&AppMessage::Hello(jfgui_proto::channel::Hello {
         channel_version: 1,
         display_name: "Again".into(),
@@ -1286,7 +1337,7 @@ async fn registering_twice_on_one_channel_drops_the_app() {
     }))
     .await;
     assert!(app.recv().await.is_none());
-    assert_eq!(events.recv().await.unwrap(), EndpointEvent::Down { slug: "notepad".into() });
+    assert_eq!(events.next().await.unwrap(), EndpointEvent::Down { slug: "notepad".into() });
     assert!(engine.apps().is_empty());
 }
 

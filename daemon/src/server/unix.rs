@@ -25,7 +25,7 @@ use tokio::sync::watch;
 
 use super::dir_watch::dir_gone;
 use super::gate::{self, Gate};
-use super::sessions::Sessions;
+use super::port::EnginePort;
 use super::{SHUTDOWN_SLACK, demo, idle, listen};
 use crate::EndpointNaming;
 use crate::activation::Inherited;
@@ -37,10 +37,10 @@ use crate::transport::{Listener, restrict_umask};
 
 /// Runs the daemon until it stops; returns the process exit status (see `config::exit`).
 /// `make` builds the engine once the runtime dir is known and locked.
-pub fn run<S, F>(config: Config, make: F) -> u8
+pub fn run<E, F>(config: Config, make: F) -> u8
 where
-    S: Sessions,
-    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> S,
+    E: EnginePort,
+    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> E,
 {
     // First, while the process has a single thread (it edits the environment).
     let inherited = match crate::activation::take() {
@@ -133,7 +133,7 @@ enum Stop {
     DirGone,
 }
 
-async fn serve<S, F>(
+async fn serve<E, F>(
     config: Config,
     rt: Arc<RuntimeDir>,
     make: F,
@@ -141,8 +141,8 @@ async fn serve<S, F>(
     inherited: Option<Inherited>,
 ) -> u8
 where
-    S: Sessions,
-    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> S,
+    E: EnginePort,
+    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> E,
 {
     // Socket activation: systemd owns agentd.sock and host.sock (never unlinked here) and
     // restarts the daemon on the next connection after an idle exit.
@@ -186,15 +186,15 @@ where
         }
     };
     raise_descriptor_limit(&config);
-    let sessions = make(&config, Some(rt.path()), rt.naming(), rt.max_slug_len());
+    let engine = make(&config, Some(rt.path()), rt.naming(), rt.max_slug_len());
     let gate = Gate::new(to_usize(config.max_clients), to_usize(config.max_apps));
     let (stop_tx, stop_rx) = watch::channel(false);
 
     // Spare handles to resume accepting if a connection slips in as the idle timer fires.
     let mut spare = idle_after.and_then(|_| spares(&control, &host));
-    let mut accepting = listen(control, host, &gate, &sessions);
+    let mut accepting = listen(control, host, &gate, &engine);
     let endpoints_task =
-        tokio::spawn(crate::endpoints::run(sessions.clone(), rt.clone(), gate.clone(), stop_rx));
+        tokio::spawn(crate::endpoints::run(engine.clone(), rt.clone(), gate.clone(), stop_rx));
     tracing::info!(runtime_dir = %rt.path().display(), pid = std::process::id(), activated, "jfgui-agentd listening");
     crate::activation::notify_ready();
 
@@ -216,7 +216,7 @@ where
             if let Some((control, host)) = spare.take() {
                 tracing::debug!("a connection arrived as the idle timer fired; staying up");
                 spare = spares(&control, &host);
-                accepting = listen(control, host, &gate, &sessions);
+                accepting = listen(control, host, &gate, &engine);
                 continue;
             }
         }
@@ -240,7 +240,7 @@ where
     let _ = stop_tx.send(true);
     let _ = endpoints_task.await;
     let drain = config.shutdown_drain + SHUTDOWN_SLACK;
-    if tokio::time::timeout(drain, sessions.shutdown()).await.is_err() {
+    if tokio::time::timeout(drain, engine.shutdown()).await.is_err() {
         tracing::warn!("the engine did not finish shutting down in time");
     }
     if let Some(child) = demo {

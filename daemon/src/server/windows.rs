@@ -13,7 +13,7 @@ use jfgui_proto::locations::Pipe;
 use tokio::sync::watch;
 
 use super::gate::Gate;
-use super::sessions::Sessions;
+use super::port::EnginePort;
 use super::{SHUTDOWN_SLACK, demo, idle, listen};
 use crate::EndpointNaming;
 use crate::config::{Config, exit, to_usize};
@@ -21,10 +21,10 @@ use crate::endpoints::EndpointSpace;
 use crate::transport::{Listener, PipeSpace, is_taken};
 
 /// Runs the daemon until it stops; returns the process exit status (see `config::exit`).
-pub fn run<S, F>(config: Config, make: F) -> u8
+pub fn run<E, F>(config: Config, make: F) -> u8
 where
-    S: Sessions,
-    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> S,
+    E: EnginePort,
+    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> E,
 {
     let demo_app = match demo::locate_if_wanted(config.demo) {
         Ok(app) => app,
@@ -40,10 +40,10 @@ where
     runtime.block_on(serve(config, make, demo_app))
 }
 
-async fn serve<S, F>(config: Config, make: F, demo_app: Option<PathBuf>) -> u8
+async fn serve<E, F>(config: Config, make: F, demo_app: Option<PathBuf>) -> u8
 where
-    S: Sessions,
-    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> S,
+    E: EnginePort,
+    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> E,
 {
     let space = match PipeSpace::new() {
         Ok(space) => space,
@@ -74,12 +74,12 @@ where
         }
     };
     // Pipe names have room for any slug the spec allows (48 characters).
-    let sessions = make(&config, None, space.naming(), usize::MAX);
+    let engine = make(&config, None, space.naming(), usize::MAX);
     let gate = Gate::new(to_usize(config.max_clients), to_usize(config.max_apps));
     let (stop_tx, stop_rx) = watch::channel(false);
-    let accepting = listen(control, host, &gate, &sessions);
+    let accepting = listen(control, host, &gate, &engine);
     let endpoints_task = tokio::spawn(crate::endpoints::run(
-        sessions.clone(),
+        engine.clone(),
         std::sync::Arc::new(space.clone()),
         gate.clone(),
         stop_rx,
@@ -101,7 +101,7 @@ where
     }
     let _ = stop_tx.send(true);
     let _ = endpoints_task.await;
-    if tokio::time::timeout(config.shutdown_drain + SHUTDOWN_SLACK, sessions.shutdown())
+    if tokio::time::timeout(config.shutdown_drain + SHUTDOWN_SLACK, engine.shutdown())
         .await
         .is_err()
     {

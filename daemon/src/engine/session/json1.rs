@@ -12,7 +12,7 @@ use std::time::Instant;
 use jfgui_proto::{ActionError, Limits, Map, Value};
 
 use super::methods::{self, Method, MethodError};
-use crate::engine::app_link::AppHandle;
+use super::replies::App;
 
 /// The only protocol revision (SPEC S6).
 pub const PROTOCOL_VERSION: &str = "1";
@@ -205,10 +205,10 @@ pub fn prepare(line: &[u8], limits: &Limits, slug: &str) -> Prepared {
 
 /// Runs a call against the app and returns the response line. One tracing span per call with
 /// endpoint, method, action, duration and outcome.
-pub async fn execute(app: &AppHandle, call: Json1Call) -> Vec<u8> {
-    let limits = app.config().json;
+pub async fn execute(app: &App, call: Json1Call) -> Vec<u8> {
+    let limits = app.link().config().json;
     let action = call.params.get("action").and_then(Value::as_str).unwrap_or("").to_string();
-    let span = tracing::info_span!("call", endpoint = %app.slug(), method = %call.method.name(), action = %action);
+    let span = tracing::info_span!("call", endpoint = %app.link().slug(), method = %call.method.name(), action = %action);
     let started = Instant::now();
     let result =
         tracing::Instrument::instrument(methods::call(app, call.method, call.params), span.clone())

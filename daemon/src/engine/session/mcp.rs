@@ -19,6 +19,7 @@
 //! | 2026-07-28: `_meta` envelope, discover, cache hints | `mcp/modern.rs` |
 //! | 2025-11-25: `initialize` and its state | `mcp/legacy.rs` |
 //! | the nine tools and `tools/call` | `mcp/tools.rs` |
+//! | their argument and result schemas, built as values | `mcp/tool_schemas.rs` |
 //! | standard `resources/list` / `resources/read` | `mcp/resources.rs` |
 //! | requests in flight and `notifications/cancelled` | `mcp/cancel.rs` |
 //! | JSON-RPC pieces shared by the above | `mcp/rpc.rs` |
@@ -30,6 +31,7 @@ mod modern;
 mod resources;
 mod rpc;
 mod select;
+mod tool_schemas;
 mod tools;
 
 use jfgui_proto::{Limits, Value};

@@ -3,7 +3,7 @@
 //! `protocolVersion`.
 //!
 //! `actions/list`, `actions/describe` and `tasks/get` are answered from the registration cache
-//! and the task table (filled by the app link from replies and task updates); everything else
+//! and the task table (filled from replies and task updates, `replies.rs`); everything else
 //! is forwarded to the app as a host-channel call. Params
 //! are checked strictly: unknown params, wrong types, inexact or out-of-range integers are
 //! -32602 with `data.reason` and `data.param`.
@@ -13,18 +13,17 @@ use std::fmt;
 use jfgui_proto::channel::{
     BatchCall, BatchOutcome, Call, CallResult, ExecuteCall, ReadResource, TaskSnapshot,
 };
-use jfgui_proto::{ActionError, Map, Reason, Value};
+use jfgui_proto::{ActionError, MAX_REVISION, Map, Reason, Value};
 
-use crate::engine::app_link::AppHandle;
+use super::replies::{App, invalid_reply};
 
 pub use jfgui_proto::channel::MAX_BATCH_CALLS;
 /// Largest `resources/read` chunk (SPEC S4).
 pub const MAX_RESOURCE_CHUNK: u64 = jfgui_proto::channel::MAX_RESOURCE_CHUNK as u64;
 /// Largest `actions/list` page, and its default (SPEC S6).
 pub const MAX_LIST_LIMIT: u64 = 100;
-const DEFAULT_LIST_LIMIT: u64 = 50;
-/// Revisions are JSON integers in 0..2^53−1 so float-only clients keep them (SPEC S6).
-pub const MAX_REVISION: u64 = (1 << 53) - 1;
+/// The `actions/list` page size when the client names none (SPEC S6).
+pub const DEFAULT_LIST_LIMIT: u64 = 50;
 
 /// The ten methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -239,7 +238,7 @@ impl Params {
 
 /// One call for one app (see the module docs). `params` are the JSON-1 params without
 /// `protocolVersion`; the result is the JSON-1 result object without `protocolVersion`.
-pub async fn call(app: &AppHandle, method: Method, params: Map) -> Result<Map, MethodError> {
+pub async fn call(app: &App, method: Method, params: Map) -> Result<Map, MethodError> {
     let mut p = Params::new(params);
     match method {
         Method::AgentInfo => {
@@ -250,7 +249,7 @@ pub async fn call(app: &AppHandle, method: Method, params: Map) -> Result<Map, M
         Method::ActionsDescribe => {
             let name = p.required_string("action")?;
             p.finish()?;
-            let Some(info) = app.actions().iter().find(|a| a.name == name) else {
+            let Some(info) = app.link().actions().iter().find(|a| a.name == name) else {
                 return Err(ActionError::new(
                     Reason::Action { action: name },
                     "No action of that name is registered; list the actions to find one.",
@@ -263,7 +262,7 @@ pub async fn call(app: &AppHandle, method: Method, params: Map) -> Result<Map, M
             let execute = execute_call(&mut p)?;
             p.finish()?;
             check_task_room(app)?;
-            match app.request(Call::Execute(execute)).await? {
+            match app.call(Call::Execute(execute)).await? {
                 CallResult::Executed { output, revision } => {
                     let mut m = one("output", output);
                     m.insert("revision", revision);
@@ -281,7 +280,7 @@ pub async fn call(app: &AppHandle, method: Method, params: Map) -> Result<Map, M
         Method::StateInspect => {
             let input = p.any("input").unwrap_or_else(empty_object);
             p.finish()?;
-            match app.request(Call::Inspect { input }).await? {
+            match app.call(Call::Inspect { input }).await? {
                 CallResult::Inspected { revision, state } => {
                     let mut m = one("revision", Value::from(revision));
                     m.insert("state", state);
@@ -303,8 +302,8 @@ pub async fn call(app: &AppHandle, method: Method, params: Map) -> Result<Map, M
             if task.state.is_final() {
                 return Ok(one("task", task_brief(&task)));
             }
-            app.tasks().lock().unwrap_or_else(|e| e.into_inner()).mark_cancelling(app.id(), &id);
-            match app.request(Call::CancelTask { id }).await? {
+            app.tasks().mark_cancelling(app.link().id(), &id);
+            match app.call(Call::CancelTask { id }).await? {
                 CallResult::Task(task) => Ok(one("task", task_brief(&task))),
                 _ => Err(invalid_reply()),
             }
@@ -315,7 +314,7 @@ pub async fn call(app: &AppHandle, method: Method, params: Map) -> Result<Map, M
             let limit = p.integer("limit", 1, MAX_RESOURCE_CHUNK)?.unwrap_or(MAX_RESOURCE_CHUNK);
             p.finish()?;
             let limit = u32::try_from(limit).unwrap_or(u32::MAX);
-            match app.request(Call::ReadResource(ReadResource { uri, offset, limit })).await? {
+            match app.call(Call::ReadResource(ReadResource { uri, offset, limit })).await? {
                 // S6: a paging parameter out of range is -32602; the end itself is a valid
                 // offset (an empty chunk with eof), one past it is not.
                 CallResult::Chunk(chunk) if chunk.offset > chunk.total_size => {
@@ -339,7 +338,7 @@ pub async fn call(app: &AppHandle, method: Method, params: Map) -> Result<Map, M
         Method::ViewRender => {
             let input = p.any("input").unwrap_or_else(empty_object);
             p.finish()?;
-            match app.request(Call::Render { input }).await? {
+            match app.call(Call::Render { input }).await? {
                 CallResult::Rendered { output, revision } => {
                     let mut m = one("output", output);
                     m.insert("revision", revision);
@@ -351,19 +350,19 @@ pub async fn call(app: &AppHandle, method: Method, params: Map) -> Result<Map, M
     }
 }
 
-async fn agent_info(app: &AppHandle) -> Result<Map, MethodError> {
-    let revision = match app.request(Call::Revision {}).await? {
+async fn agent_info(app: &App) -> Result<Map, MethodError> {
+    let revision = match app.call(Call::Revision {}).await? {
         CallResult::Revision { revision } => revision,
         _ => return Err(invalid_reply()),
     };
-    let config = app.config();
+    let config = app.link().config();
     let mut daemon = Map::with_capacity(2);
     daemon.insert("name", "jfgui-agentd");
     daemon.insert("version", env!("CARGO_PKG_VERSION"));
     let mut app_info = Map::with_capacity(3);
-    app_info.insert("displayName", app.display_name());
-    app_info.insert("slug", app.slug());
-    app_info.insert("pid", app.pid());
+    app_info.insert("displayName", app.link().display_name());
+    app_info.insert("slug", app.link().slug());
+    app_info.insert("pid", app.link().pid());
     let mut limits = Map::with_capacity(3);
     limits.insert("maxMessageBytes", config.json.max_bytes as u64);
     limits.insert("maxBatchCalls", MAX_BATCH_CALLS as u64);
@@ -372,18 +371,19 @@ async fn agent_info(app: &AppHandle) -> Result<Map, MethodError> {
     m.insert("daemon", daemon);
     m.insert("app", app_info);
     m.insert("revision", revision);
-    m.insert("actionCount", app.actions().len() as u64);
+    m.insert("actionCount", app.link().actions().len() as u64);
     m.insert("limits", limits);
     Ok(m)
 }
 
-fn actions_list(app: &AppHandle, mut p: Params) -> Result<Map, MethodError> {
+fn actions_list(app: &App, mut p: Params) -> Result<Map, MethodError> {
     let query = p.string("query")?;
     let cursor = p.string("cursor")?;
     let limit = p.integer("limit", 1, MAX_LIST_LIMIT)?.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
     p.finish()?;
     let needle = query.as_deref().map(str::to_lowercase);
     let matching: Vec<_> = app
+        .link()
         .actions()
         .iter()
         .filter(|a| match &needle {
@@ -394,7 +394,7 @@ fn actions_list(app: &AppHandle, mut p: Params) -> Result<Map, MethodError> {
             }
         })
         .collect();
-    let fingerprint = cursor_fingerprint(app.id(), query.as_deref());
+    let fingerprint = cursor_fingerprint(app.link().id(), query.as_deref());
     let start = match cursor {
         None => 0,
         Some(c) => parse_cursor(&c, fingerprint)
@@ -471,7 +471,7 @@ fn execute_call(p: &mut Params) -> Result<ExecuteCall, MethodError> {
     Ok(ExecuteCall { action, input, expected_revision })
 }
 
-async fn actions_batch(app: &AppHandle, mut p: Params) -> Result<Map, MethodError> {
+async fn actions_batch(app: &App, mut p: Params) -> Result<Map, MethodError> {
     let calls = match p.any("calls") {
         Some(Value::Array(calls)) => calls,
         Some(other) => {
@@ -516,7 +516,7 @@ async fn actions_batch(app: &AppHandle, mut p: Params) -> Result<Map, MethodErro
     check_task_room(app)?;
     let count = parsed.len();
     let batch = BatchCall { calls: parsed, atomic, stop_on_error };
-    match app.request(Call::Batch(batch)).await? {
+    match app.call(Call::Batch(batch)).await? {
         CallResult::Batch { results, revision } => {
             // Each attempted call once, in order: anything else is the host's bug.
             let in_order =
@@ -552,8 +552,8 @@ async fn actions_batch(app: &AppHandle, mut p: Params) -> Result<Map, MethodErro
 
 /// Refuses work that could start a task the table cannot hold (SPEC S4 bound): a clear,
 /// not-executed error instead of a task nobody can query.
-fn check_task_room(app: &AppHandle) -> Result<(), MethodError> {
-    if app.tasks().lock().unwrap_or_else(|e| e.into_inner()).has_room() {
+fn check_task_room(app: &App) -> Result<(), MethodError> {
+    if app.tasks().has_room() {
         Ok(())
     } else {
         Err(ActionError::new(
@@ -564,8 +564,8 @@ fn check_task_room(app: &AppHandle) -> Result<(), MethodError> {
     }
 }
 
-fn lookup_task(app: &AppHandle, id: &str) -> Result<TaskSnapshot, MethodError> {
-    app.tasks().lock().unwrap_or_else(|e| e.into_inner()).get(app.id(), id).ok_or_else(|| {
+fn lookup_task(app: &App, id: &str) -> Result<TaskSnapshot, MethodError> {
+    app.tasks().get(app.link().id(), id).ok_or_else(|| {
         ActionError::new(
             Reason::Task { task: id.to_string() },
             "No task with that id is known for this app.",
@@ -609,11 +609,6 @@ fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, MethodError> {
 
 fn internal(message: &str) -> MethodError {
     MethodError::Internal { message: format!("Internal error: {message}.") }
-}
-
-fn invalid_reply() -> MethodError {
-    ActionError::new(Reason::InvalidReply, "The app answered with a reply of the wrong kind.")
-        .into()
 }
 
 #[cfg(test)]

@@ -1,15 +1,15 @@
 //! What the MCP layer needs of the one app a connection is bound to: the JSON-1 methods (run
 //! once, protocol-neutral, by [`methods::call`]) and the app's resource listing.
 //!
-//! A trait rather than [`AppHandle`] itself, so the translation is tested against an in-memory
-//! app; [`AppHandle`] is the one production implementation.
+//! A trait rather than [`App`] itself, so the translation is tested against an in-memory app;
+//! [`App`] is the one production implementation.
 
 use std::future::Future;
 
 use jfgui_proto::channel::{Call, CallResult, ResourceInfo};
 use jfgui_proto::{Map, Reason};
 
-use crate::engine::app_link::AppHandle;
+use crate::engine::session::App;
 use crate::engine::session::methods::{self, Method};
 
 pub(crate) use crate::engine::session::methods::MethodError;
@@ -32,9 +32,9 @@ pub(crate) trait AppPort: Sync {
     -> impl Future<Output = Result<Vec<ResourceInfo>, MethodError>> + Send;
 }
 
-impl AppPort for AppHandle {
+impl AppPort for App {
     fn display_name(&self) -> String {
-        AppHandle::display_name(self).to_owned()
+        self.link().display_name().to_owned()
     }
 
     fn call(
@@ -46,7 +46,7 @@ impl AppPort for AppHandle {
     }
 
     async fn list_resources(&self) -> Result<Vec<ResourceInfo>, MethodError> {
-        match self.request(Call::ListResources {}).await? {
+        match App::call(self, Call::ListResources {}).await? {
             CallResult::Resources { resources } => Ok(resources),
             _ => Err(MethodError::Action(jfgui_proto::ActionError::new(
                 Reason::InvalidReply,

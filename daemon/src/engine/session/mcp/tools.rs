@@ -15,10 +15,11 @@
 
 use std::sync::OnceLock;
 
-use jfgui_proto::{ActionError, ErrorClass, Limits, Map, Value};
+use jfgui_proto::{ActionError, ErrorClass, Map, Value};
 
 use super::app::{AppPort, MethodError};
 use super::rpc::{INTERNAL_ERROR, INVALID_PARAMS, RpcError, object, to_text};
+use super::tool_schemas::{self as schemas, JsonSchema, Properties};
 use crate::engine::session::methods::Method;
 
 /// One tool: its MCP face and the JSON-1 method behind it.
@@ -28,9 +29,9 @@ struct ToolDef {
     title: &'static str,
     description: &'static str,
     /// JSON Schema of the arguments (= the JSON-1 params).
-    input: &'static str,
+    input: fn() -> JsonSchema,
     /// JSON Schema properties of the success result (= the JSON-1 result).
-    output_properties: &'static str,
+    output: fn() -> Properties,
     /// Members every success result has.
     output_required: &'static [&'static str],
     /// Reads only (`readOnlyHint`); otherwise it may change the app's state.
@@ -39,23 +40,14 @@ struct ToolDef {
     idempotent: bool,
 }
 
-/// Error object of a failed call (the S6 wire shape, plus `invalid_params` for arguments the
-/// method refused).
-const ERROR_SCHEMA: &str = r#"{"type":"object","description":"Why the call failed. class tells what it means for you: not_executed (nothing happened; fix and retry), outcome_unknown (inspect the state before retrying), failed (the app reported failure), internal (a bug), not_found, invalid_params (the arguments do not fit this tool's inputSchema).","properties":{"code":{"type":"integer"},"class":{"type":"string"},"reason":{"type":"string"},"message":{"type":"string"},"data":{"type":"object"}},"required":["code","class","reason","message","data"]}"#;
-
-/// A deferred task as JSON-1 reports it.
-const TASK_SCHEMA: &str = r#"{"type":"object","properties":{"id":{"type":"string"},"state":{"type":"string","enum":["running","cancelling","cancelled","completed","failed"]},"progress":{"type":"object","properties":{"done":{"type":"integer"},"total":{"type":"integer"},"message":{"type":"string"}}},"result":{},"error":{"type":"object"}},"required":["id","state"]}"#;
-
-const REVISION: &str = r#"{"type":"integer","minimum":0,"maximum":9007199254740991,"description":"The app's revision after the call; pass it as expectedRevision to the next write."}"#;
-
 static TOOLS: &[ToolDef] = &[
     ToolDef {
         name: "jfgui_actions_search",
         method: Method::ActionsList,
         title: "Search actions",
         description: "Find the actions this application offers (its semantic commands, such as inserting text or exporting a document). Call this first to learn what you can do. Filter with `query` (a case-insensitive substring of the action name or description); results come in registration order, at most `limit` per page; when `nextCursor` is present, pass it back as `cursor` for the next page. Then call jfgui_actions_describe to get an action's input schema before running it with jfgui_actions_execute.",
-        input: r#"{"type":"object","properties":{"query":{"type":"string","description":"Case-insensitive substring of the action name or description, e.g. \"text\"."},"cursor":{"type":"string","description":"The nextCursor of the previous page."},"limit":{"type":"integer","minimum":1,"maximum":100,"default":50,"description":"Most actions per page."}},"additionalProperties":false}"#,
-        output_properties: r#"{"actions":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"kind":{"type":"string","enum":["read","write"]}},"required":["name","description","kind"]}},"nextCursor":{"type":"string"}}"#,
+        input: schemas::search_input,
+        output: schemas::search_output,
         output_required: &["actions"],
         read_only: true,
         idempotent: true,
@@ -65,8 +57,8 @@ static TOOLS: &[ToolDef] = &[
         method: Method::ActionsDescribe,
         title: "Describe an action",
         description: "Get the full definition of one action: its inputSchema (what `input` must look like), its outputSchema, whether it reads or writes, whether it is undoable and its transaction domain. Call this before jfgui_actions_execute or jfgui_actions_batch so the input you send is valid.",
-        input: r#"{"type":"object","properties":{"action":{"type":"string","minLength":1,"maxLength":128,"description":"The action name, as listed by jfgui_actions_search."}},"required":["action"],"additionalProperties":false}"#,
-        output_properties: r#"{"action":{"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"kind":{"type":"string","enum":["read","write"]},"inputSchema":{},"outputSchema":{},"capabilities":{"type":"integer"},"undo":{"type":"boolean"},"transaction":{"type":"string"},"commandId":{"type":"integer"}},"required":["name","description","kind","inputSchema","outputSchema"]}}"#,
+        input: schemas::describe_input,
+        output: schemas::describe_output,
         output_required: &["action"],
         read_only: true,
         idempotent: true,
@@ -76,8 +68,8 @@ static TOOLS: &[ToolDef] = &[
         method: Method::ActionsExecute,
         title: "Execute an action",
         description: "Run one action in the application. `input` must match the action's inputSchema (see jfgui_actions_describe). Actions of kind \"write\" require `expectedRevision`: the latest revision you observed (from jfgui_state_inspect or the `revision` of an earlier result). If the application changed since, nothing happens and the error has reason stale_revision with data.currentRevision: re-read the state with jfgui_state_inspect, decide again, and retry with that revision. On success the result has the action's `output` and the new `revision`; long-running actions return a `task` instead, to follow with jfgui_tasks_get and stop with jfgui_tasks_cancel.",
-        input: r#"{"type":"object","properties":{"action":{"type":"string","minLength":1,"maxLength":128,"description":"The action name."},"input":{"type":"object","description":"The action's arguments, matching its inputSchema. Defaults to {}."},"expectedRevision":{"type":"integer","minimum":0,"maximum":9007199254740991,"description":"Required for write actions: the revision your decision is based on."}},"required":["action"],"additionalProperties":false}"#,
-        output_properties: r#"{"output":{"description":"What the action returned (matches its outputSchema)."},"task":TASK,"revision":REVISION}"#,
+        input: schemas::execute_input,
+        output: schemas::execute_output,
         output_required: &["revision"],
         read_only: false,
         idempotent: false,
@@ -87,8 +79,8 @@ static TOOLS: &[ToolDef] = &[
         method: Method::ActionsBatch,
         title: "Execute several actions",
         description: "Run 1 to 128 action calls in order in one request. With `atomic: true` either every call takes effect or none does (on failure the app rolls back state and revision; the error names the failing call in data.index and its own error in data.cause), and every expectedRevision refers to the state before the batch. Without `atomic`, each call's expectedRevision refers to the moment that call runs, execution stops at the first error unless `stopOnError` is false, and `results` lists each attempted call's `output` or `error` by `index`. Write calls need expectedRevision as in jfgui_actions_execute.",
-        input: r#"{"type":"object","properties":{"calls":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","properties":{"action":{"type":"string","minLength":1,"maxLength":128},"input":{"type":"object"},"expectedRevision":{"type":"integer","minimum":0,"maximum":9007199254740991}},"required":["action"],"additionalProperties":false}},"atomic":{"type":"boolean","default":false,"description":"All or nothing."},"stopOnError":{"type":"boolean","default":true,"description":"Non-atomic batches: stop at the first error."}},"required":["calls"],"additionalProperties":false}"#,
-        output_properties: r#"{"results":{"type":"array","items":{"type":"object","properties":{"index":{"type":"integer"},"output":{},"task":TASK,"error":ERROR},"required":["index"]}},"revision":REVISION}"#,
+        input: schemas::batch_input,
+        output: schemas::batch_output,
         output_required: &["results", "revision"],
         read_only: false,
         idempotent: false,
@@ -98,8 +90,8 @@ static TOOLS: &[ToolDef] = &[
         method: Method::StateInspect,
         title: "Inspect the application state",
         description: "Read the application's current state and its revision. Call it to ground your decisions, to get the expectedRevision for a write, and after a stale_revision error. `input` is defined by the application (e.g. {\"sinceRevision\": N} answers {\"unchanged\": true} when nothing changed since revision N).",
-        input: r#"{"type":"object","properties":{"input":{"type":"object","description":"Application-defined query, filter, paging or sinceRevision. Defaults to {}."}},"additionalProperties":false}"#,
-        output_properties: r#"{"revision":REVISION,"state":{"description":"Application-defined state."}}"#,
+        input: schemas::inspect_input,
+        output: schemas::inspect_output,
         output_required: &["revision", "state"],
         read_only: true,
         idempotent: true,
@@ -109,8 +101,8 @@ static TOOLS: &[ToolDef] = &[
         method: Method::TasksGet,
         title: "Get a task",
         description: "Poll a long-running task that an action started (its `task.id`): state running (with progress), cancelling, cancelled, completed (with result) or failed (with error).",
-        input: r#"{"type":"object","properties":{"id":{"type":"string","description":"The task id from the action's result."}},"required":["id"],"additionalProperties":false}"#,
-        output_properties: r#"{"task":TASK}"#,
+        input: schemas::tasks_get_input,
+        output: schemas::task_output,
         output_required: &["task"],
         read_only: true,
         idempotent: true,
@@ -120,8 +112,8 @@ static TOOLS: &[ToolDef] = &[
         method: Method::TasksCancel,
         title: "Cancel a task",
         description: "Ask the application to stop a running task. The task becomes cancelling and then cancelled at the application's next safe point (poll jfgui_tasks_get); a task that already finished keeps its final state.",
-        input: r#"{"type":"object","properties":{"id":{"type":"string","description":"The task id."}},"required":["id"],"additionalProperties":false}"#,
-        output_properties: r#"{"task":TASK}"#,
+        input: schemas::tasks_cancel_input,
+        output: schemas::task_output,
         output_required: &["task"],
         read_only: false,
         idempotent: true,
@@ -131,8 +123,8 @@ static TOOLS: &[ToolDef] = &[
         method: Method::ResourcesRead,
         title: "Read a resource in chunks",
         description: "Read an application resource (for example an exported document or a rendered PNG, named by the `uri` an action or jfgui_view_render returned) in chunks of up to 65536 bytes. Each result has base64 `data`, `mimeType`, `offset`, `totalSize` and `eof`; continue with `offset` advanced by the decoded length of `data` until `eof` is true. Use this for resources of any size.",
-        input: r#"{"type":"object","properties":{"uri":{"type":"string","description":"The resource URI (app-owned; never a file path)."},"offset":{"type":"integer","minimum":0,"default":0,"description":"Byte offset to start at."},"limit":{"type":"integer","minimum":1,"maximum":65536,"default":65536,"description":"Most bytes to return."}},"required":["uri"],"additionalProperties":false}"#,
-        output_properties: r#"{"uri":{"type":"string"},"mimeType":{"type":"string"},"offset":{"type":"integer"},"totalSize":{"type":"integer"},"data":{"type":"string","contentEncoding":"base64"},"eof":{"type":"boolean"}}"#,
+        input: schemas::resources_read_input,
+        output: schemas::resources_read_output,
         output_required: &["uri", "mimeType", "offset", "totalSize", "data", "eof"],
         read_only: true,
         idempotent: true,
@@ -142,8 +134,8 @@ static TOOLS: &[ToolDef] = &[
         method: Method::ViewRender,
         title: "Render the view",
         description: "Render what the application currently shows, typically as a PNG resource: `output` names its `uri`, MIME type and size. Fetch the image with jfgui_resources_read. Use it to check the visual result of your changes.",
-        input: r#"{"type":"object","properties":{"input":{"type":"object","description":"Arguments of the application's ui.render action. Defaults to {}."}},"additionalProperties":false}"#,
-        output_properties: r#"{"output":{"description":"What ui.render returned, e.g. {uri, mimeType, size}."},"revision":REVISION}"#,
+        input: schemas::render_input,
+        output: schemas::render_output,
         output_required: &["output", "revision"],
         read_only: true,
         idempotent: true,
@@ -156,35 +148,9 @@ pub(crate) fn tool_list() -> &'static [Value] {
     LIST.get_or_init(|| TOOLS.iter().map(ToolDef::to_tool).collect())
 }
 
-/// Parses one of our JSON constants. They are fixed text checked by the tests, so a failure is
-/// a bug in this file, found before it ships.
-fn fixed_json(text: &str) -> Value {
-    jfgui_proto::parse(text.as_bytes(), &Limits::DEFAULT)
-        .unwrap_or_else(|e| panic!("fixed JSON in tools.rs is invalid ({e}): {text}"))
-}
-
 impl ToolDef {
     fn to_tool(&self) -> Value {
-        let properties = self
-            .output_properties
-            .replace("TASK", TASK_SCHEMA)
-            .replace("ERROR", ERROR_SCHEMA)
-            .replace("REVISION", REVISION);
-        let Value::Object(mut properties) = fixed_json(&properties) else {
-            panic!("output properties of {} are not an object", self.name);
-        };
-        properties.insert("error", fixed_json(ERROR_SCHEMA));
-        let required = |names: &[&str]| {
-            Value::Object(object([(
-                "required",
-                Value::Array(names.iter().map(|n| Value::from(*n)).collect()),
-            )]))
-        };
-        let output = object([
-            ("type", "object".into()),
-            ("properties", Value::Object(properties)),
-            ("anyOf", Value::Array(vec![required(self.output_required), required(&["error"])])),
-        ]);
+        let output = schemas::output((self.output)(), self.output_required);
         let annotations = object([
             ("title", self.title.into()),
             ("readOnlyHint", self.read_only.into()),
@@ -196,8 +162,8 @@ impl ToolDef {
             ("name", self.name.into()),
             ("title", self.title.into()),
             ("description", self.description.into()),
-            ("inputSchema", fixed_json(self.input)),
-            ("outputSchema", Value::Object(output)),
+            ("inputSchema", (self.input)().into()),
+            ("outputSchema", output.into()),
             ("annotations", Value::Object(annotations)),
         ]))
     }
@@ -348,6 +314,8 @@ fn hint(error: &ActionError) -> String {
 
 #[cfg(test)]
 mod tests {
+    use jfgui_proto::Limits;
+
     use super::*;
 
     #[test]
@@ -412,6 +380,28 @@ mod tests {
         let execute = &tool_list()[2];
         let d = execute.get("description").and_then(Value::as_str).unwrap();
         assert!(d.contains("stale_revision") && d.contains("currentRevision"));
+    }
+
+    /// The rendered tool list, one tool per line, as the official SDK clients last accepted
+    /// it (`tests/mcp-clients/run.sh`). A deliberate change regenerates the file with
+    /// `JFGUI_UPDATE_GOLDEN=1 cargo test -p daemon tool_list_matches`.
+    #[test]
+    fn tool_list_matches_the_golden_file() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/engine/session/mcp/tools.golden");
+        let mut rendered = String::new();
+        for tool in tool_list() {
+            let line = jfgui_proto::encode(tool, &Limits::DEFAULT).unwrap();
+            rendered.push_str(std::str::from_utf8(&line).unwrap());
+            rendered.push('\n');
+        }
+        if std::env::var_os("JFGUI_UPDATE_GOLDEN").is_some() {
+            std::fs::write(path, &rendered).unwrap();
+        }
+        let golden = std::fs::read_to_string(path).unwrap();
+        for (got, want) in rendered.lines().zip(golden.lines()) {
+            assert_eq!(got, want);
+        }
+        assert_eq!(rendered.lines().count(), golden.lines().count());
     }
 
     #[test]

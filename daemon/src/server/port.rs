@@ -1,32 +1,22 @@
-//! What the OS layer needs from the session engine: serve accepted streams, report endpoint
-//! changes, shut down. A trait, so the listeners are tested against a fake and the engine is
-//! wired in one `impl`.
+//! The port between the OS layer and the session engine: what the listeners need from the
+//! engine (serve accepted streams, report endpoint changes, shut down), as a trait so the OS
+//! layer depends on these operations only; `engine_adapter.rs` is the one `impl`.
 
 use std::future::Future;
 
+use crate::EndpointEvent;
 use crate::transport::{Peer, Stream};
 
-/// A change in the set of endpoints that must exist (`apps/SLUG.sock`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EndpointChange {
-    /// An app became connected and enabled.
-    Up(String),
-    /// An app was disabled or disconnected.
-    Down(String),
-    /// The full current set (at start, and after missed events): bind what is missing,
-    /// remove what is not listed.
-    Resync(Vec<String>),
-}
-
-/// A stream of endpoint changes; `None` once the engine is gone.
+/// A stream of changes to the set of endpoints that must exist (`apps/SLUG.sock`); `None`
+/// once the engine is gone.
 pub trait EndpointFeed: Send + 'static {
     /// The next change.
-    fn next(&mut self) -> impl Future<Output = Option<EndpointChange>> + Send;
+    fn next(&mut self) -> impl Future<Output = Option<EndpointEvent>> + Send;
 }
 
 /// The engine as the listeners see it. The `serve_*` methods take `self` (a cheap clone) so
 /// their futures borrow nothing and can be spawned.
-pub trait Sessions: Clone + Send + Sync + 'static {
+pub trait EnginePort: Clone + Send + Sync + 'static {
     /// Serves one app connection from `host.sock` until it ends.
     fn serve_app(self, stream: Stream, peer: Peer) -> impl Future<Output = ()> + Send + 'static;
     /// Serves one client connection to the endpoint `slug` until it ends.
@@ -39,7 +29,7 @@ pub trait Sessions: Clone + Send + Sync + 'static {
     /// Serves one control connection from `agentd.sock` until it ends.
     fn serve_control(self, stream: Stream, peer: Peer)
     -> impl Future<Output = ()> + Send + 'static;
-    /// Endpoint changes from now on, starting with a [`EndpointChange::Resync`].
+    /// Endpoint changes from now on, starting with an [`EndpointEvent::Resync`].
     fn endpoint_changes(&self) -> impl EndpointFeed;
     /// Graceful stop: apps told, in-flight calls answered, every `serve_*` future ended.
     fn shutdown(&self) -> impl Future<Output = ()> + Send;

@@ -1,17 +1,15 @@
-//! The engine behind the listeners: [`Sessions`] for [`EngineSessions`] (the engine, plus the
-//! browser bridges that control connections may open), and the `EngineConfig` built from the
-//! flags and the runtime dir.
+//! The engine behind the listeners: the [`EnginePort`] adapter for [`EngineSessions`] (the
+//! engine, plus the browser bridges that control connections may open), and the `EngineConfig`
+//! built from the flags and the runtime dir.
 
 use std::future::Future;
 use std::path::Path;
 
-use tokio::sync::broadcast;
-
-use super::sessions::{EndpointChange, EndpointFeed, Sessions};
+use super::port::{EndpointFeed, EnginePort};
 use crate::bridge::Bridges;
 use crate::config::{Config, to_usize};
 use crate::transport::{Peer, Stream};
-use crate::{EndpointEvent, EndpointNaming, Engine, EngineConfig, PeerInfo};
+use crate::{EndpointEvent, EndpointEvents, EndpointNaming, Engine, EngineConfig, PeerInfo};
 
 /// The slug bound of SPEC S8, lowered when the runtime dir leaves less room in `sun_path`.
 const SPEC_MAX_SLUG: usize = 48;
@@ -55,7 +53,7 @@ fn info(peer: Peer) -> PeerInfo {
     PeerInfo { pid: peer.pid, uid: peer.uid }
 }
 
-impl Sessions for EngineSessions {
+impl EnginePort for EngineSessions {
     async fn serve_app(self, stream: Stream, peer: Peer) {
         self.engine.serve_app(stream, info(peer)).await;
     }
@@ -69,7 +67,7 @@ impl Sessions for EngineSessions {
     }
 
     fn endpoint_changes(&self) -> impl EndpointFeed {
-        Feed { events: self.engine.subscribe(), engine: self.engine.clone(), primed: false }
+        self.engine.subscribe()
     }
 
     fn shutdown(&self) -> impl Future<Output = ()> + Send {
@@ -77,36 +75,8 @@ impl Sessions for EngineSessions {
     }
 }
 
-/// Subscribed at creation; the first item is a snapshot, so an app that registered before
-/// the subscription is not missed, and a lagging receiver resynchronises the same way.
-struct Feed {
-    events: broadcast::Receiver<EndpointEvent>,
-    engine: Engine,
-    primed: bool,
-}
-
-impl Feed {
-    fn snapshot(&self) -> EndpointChange {
-        EndpointChange::Resync(
-            self.engine.apps().into_iter().filter(|a| a.enabled).map(|a| a.slug).collect(),
-        )
-    }
-}
-
-impl EndpointFeed for Feed {
-    async fn next(&mut self) -> Option<EndpointChange> {
-        if !self.primed {
-            self.primed = true;
-            return Some(self.snapshot());
-        }
-        match self.events.recv().await {
-            Ok(EndpointEvent::Up { slug }) => Some(EndpointChange::Up(slug)),
-            Ok(EndpointEvent::Down { slug }) => Some(EndpointChange::Down(slug)),
-            Err(broadcast::error::RecvError::Lagged(missed)) => {
-                tracing::warn!(missed, "missed endpoint events; resynchronising");
-                Some(self.snapshot())
-            }
-            Err(broadcast::error::RecvError::Closed) => None,
-        }
+impl EndpointFeed for EndpointEvents {
+    async fn next(&mut self) -> Option<EndpointEvent> {
+        EndpointEvents::next(self).await
     }
 }

@@ -1,0 +1,370 @@
+//! The app handle: the registration cache and the door to the app's host channel. A call gets
+//! an id chosen here and waits in the pending table; the reading side hands the matching raw
+//! reply back through [`AppHandle::complete`] and whoever reads replies gives it its meaning.
+//!
+//! Requests carry ids chosen here, so a reply can only ever complete the call it belongs to:
+//! replies to unknown, timed-out or never-sent ids are dropped and logged (FAULTS D5, D6).
+//! Each app has one bounded queue of requests not yet written (`max_queued_per_app`), and at
+//! most that many requests outstanding in all; beyond that calls fail fast with
+//! `not_executed/busy` (FAULTS C3). A call's fate when the app goes away depends on whether it
+//! was written: on disable, unwritten calls fail `not_executed/disabled` and written ones wait
+//! for their real outcome; on disconnect every outstanding call fails
+//! `outcome_unknown/app_disconnected` at once, not at its deadline. A call whose deadline
+//! passes fails `outcome_unknown/timeout`, never "cancelled"; if it was still queued it is then
+//! never written, so the conservative answer stays true.
+//!
+//! "Written" starts when the writer takes a request for its next write (requests already
+//! queued are coalesced into one write), so a request inside a write the app has not fully
+//! read yet counts as sent: its outcome is the app's to report.
+//!
+//! The only errors made here are the link's own: disabled, busy, closed (disconnected or
+//! shut down), timeout, and a request too large for a frame.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use jfgui_proto::channel::{ActionInfo, Call, CallResult, DaemonMessage, Request, encode_frame};
+use jfgui_proto::{ActionError, Reason};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use super::Registration;
+use crate::engine::{AppSummary, EngineConfig};
+
+/// What a call's caller receives: the app's result or error, unread, or the link's own error.
+pub type CallOutcome = Result<CallResult, ActionError>;
+
+/// Where an app connection stands, as seen by the client sessions bound to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkStatus {
+    /// Connected and enabled: its endpoint exists.
+    Enabled,
+    /// Connected, dispatcher disabled: no endpoint, client connections closed.
+    Disabled,
+    /// Disconnected (or the daemon is shutting down).
+    Gone,
+}
+
+/// A registered app as the rest of the engine sees it: its registration cache and the door to
+/// its host channel. Cheap to clone.
+#[derive(Clone)]
+pub struct AppHandle(Arc<AppInner>);
+
+struct AppInner {
+    id: u64,
+    slug: String,
+    display_name: String,
+    pid: u32,
+    actions: Vec<ActionInfo>,
+    /// Whether calls may be sent; changed only through `Registry::set_enabled`.
+    enabled: AtomicBool,
+    status: watch::Sender<LinkStatus>,
+    calls: Mutex<Calls>,
+    queue: mpsc::Sender<Outgoing>,
+    config: Arc<EngineConfig>,
+}
+
+impl fmt::Debug for AppHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AppHandle")
+            .field("id", &self.0.id)
+            .field("slug", &self.0.slug)
+            .field("display_name", &self.0.display_name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Outstanding requests of one app.
+struct Calls {
+    next_id: u64,
+    pending: HashMap<u64, Pending>,
+    /// Set when the link is closing: new calls fail with this reason at once.
+    closed: Option<Reason>,
+}
+
+struct Pending {
+    reply: oneshot::Sender<CallOutcome>,
+    /// Whether the writer has started writing the request (then the app may have run it).
+    sent: bool,
+}
+
+/// A request frame waiting for the writer.
+pub(super) struct Outgoing {
+    pub(super) id: u64,
+    pub(super) frame: Vec<u8>,
+}
+
+/// The caller of one call, waiting for its outcome; see [`AppHandle::complete`].
+#[must_use = "the caller waits until the outcome is sent or the waiter dropped"]
+pub struct Waiter(oneshot::Sender<CallOutcome>);
+
+impl fmt::Debug for Waiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Waiter")
+    }
+}
+
+impl Waiter {
+    /// Hands the outcome to the caller (a no-op if it stopped waiting meanwhile).
+    pub fn send(self, outcome: CallOutcome) {
+        let _ = self.0.send(outcome);
+    }
+}
+
+impl AppHandle {
+    /// The handle of a registered app with registry id `id` and endpoint `slug`; its requests
+    /// go to `queue`, which the link's writer drains.
+    pub(super) fn new(
+        id: u64,
+        slug: String,
+        registration: Registration,
+        queue: mpsc::Sender<Outgoing>,
+        config: Arc<EngineConfig>,
+    ) -> AppHandle {
+        let status = if registration.enabled { LinkStatus::Enabled } else { LinkStatus::Disabled };
+        AppHandle(Arc::new(AppInner {
+            id,
+            slug,
+            display_name: registration.display_name,
+            pid: registration.pid,
+            actions: registration.actions,
+            enabled: AtomicBool::new(registration.enabled),
+            status: watch::Sender::new(status),
+            calls: Mutex::new(Calls { next_id: 0, pending: HashMap::new(), closed: None }),
+            queue,
+            config,
+        }))
+    }
+
+    /// The registry id (unique for the daemon's lifetime; a reconnecting app gets a new one).
+    pub fn id(&self) -> u64 {
+        self.0.id
+    }
+    /// The endpoint slug.
+    pub fn slug(&self) -> &str {
+        &self.0.slug
+    }
+    /// The display name exactly as the app sent it.
+    pub fn display_name(&self) -> &str {
+        &self.0.display_name
+    }
+    /// The pid the app announced.
+    pub fn pid(&self) -> u32 {
+        self.0.pid
+    }
+    /// The registered actions, in registration order.
+    pub fn actions(&self) -> &[ActionInfo] {
+        &self.0.actions
+    }
+    /// Whether the app's dispatcher is enabled.
+    pub fn is_enabled(&self) -> bool {
+        self.0.enabled.load(Ordering::SeqCst)
+    }
+    /// The engine configuration (bounds the sessions need).
+    pub fn config(&self) -> &EngineConfig {
+        &self.0.config
+    }
+    /// Watches the link: client sessions close when it leaves [`LinkStatus::Enabled`].
+    pub fn status(&self) -> watch::Receiver<LinkStatus> {
+        self.0.status.subscribe()
+    }
+    /// A listing row.
+    pub fn summary(&self) -> AppSummary {
+        AppSummary {
+            slug: self.0.slug.clone(),
+            display_name: self.0.display_name.clone(),
+            pid: self.0.pid,
+            enabled: self.is_enabled(),
+            action_count: self.0.actions.len(),
+        }
+    }
+
+    /// Sends `call` to the app and waits for its reply, at most the request deadline. The
+    /// outcome is the app's reply as it came, or the link's own error.
+    ///
+    /// Link errors: `not_executed/disabled` (disabled, or disabled before the request was
+    /// written), `not_executed/busy` (queue full), `outcome_unknown/timeout` (no reply in time;
+    /// a late reply is dropped), `outcome_unknown/app_disconnected`,
+    /// `outcome_unknown/daemon_shutdown`, `internal/response_too_large` (the request does not
+    /// fit a frame). Dropping the future forgets the call: its reply is dropped.
+    pub async fn request(&self, call: Call) -> CallOutcome {
+        if !self.is_enabled() {
+            return Err(disabled_error());
+        }
+        let id = {
+            let mut calls = self.lock_calls();
+            if let Some(reason) = &calls.closed {
+                return Err(closed_error(reason.clone()));
+            }
+            calls.next_id += 1;
+            calls.next_id
+        };
+        let config = &self.0.config;
+        let frame = encode_frame(
+            &DaemonMessage::Request(Request { id, call }),
+            &config.frame_limits(),
+            config.max_frame,
+        )
+        .map_err(|e| {
+            ActionError::new(
+                Reason::ResponseTooLarge { action: None },
+                format!("The request does not fit the host channel: {e}."),
+            )
+        })?;
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut calls = self.lock_calls();
+            if let Some(reason) = &calls.closed {
+                return Err(closed_error(reason.clone()));
+            }
+            if calls.pending.len() >= config.max_queued_per_app {
+                return Err(busy_error());
+            }
+            match self.0.queue.try_send(Outgoing { id, frame }) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(_)) => return Err(busy_error()),
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    return Err(closed_error(Reason::AppDisconnected));
+                }
+            }
+            calls.pending.insert(id, Pending { reply: tx, sent: false });
+        }
+        let _forget = ForgetOnDrop { app: self, id };
+        match tokio::time::timeout(config.request_deadline, rx).await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(_)) => Err(closed_error(Reason::AppDisconnected)),
+            Err(_) => {
+                // A reply arriving from now on finds no pending entry and is dropped.
+                self.lock_calls().pending.remove(&id);
+                tracing::warn!(app = %self.0.slug, id, "request deadline passed; outcome unknown");
+                Err(ActionError::new(
+                    Reason::Timeout,
+                    "The app did not answer within the request deadline; the call may or may not have taken effect.",
+                ))
+            }
+        }
+    }
+
+    /// Requests queued or awaiting their reply.
+    #[cfg(test)]
+    pub fn outstanding(&self) -> usize {
+        self.lock_calls().pending.len()
+    }
+
+    fn lock_calls(&self) -> MutexGuard<'_, Calls> {
+        self.0.calls.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The caller waiting for the reply `id`, taking it out of the pending table; `None` (and a
+    /// log line) for a reply to an unknown, unsent, answered or timed-out request.
+    pub fn complete(&self, id: u64) -> Option<Waiter> {
+        let mut calls = self.lock_calls();
+        match calls.pending.get(&id) {
+            Some(p) if p.sent => calls.pending.remove(&id).map(|p| Waiter(p.reply)),
+            _ => {
+                tracing::warn!(
+                    app = %self.0.slug,
+                    id,
+                    "dropping a reply to an unknown, unsent, answered or timed-out request"
+                );
+                None
+            }
+        }
+    }
+
+    /// Marks request `id` as taken by the writer; false if it was failed or forgotten before
+    /// its turn (then it is not written at all).
+    pub(super) fn mark_sent(&self, id: u64) -> bool {
+        self.lock_calls().pending.get_mut(&id).map(|p| p.sent = true).is_some()
+    }
+
+    /// True once a closing link has no call left to wait for.
+    pub(super) fn drained(&self) -> bool {
+        self.lock_calls().pending.is_empty()
+    }
+
+    /// Stops taking calls: new ones fail with `reason` at once; outstanding ones keep waiting.
+    pub(super) fn stop_calls(&self, reason: Reason) {
+        self.lock_calls().closed = Some(reason);
+    }
+
+    /// The link ended: no new calls, client sessions told, every outstanding call failed with
+    /// `reason` now rather than at its deadline.
+    pub fn close(&self, reason: &Reason) {
+        self.stop_calls(reason.clone());
+        self.0.status.send_replace(LinkStatus::Gone);
+        self.fail_pending(reason, false);
+    }
+
+    /// Opens or shuts the call gate; returns whether the state changed. Disabling fails the
+    /// calls not yet written (`not_executed/disabled`) and tells the client sessions.
+    ///
+    /// Only `Registry::set_enabled` calls this, under the registry's lock, so the gate and the
+    /// endpoint events always agree.
+    pub(in crate::engine) fn set_enabled(&self, enabled: bool) -> bool {
+        if self.0.enabled.swap(enabled, Ordering::SeqCst) == enabled {
+            return false;
+        }
+        if !enabled {
+            self.fail_pending(&Reason::Disabled, true);
+        }
+        self.0.status.send_replace(if enabled {
+            LinkStatus::Enabled
+        } else {
+            LinkStatus::Disabled
+        });
+        true
+    }
+
+    /// Fails outstanding calls: all of them, or only those not yet written.
+    fn fail_pending(&self, reason: &Reason, unsent_only: bool) {
+        let failed: Vec<Pending> = {
+            let mut calls = self.lock_calls();
+            let ids: Vec<u64> = calls
+                .pending
+                .iter()
+                .filter(|(_, p)| !unsent_only || !p.sent)
+                .map(|(id, _)| *id)
+                .collect();
+            ids.iter().filter_map(|id| calls.pending.remove(id)).collect()
+        };
+        for p in failed {
+            let _ = p.reply.send(Err(closed_error(reason.clone())));
+        }
+    }
+}
+
+/// Removes a call's pending entry when its caller stops waiting (e.g. a client connection
+/// closed), so the late reply is recognised as unknown.
+struct ForgetOnDrop<'a> {
+    app: &'a AppHandle,
+    id: u64,
+}
+
+impl Drop for ForgetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.app.lock_calls().pending.remove(&self.id);
+    }
+}
+
+fn disabled_error() -> ActionError {
+    ActionError::new(Reason::Disabled, "The app's agent access is disabled; nothing was executed.")
+}
+
+fn busy_error() -> ActionError {
+    ActionError::new(Reason::Busy, "The app has too many requests queued; retry later.")
+}
+
+fn closed_error(reason: Reason) -> ActionError {
+    let message = match reason {
+        Reason::Disabled => {
+            "The app disabled agent access before the request was sent; nothing was executed."
+        }
+        Reason::DaemonShutdown => {
+            "The daemon is shutting down; the call may or may not have taken effect."
+        }
+        _ => "The app disconnected; the call may or may not have taken effect.",
+    };
+    ActionError::new(reason, message)
+}

@@ -1,0 +1,281 @@
+//! The read and write loops of one app connection: frames in (bounded, with the partial-frame
+//! deadline), correlated replies and the app's other messages out to the engine; request frames
+//! out to the app in queue order; and the drain on shutdown.
+
+use std::fmt;
+use std::time::Duration;
+
+use jfgui_proto::channel::{
+    AppMessage, Bye, DaemonMessage, FrameDecoder, FrameError, Outcome, TaskSnapshot,
+    decode_message, encode_frame,
+};
+use jfgui_proto::{Limits, Reason};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+
+use super::calls::{AppHandle, CallOutcome, Outgoing, Waiter};
+use crate::engine::{EngineConfig, until};
+
+/// Bytes asked of the transport per read.
+const READ_CHUNK: usize = 16 * 1024;
+
+/// Requests already queued are coalesced into one write up to this size.
+const COALESCE: usize = 64 * 1024;
+
+/// What the app said, for the engine to act on, in channel order.
+#[derive(Debug)]
+pub enum Incoming {
+    /// A reply to a call still waiting: its caller and the app's outcome, as it came.
+    Reply(Waiter, CallOutcome),
+    /// A task state change.
+    Task(TaskSnapshot),
+    /// The app's dispatcher was enabled or disabled.
+    Enabled(bool),
+}
+
+/// Why a host channel ended.
+#[derive(Debug)]
+pub enum LinkEnd {
+    /// The app closed the connection.
+    Eof,
+    /// The app said `bye` with this reason.
+    Bye(String),
+    /// The transport failed.
+    Io(std::io::Error),
+    /// A partial frame saw no byte for the idle deadline.
+    PartialIdle,
+    /// A frame broke the channel's rules.
+    Frame(FrameError),
+    /// A message out of sequence.
+    Protocol(&'static str),
+    /// The daemon is shutting down (after the drain).
+    Shutdown,
+}
+
+impl LinkEnd {
+    /// What the calls and tasks still outstanding fail with.
+    pub fn reason(&self) -> Reason {
+        if matches!(self, LinkEnd::Shutdown) {
+            Reason::DaemonShutdown
+        } else {
+            Reason::AppDisconnected
+        }
+    }
+
+    /// An orderly end (not worth a warning).
+    pub fn is_orderly(&self) -> bool {
+        matches!(self, LinkEnd::Shutdown | LinkEnd::Eof | LinkEnd::Bye(_))
+    }
+}
+
+impl fmt::Display for LinkEnd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LinkEnd::Eof => f.write_str("end of stream"),
+            LinkEnd::Bye(reason) => write!(f, "the app said bye ({reason})"),
+            LinkEnd::Io(e) => write!(f, "transport error: {e}"),
+            LinkEnd::PartialIdle => f.write_str("a partial frame was idle past its deadline"),
+            LinkEnd::Frame(e) => write!(f, "bad frame: {e}"),
+            LinkEnd::Protocol(m) => write!(f, "protocol violation: {m}"),
+            LinkEnd::Shutdown => f.write_str("daemon shutdown"),
+        }
+    }
+}
+
+/// Reads frames off the transport, enforcing the frame bound on the header and the partial
+/// idle deadline.
+pub(super) struct FrameReader<R> {
+    inner: R,
+    /// Body length of the last frame returned (for the registration budget).
+    last_len: usize,
+    decoder: FrameDecoder,
+    limits: Limits,
+    partial_idle: Duration,
+}
+
+impl<R: AsyncRead + Unpin> FrameReader<R> {
+    pub(super) fn new(inner: R, config: &EngineConfig) -> Self {
+        FrameReader {
+            inner,
+            last_len: 0,
+            decoder: FrameDecoder::new(config.max_frame),
+            limits: config.frame_limits(),
+            partial_idle: config.partial_idle,
+        }
+    }
+
+    /// Body length of the last frame returned.
+    pub(super) fn last_len(&self) -> usize {
+        self.last_len
+    }
+
+    /// The next message. Cancel-safe: bytes are fed to the decoder right after each read.
+    pub(super) async fn next(&mut self) -> Result<AppMessage, LinkEnd> {
+        loop {
+            if let Some(body) = self.decoder.next_frame().map_err(LinkEnd::Frame)? {
+                self.last_len = body.len();
+                return decode_message(&body, &self.limits).map_err(LinkEnd::Frame);
+            }
+            let mut chunk = [0u8; READ_CHUNK];
+            let partial = self.decoder.has_partial();
+            let read = self.inner.read(&mut chunk);
+            let n = if partial {
+                tokio::time::timeout(self.partial_idle, read)
+                    .await
+                    .map_err(|_| LinkEnd::PartialIdle)?
+                    .map_err(LinkEnd::Io)?
+            } else {
+                read.await.map_err(LinkEnd::Io)?
+            };
+            if n == 0 {
+                return Err(LinkEnd::Eof);
+            }
+            self.decoder.feed(&chunk[..n]);
+        }
+    }
+}
+
+/// A registered app's connection: the reading side here, the writing side in a task of its
+/// own (so a slow app reader never stalls the replies).
+pub struct Link<R> {
+    app: AppHandle,
+    reader: FrameReader<R>,
+    writer: JoinHandle<()>,
+    bye: oneshot::Sender<Vec<u8>>,
+    shutdown: watch::Receiver<bool>,
+    /// Set on shutdown: outstanding calls may still be answered until then.
+    drain_until: Option<tokio::time::Instant>,
+}
+
+impl<R: AsyncRead + Unpin> Link<R> {
+    /// Starts the writer of `app`'s requests on `wr`.
+    pub(super) fn start<W: AsyncWrite + Send + Unpin + 'static>(
+        app: AppHandle,
+        reader: FrameReader<R>,
+        wr: W,
+        queue: mpsc::Receiver<Outgoing>,
+        shutdown: watch::Receiver<bool>,
+    ) -> Self {
+        let (bye, bye_rx) = oneshot::channel();
+        let writer = tokio::spawn(write_requests(app.clone(), wr, queue, bye_rx));
+        Link { app, reader, writer, bye, shutdown, drain_until: None }
+    }
+
+    /// The next thing the app said, in channel order; replies already matched to their call
+    /// (unknown ones are dropped and logged). On shutdown, calls stop being taken and the
+    /// outstanding ones are waited for up to `shutdown_drain`; then the link ends with
+    /// [`LinkEnd::Shutdown`].
+    pub async fn next(&mut self) -> Result<Incoming, LinkEnd> {
+        loop {
+            if self.drain_until.is_some() && self.app.drained() {
+                return Err(LinkEnd::Shutdown);
+            }
+            let message = tokio::select! {
+                m = self.reader.next() => m?,
+                _ = until(&mut self.shutdown, |s| *s), if self.drain_until.is_none() => {
+                    self.app.stop_calls(Reason::DaemonShutdown);
+                    let drain = self.app.config().shutdown_drain;
+                    self.drain_until = Some(tokio::time::Instant::now() + drain);
+                    continue;
+                }
+                _ = sleep_until_opt(self.drain_until) => return Err(LinkEnd::Shutdown),
+            };
+            match message {
+                AppMessage::Reply(reply) => {
+                    if let Some(waiter) = self.app.complete(reply.id) {
+                        let outcome = match reply.outcome {
+                            Outcome::Ok(result) => Ok(result),
+                            Outcome::Error(error) => Err(error),
+                        };
+                        return Ok(Incoming::Reply(waiter, outcome));
+                    }
+                }
+                AppMessage::Task(snapshot) => return Ok(Incoming::Task(snapshot)),
+                AppMessage::Enabled(state) => return Ok(Incoming::Enabled(state.enabled)),
+                AppMessage::Bye(bye) => return Err(LinkEnd::Bye(bye.reason)),
+                AppMessage::Hello(_) | AppMessage::Actions(_) | AppMessage::Ready(_) => {
+                    return Err(LinkEnd::Protocol("registration message after ready"));
+                }
+            }
+        }
+    }
+
+    /// Stops the writer once the link has `ended`: on shutdown after telling the app `bye`
+    /// (a courtesy with a short deadline: the app may not read at all), otherwise at once.
+    pub async fn finish(self, ended: &LinkEnd) {
+        let config = self.app.config();
+        if matches!(ended, LinkEnd::Shutdown) {
+            let bye = encode_frame(
+                &DaemonMessage::Bye(Bye { reason: Bye::SHUTDOWN.into() }),
+                &config.frame_limits(),
+                config.max_frame,
+            );
+            if let Ok(frame) = bye {
+                let _ = self.bye.send(frame);
+                let abort = self.writer.abort_handle();
+                if tokio::time::timeout(Duration::from_secs(1), self.writer).await.is_err() {
+                    abort.abort();
+                }
+                return;
+            }
+        }
+        self.writer.abort();
+    }
+}
+
+async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The writing side: request frames in queue order (skipping calls that were failed or timed
+/// out before their turn), then an optional `bye`.
+async fn write_requests<W: AsyncWrite + Unpin>(
+    app: AppHandle,
+    mut wr: W,
+    mut queue: mpsc::Receiver<Outgoing>,
+    mut bye: oneshot::Receiver<Vec<u8>>,
+) {
+    loop {
+        tokio::select! {
+            biased;
+            frame = &mut bye => {
+                if let Ok(frame) = frame {
+                    let _ = wr.write_all(&frame).await;
+                    let _ = wr.shutdown().await;
+                }
+                return;
+            }
+            next = queue.recv() => {
+                let Some(first) = next else { return };
+                // Coalesce what is already queued into one write; each request counts as
+                // sent from here on (the app may see it), unless it was failed meanwhile.
+                let mut batch = Vec::new();
+                let mut out = Some(first);
+                while let Some(o) = out.take() {
+                    if app.mark_sent(o.id) {
+                        if batch.is_empty() {
+                            batch = o.frame;
+                        } else {
+                            batch.extend_from_slice(&o.frame);
+                        }
+                    }
+                    if batch.len() < COALESCE {
+                        out = queue.try_recv().ok();
+                    }
+                }
+                if batch.is_empty() {
+                    continue;
+                }
+                if let Err(e) = wr.write_all(&batch).await {
+                    // The reader sees the same broken transport and ends the link.
+                    tracing::debug!(app = app.slug(), "write to app failed: {e}");
+                    return;
+                }
+            }
+        }
+    }
+}
