@@ -6,6 +6,7 @@ mod activation;
 mod all_apps_mcp;
 mod app_faults;
 mod backpressure;
+mod capi;
 mod bridge_http;
 mod cli_completions;
 mod cli_daemon;
