@@ -494,7 +494,7 @@ mod tests {
     #[tokio::test]
     async fn offline_then_connected_with_replay_then_a_lost_call_answered_offline() {
         let daemons: Daemons = Arc::default();
-        let (mut client_in, gateway_in) = duplex(1 << 16);
+        let (client_in, gateway_in) = duplex(1 << 16);
         let (gateway_out, client_out) = duplex(1 << 16);
         let gateway = pump((gateway_in, gateway_out), connector(&daemons), WAIT);
         let (ended, ()) = tokio::join!(gateway, drive(client_in, client_out, daemons.clone()));
