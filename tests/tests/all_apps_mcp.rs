@@ -303,3 +303,40 @@ fn the_gateway_outlives_the_daemon_and_keeps_a_legacy_session() {
     assert!(stderr.contains("reconnecting"), "{stderr}");
     daemon.assert_alive();
 }
+
+/// Under socket activation systemd holds `host.sock` and `agentd.sock`, not `mcp.sock`: the
+/// gateway's failed attempt connects to `agentd.sock`, which starts the daemon, and the next
+/// attempt finds the `mcp.sock` the daemon bound.
+#[test]
+fn the_gateway_starts_a_socket_activated_daemon() {
+    let _w = Watchdog::arm(PATIENCE * 3);
+    let test = "the_gateway_starts_a_socket_activated_daemon";
+    if std::process::Command::new("systemd-socket-activate").arg("--version").output().is_err() {
+        jfgui_tests::cannot_run(test, "systemd-socket-activate is not installed");
+        return;
+    }
+    let dir = TempDir::new();
+    let rt = dir.rt();
+    std::fs::create_dir_all(&rt).expect("rt");
+    std::fs::set_permissions(&rt, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .expect("0700");
+    let mut cmd = std::process::Command::new("systemd-socket-activate");
+    cmd.arg("-l").arg(rt.join("host.sock")).arg("-l").arg(rt.join("agentd.sock"));
+    cmd.arg("--fdname=host:control").arg(jfgui_tests::agentd()).arg("--runtime-dir").arg(&rt);
+    cmd.env_remove("XDG_RUNTIME_DIR").env("JFGUI_LOG", "debug");
+    let activator = Proc::spawn(cmd, dir.path().join("activated.log"));
+    assert!(wait_until(PATIENCE, || rt.join("agentd.sock").exists()), "{}", activator.stderr());
+    assert!(!rt.join("mcp.sock").exists(), "nothing runs the daemon yet");
+    let mut s = gateway(&rt);
+    s.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#);
+    assert_eq!(s.recv()["result"]["protocolVersion"], "2025-11-25");
+    let mut last = Value::Null;
+    let mut round = 0;
+    let reached = wait_until(PATIENCE, || {
+        round += 1;
+        last = legacy_call(&mut s, &format!("a-{round}"), "jfgui_apps_list", json!({}));
+        last["isError"] == false
+    });
+    assert!(reached, "never reached the activated daemon: {last}; log: {}", activator.stderr());
+    assert_eq!(last["structuredContent"]["apps"], json!([]));
+}
