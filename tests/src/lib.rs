@@ -256,11 +256,8 @@ impl Proc {
 
     fn spawn_with_stdin(mut cmd: Command, stderr: PathBuf, stdin: Stdio) -> Proc {
         let log = fs::File::create(&stderr).expect("stderr capture file");
-        let child = cmd
-            .stdin(stdin)
-            .stderr(log)
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+        let child =
+            cmd.stdin(stdin).stderr(log).spawn().unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
         track(child.id());
         Proc { child, stderr, exited: None }
     }

@@ -5,8 +5,8 @@
 mod activation;
 mod app_faults;
 mod backpressure;
-mod capi;
 mod bridge_http;
+mod capi;
 mod cli_completions;
 mod cli_daemon;
 mod cli_errors;
