@@ -821,8 +821,8 @@ pub struct CrossUid {
 }
 
 impl CrossUid {
-    /// Creates the users, or says why the cross-UID tests cannot run here (the caller prints
-    /// `SKIPPED: <reason>`; never a silent pass).
+    /// Creates the users, or says why the cross-UID tests cannot run here (the caller hands the
+    /// reason to [`cannot_run`]: a failure unless skipping is allowed, never a silent pass).
     pub fn setup() -> Result<CrossUid, String> {
         if my_uid() != 0 {
             return Err("cross-UID tests need root to create users (run the suite as root)".into());
@@ -941,21 +941,27 @@ fn create_user(name: &str) -> Result<User, String> {
     Ok(User { name: name.into(), uid })
 }
 
-/// Prints the standard skip line (the cross-UID tests call it when [`CrossUid::setup`] fails).
-pub fn skipped(test: &str, reason: &str) {
-    eprintln!("SKIPPED: {test}: {reason}");
-    println!("SKIPPED: {test}: {reason}");
+/// The one way a test gives up because its prerequisite is missing here (no root, no second
+/// user, a tool not installed): it fails naming `reason`, unless `JFGUI_ALLOW_SKIP=1` is set,
+/// which turns the failure into a `SKIPPED: <test>: <reason>` line on stdout and stderr and
+/// returns (the caller then returns too). A test that proves nothing must never pass silently.
+pub fn cannot_run(test: &str, reason: &str) {
+    if skips_allowed() {
+        eprintln!("SKIPPED: {test}: {reason}");
+        println!("SKIPPED: {test}: {reason}");
+    } else {
+        panic!(
+            "{test} cannot run here: missing prerequisite: {reason} (set {ALLOW_SKIP}=1 to skip \
+             it instead)"
+        );
+    }
 }
 
-/// For a test that cannot run here (no root, no second user): fails with `reason`, unless
-/// `JFGUI_ALLOW_SKIP=1` is set, which turns it into a [`skipped`] line. A test that proves
-/// nothing must never pass silently.
-pub fn cannot_run(test: &str, reason: &str) {
-    if std::env::var_os("JFGUI_ALLOW_SKIP").is_some_and(|v| v == "1") {
-        skipped(test, reason);
-    } else {
-        panic!("{test} cannot run here: {reason} (set JFGUI_ALLOW_SKIP=1 to skip it instead)");
-    }
+/// The opt-out variable: only with `JFGUI_ALLOW_SKIP=1` may a test that cannot run pass.
+pub const ALLOW_SKIP: &str = "JFGUI_ALLOW_SKIP";
+
+fn skips_allowed() -> bool {
+    std::env::var_os(ALLOW_SKIP).is_some_and(|v| v == "1")
 }
 
 /// A path the test created outside its temp dirs (`/tmp/jfgui-agent-UID`, `/run/user/UID`),

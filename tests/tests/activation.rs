@@ -384,7 +384,7 @@ fn systemd_socket_activate_hands_over_and_the_first_connection_is_served() {
     let _wd = Watchdog::arm(Duration::from_secs(60));
     let test = "systemd_socket_activate_hands_over_and_the_first_connection_is_served";
     if Command::new("systemd-socket-activate").arg("--version").output().is_err() {
-        jfgui_tests::skipped(test, "systemd-socket-activate is not installed");
+        jfgui_tests::cannot_run(test, "systemd-socket-activate (Debian package systemd) is not installed");
         return;
     }
     let tmp = TempDir::new();
