@@ -257,6 +257,13 @@ impl Proc {
         fs::read_to_string(&self.stderr).unwrap_or_default()
     }
 
+    /// Whether `needle` shows up in stderr within [`PATIENCE`]. For a live daemon: it writes
+    /// its log from a background thread, so a line may land a moment after the answer to
+    /// the call that caused it.
+    pub fn wait_stderr(&self, needle: &str) -> bool {
+        wait_until(PATIENCE, || self.stderr().contains(needle))
+    }
+
     /// Sends `signal` (e.g. "TERM", "KILL").
     pub fn signal(&self, signal: &str) {
         let status =

@@ -194,7 +194,7 @@ fn c1_descriptor_exhaustion_does_not_spin_and_recovers() {
         "fds back to baseline {baseline}: {}",
         fd_count(pid)
     );
-    assert!(d.proc.stderr().contains("out of descriptors"), "{}", d.proc.stderr());
+    assert!(d.proc.wait_stderr("out of descriptors"), "{}", d.proc.stderr());
 }
 
 #[test]

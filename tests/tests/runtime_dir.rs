@@ -10,7 +10,7 @@ use std::thread;
 use std::time::Duration;
 
 use jfgui_tests::{
-    Daemon, PATIENCE, TempDir, Watchdog, daemon_command, mode, my_uid, run_daemon, cannot_run,
+    Daemon, PATIENCE, TempDir, Watchdog, cannot_run, daemon_command, mode, my_uid, run_daemon,
 };
 
 /// The documented status for a refused runtime dir or path (`jfgui-agentd --help`).
@@ -93,7 +93,7 @@ fn a4_own_dir_modes() {
         chmod(&rt, m);
         let d = Daemon::start(&rt, &[]);
         assert_eq!(mode(&rt), 0o700);
-        assert!(d.proc.stderr().contains("tightened it to 0700"), "{}", d.proc.stderr());
+        assert!(d.proc.wait_stderr("tightened it to 0700"), "{}", d.proc.stderr());
         d.assert_alive();
     }
     let tmp = TempDir::new();
