@@ -211,13 +211,14 @@ where
         // An accept task may have run between the timer and this point: a connection it
         // took is live now and must be served, not dropped; accepting resumes. Connections
         // not accepted yet stay queued (for systemd's next activation when activated).
-        if matches!(stop, Stop::Idle) && *gate.live().borrow() > 0 {
-            if let Some((control, host)) = spare.take() {
-                tracing::debug!("a connection arrived as the idle timer fired; staying up");
-                spare = spares(&control, &host);
-                accepting = listen(control, host, &gate, &engine);
-                continue;
-            }
+        if matches!(stop, Stop::Idle)
+            && *gate.live().borrow() > 0
+            && let Some((control, host)) = spare.take()
+        {
+            tracing::debug!("a connection arrived as the idle timer fired; staying up");
+            spare = spares(&control, &host);
+            accepting = listen(control, host, &gate, &engine);
+            continue;
         }
         break stop;
     };

@@ -275,20 +275,20 @@ impl Schemas {
             if !types.iter().any(|t| type_matches(t.as_str().unwrap_or(""), value)) {
                 return Err(format!("{path}: type {} not in {types:?}", value.type_name()));
             }
-        } else if let Some(t) = schema.get("type").and_then(Value::as_str) {
-            if !type_matches(t, value) {
-                return Err(format!("{path}: expected {t}, found {}", value.type_name()));
-            }
+        } else if let Some(t) = schema.get("type").and_then(Value::as_str)
+            && !type_matches(t, value)
+        {
+            return Err(format!("{path}: expected {t}, found {}", value.type_name()));
         }
-        if let Some(c) = schema.get("const") {
-            if c != value {
-                return Err(format!("{path}: expected const {c:?}"));
-            }
+        if let Some(c) = schema.get("const")
+            && c != value
+        {
+            return Err(format!("{path}: expected const {c:?}"));
         }
-        if let Some(Value::Array(options)) = schema.get("enum") {
-            if !options.contains(value) {
-                return Err(format!("{path}: {value:?} not in enum"));
-            }
+        if let Some(Value::Array(options)) = schema.get("enum")
+            && !options.contains(value)
+        {
+            return Err(format!("{path}: {value:?} not in enum"));
         }
         for key in ["anyOf", "oneOf"] {
             if let Some(Value::Array(branches)) = schema.get(key) {
