@@ -224,7 +224,8 @@ pub fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
 #[derive(Debug)]
 pub struct Proc {
     child: Child,
-    stderr: PathBuf,
+    /// The stderr capture file; `None` when stderr went elsewhere ([`Proc::spawn_with_stderr`]).
+    stderr: Option<PathBuf>,
     exited: Option<ExitStatus>,
 }
 
@@ -236,15 +237,28 @@ impl Proc {
     }
 
     /// As [`Proc::spawn`], with the stdout `cmd` already has (e.g. a file to check later).
-    pub fn spawn_keep_stdout(mut cmd: Command, stderr: PathBuf) -> Proc {
+    pub fn spawn_keep_stdout(cmd: Command, stderr: PathBuf) -> Proc {
         let log = fs::File::create(&stderr).expect("stderr capture file");
+        let mut proc = Proc::start(cmd, log.into());
+        proc.stderr = Some(stderr);
+        proc
+    }
+
+    /// As [`Proc::spawn`], with stderr going to `stderr` (e.g. a pipe the test holds);
+    /// [`Proc::stderr`] is then empty.
+    pub fn spawn_with_stderr(mut cmd: Command, stderr: Stdio) -> Proc {
+        cmd.stdout(Stdio::null());
+        Proc::start(cmd, stderr)
+    }
+
+    fn start(mut cmd: Command, stderr: Stdio) -> Proc {
         let child = cmd
             .stdin(Stdio::null())
-            .stderr(log)
+            .stderr(stderr)
             .spawn()
             .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
         track(child.id());
-        Proc { child, stderr, exited: None }
+        Proc { child, stderr: None, exited: None }
     }
 
     /// The pid.
@@ -254,7 +268,7 @@ impl Proc {
 
     /// What the process wrote to stderr so far.
     pub fn stderr(&self) -> String {
-        fs::read_to_string(&self.stderr).unwrap_or_default()
+        self.stderr.as_ref().and_then(|path| fs::read_to_string(path).ok()).unwrap_or_default()
     }
 
     /// Whether `needle` shows up in stderr within [`PATIENCE`]. For a live daemon: it writes
