@@ -6,6 +6,7 @@ mod activation;
 mod app_faults;
 mod backpressure;
 mod bridge_http;
+mod capi;
 mod cli_completions;
 mod cli_daemon;
 mod cli_errors;
