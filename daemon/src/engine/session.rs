@@ -17,6 +17,7 @@
 pub mod json1;
 mod mcp;
 pub mod methods;
+mod peer_warnings;
 mod replies;
 
 pub(crate) use mcp::{AllApps, EngineApps, serve_all_apps};
@@ -29,6 +30,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, WriteHalf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
+use peer_warnings::PeerWarnings;
 pub use replies::App;
 
 use super::lines::{Line, LineReader};
@@ -54,6 +56,7 @@ where
         output: output.clone(),
         calls: JoinSet::new(),
         protocol: mcp::Protocol::default(),
+        warnings: PeerWarnings::new(peer),
     };
     tracing::debug!(slug = link.slug(), ?peer, "client connected");
 
@@ -122,6 +125,8 @@ struct ClientSession {
     calls: JoinSet<()>,
     /// JSON-1, MCP or not yet decided.
     protocol: mcp::Protocol,
+    /// The rate limit of the warnings this client can cause.
+    warnings: PeerWarnings,
 }
 
 impl ClientSession {
@@ -152,7 +157,7 @@ impl ClientSession {
                 method: Some(&envelope.method),
                 params: Some(&params),
             };
-            match self.protocol.route(&incoming) {
+            match self.protocol.route(&incoming, &mut self.warnings) {
                 mcp::Route::Json1 => {}
                 mcp::Route::Silent => return,
                 mcp::Route::Answer(reply) => {
@@ -176,7 +181,7 @@ impl ClientSession {
             }
         }
         let link = self.app.link();
-        match json1::prepare(line, &link.config().json, link.slug()) {
+        match json1::prepare(line, &link.config().json, link.slug(), &mut self.warnings) {
             json1::Prepared::Respond(bytes) => self.output.send(bytes).await,
             json1::Prepared::Silent => {}
             json1::Prepared::Call(call) => {
