@@ -3,12 +3,14 @@
 //! watchdog, raw JSON-RPC line clients, `/proc` resource probes and the cross-UID helper.
 //!
 //! **Binaries.** `CARGO_BIN_EXE_*` only covers a package's own bins, so [`bin`] runs
-//! `cargo build -p daemon -p notepad -p cli -p jfgui-tests --bins` once per test process (a no-op
-//! when they are fresh) into the same target dir as the running test, then returns
+//! `cargo build -p daemon -p notepad -p sketch -p cli -p jfgui-tests -p capi --bins --lib` once
+//! per test process (a no-op when they are fresh; `--lib` gives `libjfgui_host.so` for the C
+//! example) into the same target dir as the running test, then returns
 //! `target/<profile>/NAME`. `cargo test --workspace` therefore always runs the suites against
-//! binaries built from the current sources. Set `JFGUI_TEST_BIN_DIR` to test prebuilt
-//! binaries instead (nothing is built then; the dir must hold `jfgui-agentd`, `jfgui-agent`,
-//! `jfgui-notepad` and `jfgui-testapp`).
+//! binaries built from the current sources. Set `JFGUI_TEST_BIN_DIR` to test prebuilt binaries
+//! instead (nothing is built then; the dir must hold the binaries the suites start, among them
+//! `jfgui-agentd`, `jfgui-agent`, `jfgui-notepad`, `jfgui-testapp`, `jfgui-capi-shim` and
+//! `libjfgui_host.so`).
 
 use std::fs;
 use std::io::{self, BufRead, BufReader, Write};
@@ -54,6 +56,7 @@ pub fn bin_dir() -> &'static Path {
                 "build",
                 "--quiet",
                 "--bins",
+                "--lib",
                 "-p",
                 "daemon",
                 "-p",
@@ -64,6 +67,9 @@ pub fn bin_dir() -> &'static Path {
                 "cli",
                 "-p",
                 "jfgui-tests",
+                // libjfgui_host.so / .a for the C example (the `capi` suite builds it).
+                "-p",
+                "capi",
                 "--target-dir",
             ])
             .arg(&target_dir);
@@ -224,7 +230,8 @@ pub fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
 #[derive(Debug)]
 pub struct Proc {
     child: Child,
-    stderr: PathBuf,
+    /// The stderr capture file; `None` when stderr went elsewhere ([`Proc::spawn_with_stderr`]).
+    stderr: Option<PathBuf>,
     exited: Option<ExitStatus>,
 }
 
@@ -236,15 +243,40 @@ impl Proc {
     }
 
     /// As [`Proc::spawn`], with the stdout `cmd` already has (e.g. a file to check later).
-    pub fn spawn_keep_stdout(mut cmd: Command, stderr: PathBuf) -> Proc {
+    pub fn spawn_keep_stdout(cmd: Command, stderr: PathBuf) -> Proc {
+        Proc::spawn_with_stdin(cmd, stderr, Stdio::null())
+    }
+
+    /// As [`Proc::spawn`], with standard input piped: the caller writes commands to it.
+    pub fn spawn_with_input(mut cmd: Command, stderr: PathBuf) -> (Proc, std::process::ChildStdin) {
+        cmd.stdout(Stdio::null());
+        let mut proc = Proc::spawn_with_stdin(cmd, stderr, Stdio::piped());
+        let input = proc.child.stdin.take().expect("piped stdin");
+        (proc, input)
+    }
+
+    /// As [`Proc::spawn`], with stderr going to `stderr` (e.g. a pipe the test holds);
+    /// [`Proc::stderr`] is then empty.
+    pub fn spawn_with_stderr(mut cmd: Command, stderr: Stdio) -> Proc {
+        cmd.stdout(Stdio::null());
+        Proc::start(cmd, Stdio::null(), stderr)
+    }
+
+    fn spawn_with_stdin(cmd: Command, stderr: PathBuf, stdin: Stdio) -> Proc {
         let log = fs::File::create(&stderr).expect("stderr capture file");
+        let mut proc = Proc::start(cmd, stdin, log.into());
+        proc.stderr = Some(stderr);
+        proc
+    }
+
+    fn start(mut cmd: Command, stdin: Stdio, stderr: Stdio) -> Proc {
         let child = cmd
-            .stdin(Stdio::null())
-            .stderr(log)
+            .stdin(stdin)
+            .stderr(stderr)
             .spawn()
             .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
         track(child.id());
-        Proc { child, stderr, exited: None }
+        Proc { child, stderr: None, exited: None }
     }
 
     /// The pid.
@@ -254,7 +286,14 @@ impl Proc {
 
     /// What the process wrote to stderr so far.
     pub fn stderr(&self) -> String {
-        fs::read_to_string(&self.stderr).unwrap_or_default()
+        self.stderr.as_ref().and_then(|path| fs::read_to_string(path).ok()).unwrap_or_default()
+    }
+
+    /// Whether `needle` shows up in stderr within [`PATIENCE`]. For a live daemon: it writes
+    /// its log from a background thread, so a line may land a moment after the answer to
+    /// the call that caused it.
+    pub fn wait_stderr(&self, needle: &str) -> bool {
+        wait_until(PATIENCE, || self.stderr().contains(needle))
     }
 
     /// Sends `signal` (e.g. "TERM", "KILL").
@@ -821,8 +860,8 @@ pub struct CrossUid {
 }
 
 impl CrossUid {
-    /// Creates the users, or says why the cross-UID tests cannot run here (the caller prints
-    /// `SKIPPED: <reason>`; never a silent pass).
+    /// Creates the users, or says why the cross-UID tests cannot run here (the caller hands the
+    /// reason to [`cannot_run`]: a failure unless skipping is allowed, never a silent pass).
     pub fn setup() -> Result<CrossUid, String> {
         if my_uid() != 0 {
             return Err("cross-UID tests need root to create users (run the suite as root)".into());
@@ -941,21 +980,27 @@ fn create_user(name: &str) -> Result<User, String> {
     Ok(User { name: name.into(), uid })
 }
 
-/// Prints the standard skip line (the cross-UID tests call it when [`CrossUid::setup`] fails).
-pub fn skipped(test: &str, reason: &str) {
-    eprintln!("SKIPPED: {test}: {reason}");
-    println!("SKIPPED: {test}: {reason}");
+/// The one way a test gives up because its prerequisite is missing here (no root, no second
+/// user, a tool not installed): it fails naming `reason`, unless `JFGUI_ALLOW_SKIP=1` is set,
+/// which turns the failure into a `SKIPPED: <test>: <reason>` line on stdout and stderr and
+/// returns (the caller then returns too). A test that proves nothing must never pass silently.
+pub fn cannot_run(test: &str, reason: &str) {
+    if skips_allowed() {
+        eprintln!("SKIPPED: {test}: {reason}");
+        println!("SKIPPED: {test}: {reason}");
+    } else {
+        panic!(
+            "{test} cannot run here: missing prerequisite: {reason} (set {ALLOW_SKIP}=1 to skip \
+             it instead)"
+        );
+    }
 }
 
-/// For a test that cannot run here (no root, no second user): fails with `reason`, unless
-/// `JFGUI_ALLOW_SKIP=1` is set, which turns it into a [`skipped`] line. A test that proves
-/// nothing must never pass silently.
-pub fn cannot_run(test: &str, reason: &str) {
-    if std::env::var_os("JFGUI_ALLOW_SKIP").is_some_and(|v| v == "1") {
-        skipped(test, reason);
-    } else {
-        panic!("{test} cannot run here: {reason} (set JFGUI_ALLOW_SKIP=1 to skip it instead)");
-    }
+/// The opt-out variable: only with `JFGUI_ALLOW_SKIP=1` may a test that cannot run pass.
+pub const ALLOW_SKIP: &str = "JFGUI_ALLOW_SKIP";
+
+fn skips_allowed() -> bool {
+    std::env::var_os(ALLOW_SKIP).is_some_and(|v| v == "1")
 }
 
 /// A path the test created outside its temp dirs (`/tmp/jfgui-agent-UID`, `/run/user/UID`),

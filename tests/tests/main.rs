@@ -3,9 +3,11 @@
 //! through the helpers in `jfgui_tests`.
 
 mod activation;
+mod all_apps_mcp;
 mod app_faults;
 mod backpressure;
 mod bridge_http;
+mod capi;
 mod cli_completions;
 mod cli_daemon;
 mod cli_errors;
@@ -16,6 +18,7 @@ mod cli_tasks;
 mod client_trust;
 mod cross_uid;
 mod daemon_faults;
+mod diagnostics;
 mod endpoints;
 mod flood;
 mod framing;
