@@ -31,7 +31,9 @@ mod app;
 mod control;
 mod lines;
 mod link;
+mod partial;
 mod registry;
+mod search;
 mod session;
 mod tasks;
 #[cfg(test)]
@@ -65,8 +67,9 @@ pub struct EngineConfig {
     pub handshake_deadline: Duration,
     /// A forwarded call without a reply within this fails `outcome_unknown/timeout` (30 s).
     pub request_deadline: Duration,
-    /// A partial line or frame that sees no byte for this long ends its connection (30 s).
-    pub partial_idle: Duration,
+    /// A line or frame must complete within this, counted from its first byte, or its
+    /// connection ends (30 s).
+    pub partial_deadline: Duration,
     /// Most registered apps (256).
     pub max_apps: usize,
     /// Most requests in flight per client connection (64).
@@ -75,6 +78,12 @@ pub struct EngineConfig {
     pub max_queued_per_app: usize,
     /// Most tasks in the task table (4096; finished ones evicted oldest first).
     pub max_tasks: usize,
+    /// Most unfinished tasks per app (256), so one app cannot fill the table for the others.
+    pub max_tasks_per_app: usize,
+    /// Bytes of buffered partial input (client lines and host-channel frames not yet complete)
+    /// for the whole daemon (64 MiB); a connection whose partial message would exceed it is
+    /// dropped.
+    pub max_partial_bytes: usize,
     /// On shutdown, how long outstanding calls may still be answered (5 s).
     pub shutdown_drain: Duration,
     /// Longest endpoint slug (48; the OS layer may lower it to fit `sun_path`).
@@ -117,11 +126,13 @@ impl Default for EngineConfig {
             max_frame: jfgui_proto::channel::DEFAULT_MAX_FRAME,
             handshake_deadline: Duration::from_secs(5),
             request_deadline: Duration::from_secs(30),
-            partial_idle: Duration::from_secs(30),
+            partial_deadline: Duration::from_secs(30),
             max_apps: 256,
             max_in_flight_per_client: 64,
             max_queued_per_app: 256,
             max_tasks: 4096,
+            max_tasks_per_app: 256,
+            max_partial_bytes: 64 << 20,
             shutdown_drain: Duration::from_secs(5),
             max_slug_len: 48,
             runtime_dir: None,
@@ -199,6 +210,8 @@ struct Shared {
     config: Arc<EngineConfig>,
     registry: Arc<Registry>,
     tasks: Arc<Mutex<TaskTable>>,
+    /// Bytes of partial input held by all connections (`max_partial_bytes`).
+    partial: Arc<partial::PartialBudget>,
     shutdown: watch::Sender<bool>,
     /// Live `serve_app` and `serve_client` calls.
     connections: watch::Sender<Connections>,
@@ -255,7 +268,8 @@ impl Engine {
         let config = Arc::new(config);
         Engine(Arc::new(Shared {
             registry: Arc::new(Registry::new(config.max_apps, config.max_slug_len)),
-            tasks: Arc::new(Mutex::new(TaskTable::new(config.max_tasks))),
+            tasks: Arc::new(Mutex::new(TaskTable::new(config.max_tasks, config.max_tasks_per_app))),
+            partial: partial::PartialBudget::new(config.max_partial_bytes),
             shutdown: watch::Sender::new(false),
             connections: watch::Sender::new(Connections::default()),
             started: Instant::now(),
@@ -266,6 +280,11 @@ impl Engine {
     /// The configuration.
     pub fn config(&self) -> &EngineConfig {
         &self.0.config
+    }
+
+    /// A new connection's tracker of its partial messages (deadline and daemon-wide budget).
+    fn partial(&self) -> partial::Partial {
+        partial::Partial::new(self.0.partial.clone(), self.0.config.partial_deadline)
     }
 
     /// Runs one app connection (host channel: handshake with deadline, registration, requests,
@@ -295,7 +314,7 @@ impl Engine {
             return;
         };
         let app = session::App::new(link, self.0.tasks.clone());
-        session::serve(stream, app, self.0.shutdown.subscribe(), peer).await;
+        session::serve(stream, app, self.partial(), self.0.shutdown.subscribe(), peer).await;
     }
 
     /// Runs one control connection (`agentd.sock`: `daemon/status`, `apps/list`).

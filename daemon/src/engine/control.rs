@@ -49,7 +49,7 @@ pub async fn serve<S>(
     let config = engine.config().clone();
     let limits = config.json;
     let (rd, mut wr) = tokio::io::split(stream);
-    let mut lines = LineReader::new(rd, limits.max_bytes, config.partial_idle);
+    let mut lines = LineReader::new(rd, limits.max_bytes, engine.partial());
     let mut shutdown = engine.0.shutdown.subscribe();
     loop {
         let line = tokio::select! {

@@ -30,6 +30,7 @@ use jfgui_proto::{ActionError, Reason};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::Registration;
+use crate::engine::search::SearchText;
 use crate::engine::{AppSummary, EngineConfig};
 
 /// What a call's caller receives: the app's result or error, unread, or the link's own error.
@@ -57,6 +58,8 @@ struct AppInner {
     display_name: String,
     pid: u32,
     actions: Vec<ActionInfo>,
+    /// Lower-cased names and descriptions of `actions`, for `actions/list` queries.
+    search: SearchText,
     /// Whether calls may be sent; changed only through `Registry::set_enabled`.
     enabled: AtomicBool,
     status: watch::Sender<LinkStatus>,
@@ -128,6 +131,7 @@ impl AppHandle {
             slug,
             display_name: registration.display_name,
             pid: registration.pid,
+            search: SearchText::new(&registration.actions),
             actions: registration.actions,
             enabled: AtomicBool::new(registration.enabled),
             status: watch::Sender::new(status),
@@ -156,6 +160,10 @@ impl AppHandle {
     /// The registered actions, in registration order.
     pub fn actions(&self) -> &[ActionInfo] {
         &self.0.actions
+    }
+    /// The lower-cased search text of [`AppHandle::actions`].
+    pub fn search_text(&self) -> &SearchText {
+        &self.0.search
     }
     /// Whether the app's dispatcher is enabled.
     pub fn is_enabled(&self) -> bool {

@@ -67,40 +67,51 @@ impl App {
         waiter.send(outcome);
     }
 
-    /// A task update from the app.
+    /// A task update from the app: taken only for a task it returned in a deferred reply
+    /// (`tasks.rs`); anything else is dropped and logged.
     pub fn task_update(&self, snapshot: TaskSnapshot) {
         let id = snapshot.id.clone();
-        if self.tasks().upsert(self.link.id(), snapshot).is_err() {
-            tracing::warn!(app = self.link.slug(), task = %id, "task table full; update dropped");
+        if let Err(refused) = self.tasks().update(self.link.id(), snapshot) {
+            tracing::warn!(app = self.link.slug(), task = %id, "task update dropped: {}", refused.as_str());
         }
     }
 
-    /// The app went away: its unfinished tasks fail (their outcome is unknown), each logged,
-    /// since the endpoint goes with the app and the log is where a client can learn of them.
+    /// The app went away: its unfinished tasks fail (their outcome is unknown), each logged;
+    /// its tasks stay answerable under its display name (`tasks.rs`).
     pub fn gone(&self, reason: &Reason) {
-        let failed = self.tasks().fail_app(self.link.id());
+        let failed = self.tasks().depart(self.link.id(), self.link.display_name());
         for task in &failed {
             tracing::warn!(slug = self.link.slug(), task = %task, reason = reason.as_str(), "task failed");
         }
     }
 
-    /// Stores the tasks a reply reports.
+    /// Stores the tasks a reply reports: deferred results start tasks, a `tasks/cancel` reply
+    /// updates one.
     fn record_tasks(&self, result: &CallResult) {
-        let tasks: Vec<&TaskSnapshot> = match result {
-            CallResult::Deferred { task, .. } | CallResult::Task(task) => vec![task],
-            CallResult::Batch { results, .. } => results
-                .iter()
-                .filter_map(|e| match &e.outcome {
-                    BatchOutcome::Task(t) => Some(t),
-                    _ => None,
-                })
-                .collect(),
+        let (tasks, started): (Vec<&TaskSnapshot>, bool) = match result {
+            CallResult::Deferred { task, .. } => (vec![task], true),
+            CallResult::Task(task) => (vec![task], false),
+            CallResult::Batch { results, .. } => (
+                results
+                    .iter()
+                    .filter_map(|e| match &e.outcome {
+                        BatchOutcome::Task(t) => Some(t),
+                        _ => None,
+                    })
+                    .collect(),
+                true,
+            ),
             _ => return,
         };
         let mut table = self.tasks();
         for task in tasks {
-            if table.upsert(self.link.id(), task.clone()).is_err() {
-                tracing::error!(app = %self.link.slug(), task = %task.id, "task table full; task not tracked");
+            let recorded = if started {
+                table.start(self.link.id(), task.clone())
+            } else {
+                table.update(self.link.id(), task.clone())
+            };
+            if let Err(refused) = recorded {
+                tracing::error!(app = %self.link.slug(), task = %task.id, "task not tracked: {}", refused.as_str());
             }
         }
     }

@@ -169,6 +169,13 @@ impl ToolDef {
     }
 }
 
+/// Whether `tools/call` with `params` is answered from the daemon's own state (see
+/// `Method::is_local`), so the session runs it on its own task.
+pub(crate) fn is_local(params: &Map) -> bool {
+    let name = params.get("name").and_then(Value::as_str);
+    TOOLS.iter().any(|t| Some(t.name) == name && t.method.is_local())
+}
+
 /// Runs `tools/call` with `params` (the request's params object): the era-neutral
 /// `CallToolResult` members `content`, `structuredContent`, `isError`.
 ///
