@@ -191,8 +191,10 @@ pub enum EndpointEvent {
 pub struct AppSummary {
     /// Endpoint slug.
     pub slug: String,
-    /// Display name exactly as registered.
+    /// Display name as registered, cut to 1024 bytes at a character boundary.
     pub display_name: String,
+    /// Whether the display name was cut.
+    pub display_name_truncated: bool,
     /// The app's pid as it announced it.
     pub pid: u32,
     /// Whether its endpoint exists.
@@ -347,6 +349,13 @@ impl Engine {
     /// Every registered app (enabled or not), in registration order.
     pub fn apps(&self) -> Vec<AppSummary> {
         self.0.registry.summaries()
+    }
+
+    /// At most `limit` registered apps in registration order, starting at position `from` (an
+    /// opaque position from an earlier page; 0 for the first), and the position of the next
+    /// page if there is one. Positions stay valid while apps come and go.
+    pub fn apps_page(&self, from: u64, limit: usize) -> (Vec<AppSummary>, Option<u64>) {
+        self.0.registry.page(from, limit)
     }
 
     /// Whether endpoint `slug` has a registered app with agent access enabled.

@@ -45,6 +45,7 @@ fn seconds() -> Duration {
 /// One attacker connection: a writer pipelining `line` until told to stop, a reader counting
 /// the answers.
 struct Attacker {
+    stream: UnixStream,
     stop: Arc<AtomicBool>,
     writer: thread::JoinHandle<()>,
     reader: thread::JoinHandle<u64>,
@@ -55,6 +56,7 @@ impl Attacker {
         let stream = UnixStream::connect(path).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let mut w = stream.try_clone().unwrap();
+        let r = stream.try_clone().unwrap();
         let line = format!("{line}\n").repeat(16);
         let flag = Arc::clone(&stop);
         let writer = thread::spawn(move || {
@@ -66,7 +68,7 @@ impl Attacker {
             let _ = w.shutdown(std::net::Shutdown::Write);
         });
         let reader = thread::spawn(move || {
-            let mut r = BufReader::with_capacity(1 << 20, stream);
+            let mut r = BufReader::with_capacity(1 << 20, r);
             let mut buf = Vec::new();
             let mut n = 0;
             while r.read_until(b'\n', &mut buf).is_ok_and(|len| len > 0) {
@@ -75,12 +77,14 @@ impl Attacker {
             }
             n
         });
-        Attacker { stop, writer, reader }
+        Attacker { stream, stop, writer, reader }
     }
 
-    /// Stops writing; the daemon answers what it read, then closes. Returns the answers.
+    /// Stops the attack (the writer may be blocked by the daemon's backpressure: the socket is
+    /// shut down under it). Returns the answers read until then.
     fn stop(self) -> u64 {
         self.stop.store(true, Ordering::Relaxed);
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
         self.writer.join().unwrap();
         self.reader.join().unwrap()
     }

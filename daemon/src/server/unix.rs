@@ -195,6 +195,8 @@ where
     let mut accepting = listen(control, host, &gate, &engine);
     let endpoints_task =
         tokio::spawn(crate::endpoints::run(engine.clone(), rt.clone(), gate.clone(), stop_rx));
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    tokio::spawn(super::trim::run(gate.live()));
     tracing::info!(runtime_dir = %rt.path().display(), pid = std::process::id(), activated, "jfgui-agentd listening");
     crate::activation::notify_ready();
 

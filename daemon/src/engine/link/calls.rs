@@ -56,6 +56,7 @@ struct AppInner {
     id: u64,
     slug: String,
     display_name: String,
+    display_name_truncated: bool,
     pid: u32,
     actions: Vec<ActionInfo>,
     /// Lower-cased names and descriptions of `actions`, for `actions/list` queries.
@@ -130,6 +131,7 @@ impl AppHandle {
             id,
             slug,
             display_name: registration.display_name,
+            display_name_truncated: registration.display_name_truncated,
             pid: registration.pid,
             search: SearchText::new(&registration.actions),
             actions: registration.actions,
@@ -149,9 +151,13 @@ impl AppHandle {
     pub fn slug(&self) -> &str {
         &self.0.slug
     }
-    /// The display name exactly as the app sent it.
+    /// The display name as the app sent it, cut to 1024 bytes.
     pub fn display_name(&self) -> &str {
         &self.0.display_name
+    }
+    /// Whether the display name was cut.
+    pub fn display_name_truncated(&self) -> bool {
+        self.0.display_name_truncated
     }
     /// The pid the app announced.
     pub fn pid(&self) -> u32 {
@@ -182,6 +188,7 @@ impl AppHandle {
         AppSummary {
             slug: self.0.slug.clone(),
             display_name: self.0.display_name.clone(),
+            display_name_truncated: self.0.display_name_truncated,
             pid: self.0.pid,
             enabled: self.is_enabled(),
             action_count: self.0.actions.len(),

@@ -366,8 +366,11 @@ async fn agent_info(app: &App) -> Result<Map, MethodError> {
     let mut daemon = Map::with_capacity(2);
     daemon.insert("name", "jfgui-agentd");
     daemon.insert("version", env!("CARGO_PKG_VERSION"));
-    let mut app_info = Map::with_capacity(3);
+    let mut app_info = Map::with_capacity(4);
     app_info.insert("displayName", app.link().display_name());
+    if app.link().display_name_truncated() {
+        app_info.insert("displayNameTruncated", true);
+    }
     app_info.insert("slug", app.link().slug());
     app_info.insert("pid", app.link().pid());
     let mut limits = Map::with_capacity(3);
