@@ -118,6 +118,11 @@ pub struct Config {
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tasks_per_app: u64,
 
+    /// Bytes of task states kept (final results and running tasks' progress and results);
+    /// finished tasks are evicted oldest first to stay within it.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_task_bytes: u64,
+
     /// Bytes of buffered partial input (client lines and host-channel frames not yet complete)
     /// for the whole daemon; a connection whose partial message would exceed it is dropped.
     #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(1..))]

@@ -80,6 +80,8 @@ pub struct EngineConfig {
     pub max_tasks: usize,
     /// Most unfinished tasks per app (256), so one app cannot fill the table for the others.
     pub max_tasks_per_app: usize,
+    /// Bytes of task states the table keeps, running tasks' results included (64 MiB).
+    pub max_task_bytes: usize,
     /// Bytes of buffered partial input (client lines and host-channel frames not yet complete)
     /// for the whole daemon (64 MiB); a connection whose partial message would exceed it is
     /// dropped.
@@ -132,6 +134,7 @@ impl Default for EngineConfig {
             max_queued_per_app: 256,
             max_tasks: 4096,
             max_tasks_per_app: 256,
+            max_task_bytes: tasks::MAX_TASK_BYTES,
             max_partial_bytes: 64 << 20,
             shutdown_drain: Duration::from_secs(5),
             max_slug_len: 48,
@@ -270,7 +273,11 @@ impl Engine {
         let config = Arc::new(config);
         Engine(Arc::new(Shared {
             registry: Arc::new(Registry::new(config.max_apps, config.max_slug_len)),
-            tasks: Arc::new(Mutex::new(TaskTable::new(config.max_tasks, config.max_tasks_per_app))),
+            tasks: Arc::new(Mutex::new(TaskTable::with_budget(
+                config.max_tasks,
+                config.max_tasks_per_app,
+                config.max_task_bytes,
+            ))),
             partial: partial::PartialBudget::new(config.max_partial_bytes),
             shutdown: watch::Sender::new(false),
             connections: watch::Sender::new(Connections::default()),

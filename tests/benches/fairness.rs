@@ -26,7 +26,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -94,6 +94,7 @@ impl Attacker {
 fn victim(endpoint: &Path) -> (Histogram<u64>, u64) {
     let mut hist = Histogram::<u64>::new_with_bounds(1, 120_000_000_000, 3).unwrap();
     let mut w = UnixStream::connect(endpoint).unwrap();
+    w.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
     let mut r = BufReader::new(w.try_clone().unwrap());
     let mut line = String::new();
     let request = format!("{VICTIM}\n");
@@ -122,6 +123,18 @@ fn socket(d: &Daemon, slug: &str) -> PathBuf {
     let path = d.rt.join("apps").join(format!("{slug}.sock"));
     assert!(wait_until(Duration::from_secs(30), || path.exists()), "{slug} never came up");
     path
+}
+
+/// Prints one result row at once (a stalled scenario still leaves the earlier ones).
+fn row(kind: &str, n: usize, hist: &Histogram<u64>, calls: u64, answered: u64, alone_p99: u64) {
+    let p99 = hist.value_at_quantile(0.99);
+    println!(
+        "| {kind} | {n} | {} | {} | {:.1}× | {calls} | {answered} |",
+        ms(hist.value_at_quantile(0.5)),
+        ms(p99),
+        p99 as f64 / alone_p99 as f64,
+    );
+    let _ = std::io::stdout().flush();
 }
 
 fn ms(ns: u64) -> String {
@@ -181,8 +194,17 @@ fn main() {
     victim(&endpoint); // warm-up round
     thread::sleep(Duration::from_millis(500));
     let baseline_rss = status_kib(pid, "VmRSS").unwrap();
-    let (alone, alone_calls) = victim(&endpoint);
-    let mut rows = vec![("alone".to_string(), 0, alone, alone_calls, 0u64)];
+    println!(
+        "\n## Victim document.get under pipelining attackers ({}s each)\n",
+        seconds().as_secs()
+    );
+    println!(
+        "| attack | attackers | victim p50 | victim p99 | p99 / alone | victim calls | attacker answers |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let (alone, calls) = victim(&endpoint);
+    let alone_p99 = alone.value_at_quantile(0.99);
+    row("alone", 0, &alone, calls, 0, alone_p99);
     let mut rss_after = Vec::new();
     for (kind, path, line) in &kinds {
         for n in [1, 8] {
@@ -190,8 +212,8 @@ fn main() {
             thread::sleep(Duration::from_millis(200));
             let (hist, calls) = victim(&endpoint);
             let answered: u64 = attackers.into_iter().map(Attacker::stop).sum();
-            rows.push((kind.to_string(), n, hist, calls, answered));
-            thread::sleep(Duration::from_millis(500));
+            row(kind, n, &hist, calls, answered, alone_p99);
+            thread::sleep(Duration::from_millis(1500));
             rss_after.push((format!("{kind} × {n}"), status_kib(pid, "VmRSS").unwrap()));
         }
     }
@@ -209,29 +231,12 @@ fn main() {
     thread::sleep(Duration::from_millis(500));
     let holding_rss = status_kib(pid, "VmRSS").unwrap();
     drop(holders);
-    let settled = Arc::new(AtomicU64::new(0));
-    wait_until(Duration::from_secs(5), || {
-        settled.store(status_kib(pid, "VmRSS").unwrap(), Ordering::Relaxed);
-        d.status()["clients"].as_u64() == Some(0)
-    });
-    thread::sleep(Duration::from_millis(500));
+    wait_until(Duration::from_secs(30), || d.status()["clients"].as_u64() == Some(0));
+    thread::sleep(Duration::from_millis(1500));
     rss_after.push(("200 × 1 MiB partial lines, closed".into(), status_kib(pid, "VmRSS").unwrap()));
     let hwm = status_kib(pid, "VmHWM").unwrap();
     drop((bulk, huge, long));
 
-    let alone_p99 = rows[0].2.value_at_quantile(0.99);
-    println!("\n## Victim document.get under pipelining attackers ({}s each)\n", seconds().as_secs());
-    println!("| attack | attackers | victim p50 | victim p99 | p99 / alone | victim calls | attacker answers |");
-    println!("|---|---|---|---|---|---|---|");
-    for (kind, n, hist, calls, answered) in &rows {
-        let p99 = hist.value_at_quantile(0.99);
-        println!(
-            "| {kind} | {n} | {} | {} | {:.1}× | {calls} | {answered} |",
-            ms(hist.value_at_quantile(0.5)),
-            ms(p99),
-            p99 as f64 / alone_p99 as f64,
-        );
-    }
     println!("\n| daemon memory | RSS | vs baseline |");
     println!("|---|---|---|");
     println!("| baseline (8 apps, victim warmed up) | {} | 1.00× |", mib(baseline_rss));
@@ -243,5 +248,9 @@ fn main() {
         mib(holding_rss),
         holding_rss as f64 / baseline_rss as f64
     );
-    println!("| peak (VmHWM) over the run | {} | {:.2}× |", mib(hwm), hwm as f64 / baseline_rss as f64);
+    println!(
+        "| peak (VmHWM) over the run | {} | {:.2}× |",
+        mib(hwm),
+        hwm as f64 / baseline_rss as f64
+    );
 }

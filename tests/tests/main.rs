@@ -17,6 +17,7 @@ mod client_trust;
 mod cross_uid;
 mod daemon_faults;
 mod endpoints;
+mod fairness;
 mod flood;
 mod framing;
 mod host_faults;

@@ -195,7 +195,8 @@ fn apps_list(engine: &Engine, mut params: Map) -> Result<Map, ControlError> {
                 invalid("invalid_cursor", "cursor", message)
             })?,
         Some(other) => {
-            let message = format!("Parameter \"cursor\" must be a string, not {}.", other.type_name());
+            let message =
+                format!("Parameter \"cursor\" must be a string, not {}.", other.type_name());
             return Err(invalid("invalid_type", "cursor", message));
         }
     };
@@ -204,7 +205,8 @@ fn apps_list(engine: &Engine, mut params: Map) -> Result<Map, ControlError> {
         Some(v) => match v.as_u64() {
             Some(n) if (1..=MAX_APPS_LIMIT).contains(&n) => n,
             _ => {
-                let message = format!("Parameter \"limit\" must be an integer from 1 to {MAX_APPS_LIMIT}.");
+                let message =
+                    format!("Parameter \"limit\" must be an integer from 1 to {MAX_APPS_LIMIT}.");
                 return Err(invalid("out_of_range", "limit", message));
             }
         },

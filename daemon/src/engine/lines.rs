@@ -224,7 +224,8 @@ mod tests {
         let budget = PartialBudget::new(1000);
         let (mut tx, rx) = tokio::io::duplex(4096);
         tx.write_all(&[b'y'; 1500]).await.unwrap();
-        let mut reader = LineReader::new(rx, 4096, Partial::new(budget.clone(), Duration::from_secs(30)));
+        let mut reader =
+            LineReader::new(rx, 4096, Partial::new(budget.clone(), Duration::from_secs(30)));
         let err = reader.next_line().await.unwrap_err();
         assert!(matches!(err, LineError::Partial(PartialError::OverBudget)));
         drop(reader);

@@ -60,7 +60,10 @@ mod tests {
         assert!(text.matches(0, "document.get").0);
         assert!(text.matches(0, "whole ünïcode").0);
         assert!(!text.matches(0, "get read").0, "never across name and description");
-        assert_eq!(text.matches(0, "x").1, "document.get".len() + "read the whole ünïcode text".len());
+        assert_eq!(
+            text.matches(0, "x").1,
+            "document.get".len() + "read the whole ünïcode text".len()
+        );
         assert_eq!(text.matches(1, "x"), (false, 0));
     }
 }

@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, HashMap};
 use jfgui_proto::channel::{TaskSnapshot, TaskState};
 use jfgui_proto::{ActionError, Reason, Value};
 
-/// Bytes of snapshots (mostly results) the table keeps: 64 maximum-size messages. A result is
+/// Bytes of snapshots (mostly results) the table keeps by default: 64 maximum-size messages. A result is
 /// stored once; without this bound 4096 tasks of 1 MiB each would hold 4 GiB.
 pub const MAX_TASK_BYTES: usize = 64 << 20;
 
@@ -91,6 +91,7 @@ pub struct TaskTable {
 impl TaskTable {
     /// An empty table of at most `max` tasks, `per_app` unfinished ones per app, and
     /// [`MAX_TASK_BYTES`].
+    #[cfg(test)]
     pub fn new(max: usize, per_app: usize) -> Self {
         Self::with_budget(max, per_app, MAX_TASK_BYTES)
     }
@@ -237,7 +238,9 @@ impl TaskTable {
     pub fn get(&self, app: u64, display_name: &str, id: &str) -> Option<TaskSnapshot> {
         self.entries
             .get(&(Owner::App(app), id.to_string()))
-            .or_else(|| self.entries.get(&(Owner::Departed(display_name.to_string()), id.to_string())))
+            .or_else(|| {
+                self.entries.get(&(Owner::Departed(display_name.to_string()), id.to_string()))
+            })
             .map(|e| e.snapshot.clone())
     }
 
@@ -254,7 +257,8 @@ impl TaskTable {
     /// says the outcome is unknown (SPEC S4), and all its tasks are kept under its display
     /// name (replacing a departed namesake's task of the same id). Returns the ids that failed.
     pub fn depart(&mut self, app: u64, display_name: &str) -> Vec<String> {
-        let mut keys: Vec<Key> = self.entries.keys().filter(|k| k.0 == Owner::App(app)).cloned().collect();
+        let mut keys: Vec<Key> =
+            self.entries.keys().filter(|k| k.0 == Owner::App(app)).cloned().collect();
         keys.sort_by(|a, b| a.1.cmp(&b.1));
         let mut failed = Vec::new();
         for key in &keys {

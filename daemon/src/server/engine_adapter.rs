@@ -41,6 +41,7 @@ pub fn engine(
         max_queued_per_app: to_usize(config.max_queued_per_app),
         max_tasks: to_usize(config.max_tasks),
         max_tasks_per_app: to_usize(config.max_tasks_per_app),
+        max_task_bytes: to_usize(config.max_task_bytes),
         max_partial_bytes: to_usize(config.max_partial_bytes),
         shutdown_drain: config.shutdown_drain,
         max_slug_len: SPEC_MAX_SLUG.min(max_slug_len),

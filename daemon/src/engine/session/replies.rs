@@ -7,6 +7,7 @@
 //! by the caller when it wakes up: a task update that follows a deferred reply on the channel
 //! then always lands after the task it updates.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use jfgui_proto::channel::{BatchOutcome, Call, CallResult, TaskSnapshot};
@@ -22,12 +23,14 @@ use crate::engine::tasks::TaskTable;
 pub struct App {
     link: AppHandle,
     tasks: Arc<Mutex<TaskTable>>,
+    /// Task updates refused so far (for a log that cannot be flooded).
+    dropped_updates: Arc<AtomicU64>,
 }
 
 impl App {
     /// `link`'s app with the engine's task table.
     pub fn new(link: AppHandle, tasks: Arc<Mutex<TaskTable>>) -> App {
-        App { link, tasks }
+        App { link, tasks, dropped_updates: Arc::default() }
     }
 
     /// The link: registration cache, status, configuration.
@@ -72,7 +75,11 @@ impl App {
     pub fn task_update(&self, snapshot: TaskSnapshot) {
         let id = snapshot.id.clone();
         if let Err(refused) = self.tasks().update(self.link.id(), snapshot) {
-            tracing::warn!(app = self.link.slug(), task = %id, "task update dropped: {}", refused.as_str());
+            // Logged at the 1st, 2nd, 4th, 8th, ... drop: a hostile app cannot flood the log.
+            let dropped = self.dropped_updates.fetch_add(1, Ordering::Relaxed) + 1;
+            if dropped.is_power_of_two() {
+                tracing::warn!(app = self.link.slug(), task = %id, dropped, "task update dropped: {}", refused.as_str());
+            }
         }
     }
 

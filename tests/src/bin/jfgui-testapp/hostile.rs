@@ -78,7 +78,8 @@ fn leak(s: String) -> &'static str {
 
 /// `len` bytes of lower-case text without `zzz`, varied by `seed`.
 fn prose(len: usize, seed: usize) -> String {
-    const WORDS: [&str; 8] = ["alpha ", "beta ", "gamma ", "delta ", "omega ", "kappa ", "sigma ", "theta "];
+    const WORDS: [&str; 8] =
+        ["alpha ", "beta ", "gamma ", "delta ", "omega ", "kappa ", "sigma ", "theta "];
     let mut s = String::with_capacity(len + 8);
     let mut i = seed;
     while s.len() < len {

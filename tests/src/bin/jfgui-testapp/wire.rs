@@ -153,7 +153,13 @@ fn remember_actions(
 
 /// A `running` update of task `id`, with `result` if given.
 fn running(id: String, result: Option<jfgui_proto::Value>) -> AppMessage {
-    AppMessage::Task(TaskSnapshot { id, state: TaskState::Running, progress: None, result, error: None })
+    AppMessage::Task(TaskSnapshot {
+        id,
+        state: TaskState::Running,
+        progress: None,
+        result,
+        error: None,
+    })
 }
 
 /// Applies `reply-twice` / `reply-unknown-id` / `running-result` to the replies in `out`.
@@ -194,7 +200,8 @@ fn rewrite(
         }
         if let Some(update) = follow {
             result.extend_from_slice(
-                &encode_frame(&update, limits, DEFAULT_MAX_FRAME).map_err(|e| bad(e.to_string()))?,
+                &encode_frame(&update, limits, DEFAULT_MAX_FRAME)
+                    .map_err(|e| bad(e.to_string()))?,
             );
         }
     }
