@@ -114,6 +114,11 @@ pub struct Config {
     #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tasks: u64,
 
+    /// Threads of the async runtime: 0 runs every connection on the daemon's one thread;
+    /// N > 0 a pool of N workers (see docs/ARCHITECTURE.md, fairness, for the measurement).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub worker_threads: u64,
+
     /// Unfinished tasks per app (its deferred calls beyond this fail `not_executed/busy`).
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tasks_per_app: u64,

@@ -6,7 +6,8 @@
 //! ```
 //!
 //! (release build; the harness builds the daemon and apps in release first.)
-//! `JFGUI_BENCH_SECONDS` sets the measured time per scenario (default 3).
+//! `JFGUI_BENCH_SECONDS` sets the measured time per scenario (default 3);
+//! `JFGUI_BENCH_WORKERS=N` runs the daemon with `--worker-threads N` (default 0, one thread).
 //!
 //! - **victim**: one connection to `jfgui-notepad`, one `actions/execute {action:
 //!   "document.get"}` at a time; p50/p99 in the same run alone (the baseline) and under 1 and 8
@@ -150,7 +151,10 @@ fn main() {
         return; // `cargo test --benches` asks for a listing; there is nothing to list.
     }
     let tmp = TempDir::new();
-    let d = Daemon::start(&tmp.rt(), &["--max-clients", "4096"]);
+    // `JFGUI_BENCH_WORKERS=N` runs the daemon with `--worker-threads N` (0: one thread).
+    let workers = std::env::var("JFGUI_BENCH_WORKERS").unwrap_or_else(|_| "0".into());
+    let d = Daemon::start(&tmp.rt(), &["--max-clients", "4096", "--worker-threads", &workers]);
+    println!("\ndaemon --worker-threads {workers}");
     let pid = d.proc.pid();
     let dir = tmp.path().to_path_buf();
     let _pad = notepad(&d.rt, &["--agent-enable", "--text", "hello"]);

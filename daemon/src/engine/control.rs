@@ -2,8 +2,9 @@
 //! and bounds as the endpoints; `daemon/status` and `apps/list` (paged), plus the methods of the OS
 //! layer's [`ControlMethods`] (the browser bridge's `bridge/open` and `bridge/close`).
 //!
-//! Requests are answered one at a time in order: every method is local and immediate, so
-//! there is nothing to run concurrently, and the writer's backpressure is the socket itself.
+//! Requests are answered one at a time in order, yielding to other connections between two:
+//! every method is local and immediate (`apps/list` is paged), so there is nothing to run
+//! concurrently, and the writer's backpressure is the socket itself.
 
 use jfgui_proto::{Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -71,6 +72,9 @@ pub async fn serve<S>(
                 break;
             }
         }
+        // Fairness (SPEC S8): pipelined requests are not answered in one go; every other
+        // runnable connection gets its turn between two.
+        tokio::task::yield_now().await;
     }
     // Ends what the connection opened (the bridge's listener) now, not when the task is freed.
     drop(extra);
