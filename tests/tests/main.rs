@@ -3,9 +3,11 @@
 //! through the helpers in `jfgui_tests`.
 
 mod activation;
+mod all_apps_mcp;
 mod app_faults;
 mod backpressure;
 mod bridge_http;
+mod capi;
 mod cli_completions;
 mod cli_daemon;
 mod cli_errors;

@@ -23,7 +23,8 @@ mod mcp;
 pub mod methods;
 mod replies;
 
-pub use mcp::{is_mcp_request_id, mcp_error_line};
+pub(crate) use mcp::{AllApps, EngineApps, serve_all_apps};
+pub use mcp::{OfflineMcp, is_mcp_request_id, mcp_error_line};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -105,14 +106,24 @@ pub async fn serve<S>(
     };
     tracing::debug!(slug = link.slug(), ?peer, reason = ended, "client stops reading");
     let ClientSession { calls, .. } = session;
+    finish(calls, output, &config, peer).await;
+}
+
+/// Lets the calls already running deliver their responses and closes the connection, within
+/// the request deadline plus the drain time; a client that never takes them is dropped.
+async fn finish(
+    mut calls: JoinSet<()>,
+    output: Output,
+    config: &super::EngineConfig,
+    peer: PeerInfo,
+) {
     let finish = async {
-        let mut calls = calls;
         while calls.join_next().await.is_some() {}
         output.close().await;
     };
     if tokio::time::timeout(config.request_deadline + config.shutdown_drain, finish).await.is_err()
     {
-        tracing::warn!(slug = link.slug(), ?peer, "client never took its responses; dropped");
+        tracing::warn!(?peer, "client never took its responses; dropped");
         if let Some(writer) = output.take_writer() {
             writer.abort();
         }
