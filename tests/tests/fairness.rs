@@ -234,7 +234,10 @@ fn partial_input_has_a_daemon_wide_budget() {
         .collect();
     // At most 4 MiB is held: the daemon keeps at most 4 of the 8 holders of 1 MiB.
     assert!(wait_until(PATIENCE, || d.status()["clients"].as_u64() <= Some(4)), "{}", d.status());
+    // Once the holders are gone the budget is free again (while it is full, a newcomer's
+    // partial line is over it too).
     drop(holders);
+    assert!(wait_until(PATIENCE, || d.status()["clients"].as_u64() == Some(0)));
     victim_read(&endpoint);
     assert!(d.proc.stderr().contains("budget for buffered partial input"));
 }
