@@ -151,10 +151,10 @@ pub async fn open(
     query: &str,
     timeout: Duration,
 ) -> Result<(String, (Reader, Writer)), Failure> {
-    if is_slug_shaped(query) {
-        if let Ok(stream) = transport::connect(&daemon.endpoint(query)).await {
-            return Ok((query.to_string(), stream));
-        }
+    if is_slug_shaped(query)
+        && let Ok(stream) = transport::connect(&daemon.endpoint(query)).await
+    {
+        return Ok((query.to_string(), stream));
     }
     let apps = list_apps(daemon, timeout).await?;
     let app = resolve(query, &apps)?;

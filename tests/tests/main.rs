@@ -18,6 +18,7 @@ mod cli_tasks;
 mod client_trust;
 mod cross_uid;
 mod daemon_faults;
+mod diagnostics;
 mod endpoints;
 mod fairness;
 mod flood;

@@ -376,10 +376,11 @@ impl Gateway {
             }
             return;
         };
-        if let (Some(message), Some(k)) = (&message, id.and_then(key)) {
-            if method.is_some() && self.pending.len() < MAX_TRACKED {
-                self.pending.insert(k, skeleton(message));
-            }
+        if let (Some(message), Some(k)) = (&message, id.and_then(key))
+            && method.is_some()
+            && self.pending.len() < MAX_TRACKED
+        {
+            self.pending.insert(k, skeleton(message));
         }
         conn.send(line);
     }

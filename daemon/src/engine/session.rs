@@ -21,6 +21,7 @@
 pub mod json1;
 mod mcp;
 pub mod methods;
+mod peer_warnings;
 mod replies;
 
 pub(crate) use mcp::{AllApps, EngineApps, serve_all_apps};
@@ -33,6 +34,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, WriteHalf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
+use peer_warnings::PeerWarnings;
 pub use replies::App;
 
 use super::lines::{Line, LineReader};
@@ -64,6 +66,7 @@ pub async fn serve<S>(
         output: output.clone(),
         calls: JoinSet::new(),
         protocol: mcp::Protocol::default(),
+        warnings: PeerWarnings::new(peer),
     };
     tracing::debug!(slug = link.slug(), ?peer, "client connected");
 
@@ -137,6 +140,8 @@ struct ClientSession {
     calls: JoinSet<()>,
     /// JSON-1, MCP or not yet decided.
     protocol: mcp::Protocol,
+    /// The rate limit of the warnings this client can cause.
+    warnings: PeerWarnings,
 }
 
 impl ClientSession {
@@ -172,7 +177,7 @@ impl ClientSession {
                 method: Some(&envelope.method),
                 params: Some(&params),
             };
-            match self.protocol.route(&incoming) {
+            match self.protocol.route(&incoming, &mut self.warnings) {
                 mcp::Route::Json1 => {}
                 mcp::Route::Silent => return,
                 mcp::Route::Answer(reply) => {
@@ -203,7 +208,7 @@ impl ClientSession {
             }
         }
         let link = self.app.link();
-        match json1::prepare(line, &link.config().json, link.slug()) {
+        match json1::prepare(line, &link.config().json, link.slug(), &mut self.warnings) {
             json1::Prepared::Respond(bytes) => self.output.send(bytes).await,
             json1::Prepared::Silent => {}
             json1::Prepared::Call(call) if call.method.is_local() => {

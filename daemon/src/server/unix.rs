@@ -19,7 +19,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use jfgui_proto::locations::{self, CONTROL_SOCKET, HOST_SOCKET, MCP_SOCKET};
 use tokio::sync::watch;
@@ -156,10 +155,7 @@ where
     // Socket activation: systemd owns agentd.sock and host.sock (never unlinked here) and
     // restarts the daemon on the next connection after an idle exit.
     let activated = inherited.is_some();
-    let idle_after = config
-        .idle_exit
-        .map(Duration::from_secs)
-        .or(activated.then_some(crate::activation::ACTIVATED_IDLE_EXIT));
+    let idle_after = crate::activation::idle_exit(config.idle_exit, activated);
     // Before any socket exists, so a SIGTERM during start-up still cleans up.
     let mut signals = match Signals::new() {
         Ok(s) => s,
@@ -222,7 +218,10 @@ where
         tokio::spawn(crate::endpoints::run(engine.clone(), rt.clone(), gate.clone(), stop_rx));
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     tokio::spawn(super::trim::run(gate.live()));
-    tracing::info!(runtime_dir = %rt.path().display(), pid = std::process::id(), activated, "jfgui-agentd listening");
+    // The effective idle exit is logged so it can be checked without waiting for it.
+    let idle_exit = idle_after.map_or_else(|| "off".to_string(), |d| format!("{}s", d.as_secs()));
+    tracing::info!(runtime_dir = %rt.path().display(), pid = std::process::id(), activated,
+        idle_exit = %idle_exit, "jfgui-agentd listening");
     crate::activation::notify_ready();
 
     let demo = demo_app.and_then(|app| demo::start(&app, Some(rt.path())));
@@ -239,13 +238,14 @@ where
         // An accept task may have run between the timer and this point: a connection it
         // took is live now and must be served, not dropped; accepting resumes. Connections
         // not accepted yet stay queued (for systemd's next activation when activated).
-        if matches!(stop, Stop::Idle) && *gate.live().borrow() > 0 {
-            if let Some(listeners) = spare.take() {
-                tracing::debug!("a connection arrived as the idle timer fired; staying up");
-                spare = spares(&listeners);
-                accepting = listen(listeners, &gate, &engine);
-                continue;
-            }
+        if matches!(stop, Stop::Idle)
+            && *gate.live().borrow() > 0
+            && let Some(listeners) = spare.take()
+        {
+            tracing::debug!("a connection arrived as the idle timer fired; staying up");
+            spare = spares(&listeners);
+            accepting = listen(listeners, &gate, &engine);
+            continue;
         }
         break stop;
     };

@@ -177,19 +177,19 @@ fn rewrite(
         let mut msg: AppMessage = decode_message(&body, limits).map_err(|e| bad(e.to_string()))?;
         let mut copies = 1;
         let mut follow = None;
-        if let AppMessage::Reply(r) = &mut msg {
-            if let Some(action) = actions.remove(&r.id) {
-                for knob in faults.of(&action) {
-                    match knob {
-                        Knob::ReplyTwice => copies = 2,
-                        Knob::ReplyUnknownId => r.id = u64::MAX - r.id,
-                        Knob::RunningResult(bytes) => {
-                            if let Outcome::Ok(CallResult::Deferred { task, .. }) = &r.outcome {
-                                follow = Some(running(task.id.clone(), Some(huge_value(bytes))));
-                            }
+        if let AppMessage::Reply(r) = &mut msg
+            && let Some(action) = actions.remove(&r.id)
+        {
+            for knob in faults.of(&action) {
+                match knob {
+                    Knob::ReplyTwice => copies = 2,
+                    Knob::ReplyUnknownId => r.id = u64::MAX - r.id,
+                    Knob::RunningResult(bytes) => {
+                        if let Outcome::Ok(CallResult::Deferred { task, .. }) = &r.outcome {
+                            follow = Some(running(task.id.clone(), Some(huge_value(bytes))));
                         }
-                        _ => {}
                     }
+                    _ => {}
                 }
             }
         }

@@ -35,6 +35,7 @@ use crate::engine::lines::{Line, LineReader};
 use crate::engine::partial::Partial;
 use crate::engine::registry::Registry;
 use crate::engine::session::methods::{self, Method};
+use crate::engine::session::peer_warnings::PeerWarnings;
 use crate::engine::session::{Admission, App, CallPermit, Output, finish, json1};
 use crate::engine::tasks::TaskTable;
 use crate::engine::{AppSummary, EngineConfig, PeerInfo, until};
@@ -243,8 +244,14 @@ enum Step {
     Silent,
 }
 
-/// Classifies one complete line of an MCP-only connection.
-fn step(protocol: &mut Protocol, line: &[u8], limits: &Limits) -> Step {
+/// Classifies one complete line of an MCP-only connection; `warnings` is the connection's rate
+/// limit for the warnings routing may log.
+fn step(
+    protocol: &mut Protocol,
+    warnings: &mut PeerWarnings,
+    line: &[u8],
+    limits: &Limits,
+) -> Step {
     let envelope = match json1::parse_envelope(line, limits, true) {
         Ok(envelope) => envelope,
         Err(Some(response)) => {
@@ -258,7 +265,7 @@ fn step(protocol: &mut Protocol, line: &[u8], limits: &Limits) -> Step {
         method: Some(&envelope.method),
         params: Some(&params),
     };
-    match protocol.route(&incoming) {
+    match protocol.route(&incoming, warnings) {
         Route::Answer(reply) => Step::Send(response_line(envelope.id.as_ref(), reply, limits)),
         Route::Mcp(pending) => Step::Run(pending, envelope.id),
         // An MCP-only connection never selects JSON-1.
@@ -287,6 +294,7 @@ pub(crate) async fn serve<S>(
     let admission = Admission::new(limits.max_bytes, config.max_in_flight_per_client);
     let server = Arc::new(server);
     let mut protocol = Protocol::Mcp(McpSession::default());
+    let mut warnings = PeerWarnings::new(peer);
     let mut calls = JoinSet::new();
     tracing::debug!(?peer, "all-apps MCP client connected");
     let ended = loop {
@@ -305,22 +313,24 @@ pub(crate) async fn serve<S>(
             _ = until(&mut shutdown, |s| *s) => break "shutdown",
         };
         match line {
-            Ok(Some(Line::Complete(bytes))) => match step(&mut protocol, &bytes, &limits) {
-                Step::Send(line) => output.send(line).await,
-                Step::Silent => {}
-                Step::Run(pending, id) => {
-                    let server = server.clone();
-                    let output = output.clone();
-                    calls.spawn(async move {
-                        if let Some(reply) = pending.run(&*server).await {
-                            let response = response_line(id.as_ref(), reply, &limits);
-                            permit.bytes.observe(response.len());
-                            output.send(response).await;
-                        }
-                        drop(permit);
-                    });
+            Ok(Some(Line::Complete(bytes))) => {
+                match step(&mut protocol, &mut warnings, &bytes, &limits) {
+                    Step::Send(line) => output.send(line).await,
+                    Step::Silent => {}
+                    Step::Run(pending, id) => {
+                        let server = server.clone();
+                        let output = output.clone();
+                        calls.spawn(async move {
+                            if let Some(reply) = pending.run(&*server).await {
+                                let response = response_line(id.as_ref(), reply, &limits);
+                                permit.bytes.observe(response.len());
+                                output.send(response).await;
+                            }
+                            drop(permit);
+                        });
+                    }
                 }
-            },
+            }
             Ok(Some(Line::TooLong)) => {
                 let line = json1::too_long_response(&limits);
                 output.send(mcp_error_line(&line, &limits).unwrap_or(line)).await;
@@ -346,6 +356,7 @@ pub(crate) async fn serve<S>(
 #[derive(Debug)]
 pub struct OfflineMcp {
     protocol: Protocol,
+    warnings: PeerWarnings,
     server: AllApps<NoDaemon>,
 }
 
@@ -353,6 +364,7 @@ impl Default for OfflineMcp {
     fn default() -> Self {
         OfflineMcp {
             protocol: Protocol::Mcp(McpSession::default()),
+            warnings: PeerWarnings::new(PeerInfo::default()),
             server: AllApps::new(NoDaemon),
         }
     }
@@ -368,7 +380,7 @@ impl OfflineMcp {
     /// (notifications, responses).
     pub async fn answer(&mut self, line: &[u8]) -> Option<Vec<u8>> {
         let limits = Limits::DEFAULT;
-        match step(&mut self.protocol, line, &limits) {
+        match step(&mut self.protocol, &mut self.warnings, line, &limits) {
             Step::Send(line) => Some(line),
             Step::Silent => None,
             Step::Run(pending, id) => {

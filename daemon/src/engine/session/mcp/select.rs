@@ -27,6 +27,7 @@ use super::rpc::{
 };
 use super::tools;
 use crate::engine::session::methods::Method;
+use crate::engine::session::peer_warnings::PeerWarnings;
 
 /// Client→server request names of either MCP revision (both schemas' `ClientRequest`).
 const MCP_METHODS: [&str; 19] = [
@@ -115,8 +116,9 @@ impl Protocol {
     }
 
     /// Decides what to do with `msg`, updating the selection. Call it for every message, in
-    /// arrival order, before serving anything concurrently.
-    pub fn route(&mut self, msg: &Incoming<'_>) -> Route {
+    /// arrival order, before serving anything concurrently. The warning for a dropped write
+    /// goes through the connection's rate limit `warnings`.
+    pub fn route(&mut self, msg: &Incoming<'_>, warnings: &mut PeerWarnings) -> Route {
         match self {
             Protocol::Json1 => Route::Json1,
             Protocol::Mcp(session) => session.accept(msg),
@@ -146,10 +148,13 @@ impl Protocol {
                     // A notification is never answered and never forwarded to an app, so it
                     // cannot decide what this connection speaks.
                     if matches!(method, "actions/execute" | "actions/batch") {
-                        tracing::warn!(
-                            method,
-                            "dropped a write sent as a notification: its outcome could never be reported"
-                        );
+                        if let Some(suppressed) = warnings.admit() {
+                            tracing::warn!(
+                                method,
+                                suppressed,
+                                "dropped a write sent as a notification: its outcome could never be reported"
+                            );
+                        }
                     } else {
                         tracing::debug!(
                             method,
