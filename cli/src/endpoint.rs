@@ -106,10 +106,41 @@ fn candidates(apps: &[&AppEntry]) -> String {
     apps.iter().map(|a| format!("{} ({})", a.slug, a.display_name)).collect::<Vec<_>>().join(", ")
 }
 
+/// Most apps asked per `apps/list` page (the daemon's largest page).
+const APPS_PAGE: u64 = 100;
+
+/// The whole `apps/list`: every page, following `nextCursor`, as one result `{apps}`.
+pub async fn request_all_apps(control: &mut Client) -> Result<Map, Failure> {
+    let mut apps = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut params = Map::new();
+        params.insert("limit", APPS_PAGE);
+        if let Some(c) = cursor.take() {
+            params.insert("cursor", c);
+        }
+        let mut page = control.request("apps/list", params).await?;
+        match page.remove("apps") {
+            Some(Value::Array(rows)) => apps.extend(rows),
+            _ => {
+                let message = "apps/list answered without an `apps` array";
+                return Err(Failure::new(Exit::Protocol, "malformed_response", message));
+            }
+        }
+        match page.remove("nextCursor") {
+            Some(Value::String(next)) => cursor = Some(next),
+            _ => break,
+        }
+    }
+    let mut result = Map::new();
+    result.insert("apps", Value::Array(apps));
+    Ok(result)
+}
+
 /// Asks the daemon for its apps.
 pub async fn list_apps(daemon: &Daemon, timeout: Duration) -> Result<Vec<AppEntry>, Failure> {
     let mut control = Client::connect(daemon.control(), Peer::Control, timeout).await?;
-    parse_apps(&control.request("apps/list", Map::new()).await?)
+    parse_apps(&request_all_apps(&mut control).await?)
 }
 
 /// Opens the endpoint `query` names. A slug-shaped name whose socket (or pipe) exists is used

@@ -122,6 +122,25 @@ pub struct Config {
     #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tasks: u64,
 
+    /// Threads of the async runtime: 0 runs every connection on the daemon's one thread;
+    /// N > 0 a pool of N workers (see docs/ARCHITECTURE.md, fairness, for the measurement).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub worker_threads: u64,
+
+    /// Unfinished tasks per app (its deferred calls beyond this fail `not_executed/busy`).
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tasks_per_app: u64,
+
+    /// Bytes of task states kept (final results and running tasks' progress and results);
+    /// finished tasks are evicted oldest first to stay within it.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_task_bytes: u64,
+
+    /// Bytes of buffered partial input (client lines and host-channel frames not yet complete)
+    /// for the whole daemon; a connection whose partial message would exceed it is dropped.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_partial_bytes: u64,
+
     /// A client line or response larger than this many bytes is refused.
     #[arg(long, value_name = "BYTES", default_value_t = 1024 * 1024, value_parser = clap::value_parser!(u64).range(64..))]
     pub max_message_bytes: u64,
@@ -154,7 +173,8 @@ pub struct Config {
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub request_deadline: Duration,
 
-    /// A partial line or frame idle this long drops the connection.
+    /// A line or frame must complete within this, counted from its first byte, or the
+    /// connection is dropped (a trickle of bytes does not extend it).
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub partial_idle: Duration,
 

@@ -32,7 +32,9 @@ mod app;
 mod control;
 mod lines;
 mod link;
+mod partial;
 mod registry;
+mod search;
 mod session;
 mod tasks;
 #[cfg(test)]
@@ -66,8 +68,9 @@ pub struct EngineConfig {
     pub handshake_deadline: Duration,
     /// A forwarded call without a reply within this fails `outcome_unknown/timeout` (30 s).
     pub request_deadline: Duration,
-    /// A partial line or frame that sees no byte for this long ends its connection (30 s).
-    pub partial_idle: Duration,
+    /// A line or frame must complete within this, counted from its first byte, or its
+    /// connection ends (30 s).
+    pub partial_deadline: Duration,
     /// Most registered apps (256).
     pub max_apps: usize,
     /// Most requests in flight per client connection (64).
@@ -76,6 +79,14 @@ pub struct EngineConfig {
     pub max_queued_per_app: usize,
     /// Most tasks in the task table (4096; finished ones evicted oldest first).
     pub max_tasks: usize,
+    /// Most unfinished tasks per app (256), so one app cannot fill the table for the others.
+    pub max_tasks_per_app: usize,
+    /// Bytes of task states the table keeps, running tasks' results included (64 MiB).
+    pub max_task_bytes: usize,
+    /// Bytes of buffered partial input (client lines and host-channel frames not yet complete)
+    /// for the whole daemon (64 MiB); a connection whose partial message would exceed it is
+    /// dropped.
+    pub max_partial_bytes: usize,
     /// On shutdown, how long outstanding calls may still be answered (5 s).
     pub shutdown_drain: Duration,
     /// Longest endpoint slug (48; the OS layer may lower it to fit `sun_path`).
@@ -118,11 +129,14 @@ impl Default for EngineConfig {
             max_frame: jfgui_proto::channel::DEFAULT_MAX_FRAME,
             handshake_deadline: Duration::from_secs(5),
             request_deadline: Duration::from_secs(30),
-            partial_idle: Duration::from_secs(30),
+            partial_deadline: Duration::from_secs(30),
             max_apps: 256,
             max_in_flight_per_client: 64,
             max_queued_per_app: 256,
             max_tasks: 4096,
+            max_tasks_per_app: 256,
+            max_task_bytes: tasks::MAX_TASK_BYTES,
+            max_partial_bytes: 64 << 20,
             shutdown_drain: Duration::from_secs(5),
             max_slug_len: 48,
             runtime_dir: None,
@@ -181,8 +195,10 @@ pub enum EndpointEvent {
 pub struct AppSummary {
     /// Endpoint slug.
     pub slug: String,
-    /// Display name exactly as registered.
+    /// Display name as registered, cut to 1024 bytes at a character boundary.
     pub display_name: String,
+    /// Whether the display name was cut.
+    pub display_name_truncated: bool,
     /// The app's pid as it announced it.
     pub pid: u32,
     /// Whether its endpoint exists.
@@ -200,6 +216,8 @@ struct Shared {
     config: Arc<EngineConfig>,
     registry: Arc<Registry>,
     tasks: Arc<Mutex<TaskTable>>,
+    /// Bytes of partial input held by all connections (`max_partial_bytes`).
+    partial: Arc<partial::PartialBudget>,
     shutdown: watch::Sender<bool>,
     /// Live `serve_app` and `serve_client` calls.
     connections: watch::Sender<Connections>,
@@ -256,7 +274,12 @@ impl Engine {
         let config = Arc::new(config);
         Engine(Arc::new(Shared {
             registry: Arc::new(Registry::new(config.max_apps, config.max_slug_len)),
-            tasks: Arc::new(Mutex::new(TaskTable::new(config.max_tasks))),
+            tasks: Arc::new(Mutex::new(TaskTable::with_budget(
+                config.max_tasks,
+                config.max_tasks_per_app,
+                config.max_task_bytes,
+            ))),
+            partial: partial::PartialBudget::new(config.max_partial_bytes),
             shutdown: watch::Sender::new(false),
             connections: watch::Sender::new(Connections::default()),
             started: Instant::now(),
@@ -267,6 +290,11 @@ impl Engine {
     /// The configuration.
     pub fn config(&self) -> &EngineConfig {
         &self.0.config
+    }
+
+    /// A new connection's tracker of its partial messages (deadline and daemon-wide budget).
+    fn partial(&self) -> partial::Partial {
+        partial::Partial::new(self.0.partial.clone(), self.0.config.partial_deadline)
     }
 
     /// Runs one app connection (host channel: handshake with deadline, registration, requests,
@@ -296,7 +324,7 @@ impl Engine {
             return;
         };
         let app = session::App::new(link, self.0.tasks.clone());
-        session::serve(stream, app, self.0.shutdown.subscribe(), peer).await;
+        session::serve(stream, app, self.partial(), self.0.shutdown.subscribe(), peer).await;
     }
 
     /// Runs one all-apps MCP connection (`mcp.sock`): MCP only, both revisions, every enabled
@@ -312,8 +340,9 @@ impl Engine {
         }
         let apps = session::EngineApps::new(self.0.registry.clone(), self.0.tasks.clone());
         let server = session::AllApps::new(apps);
-        session::serve_all_apps(stream, server, &self.0.config, self.0.shutdown.subscribe(), peer)
-            .await;
+        let partial = self.partial();
+        let shutdown = self.0.shutdown.subscribe();
+        session::serve_all_apps(stream, server, &self.0.config, partial, shutdown, peer).await;
     }
 
     /// Runs one control connection (`agentd.sock`: `daemon/status`, `apps/list`).
@@ -346,6 +375,13 @@ impl Engine {
     /// Every registered app (enabled or not), in registration order.
     pub fn apps(&self) -> Vec<AppSummary> {
         self.0.registry.summaries()
+    }
+
+    /// At most `limit` registered apps in registration order, starting at position `from` (an
+    /// opaque position from an earlier page; 0 for the first), and the position of the next
+    /// page if there is one. Positions stay valid while apps come and go.
+    pub fn apps_page(&self, from: u64, limit: usize) -> (Vec<AppSummary>, Option<u64>) {
+        self.0.registry.page(from, limit)
     }
 
     /// Whether endpoint `slug` has a registered app with agent access enabled.

@@ -11,6 +11,8 @@ mod dir_watch;
 mod engine_adapter;
 pub(crate) mod gate;
 pub mod port;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod trim;
 #[cfg(unix)]
 mod unix;
 #[cfg(windows)]

@@ -91,6 +91,11 @@ impl LineDecoder {
         self.skipping || !self.partial.is_empty()
     }
 
+    /// Bytes of the current partial line held (for a budget of buffered input).
+    pub fn partial_len(&self) -> usize {
+        self.partial.len()
+    }
+
     /// Adds bytes without a newline to the current line, or reports it over-long.
     fn take(&mut self, bytes: &[u8]) {
         if self.skipping || bytes.is_empty() {

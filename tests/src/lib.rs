@@ -401,13 +401,21 @@ impl Daemon {
         }
     }
 
-    /// `apps/list` → the `apps` array.
+    /// `apps/list`, every page (following `nextCursor`) → the `apps` array.
     pub fn apps(&self) -> Vec<Value> {
-        match rpc(&self.control(), "apps/list", json!({})) {
-            Ok(v) => {
-                v["result"]["apps"].as_array().cloned().unwrap_or_else(|| panic!("apps/list: {v}"))
+        let mut apps = Vec::new();
+        let mut params = json!({"limit": 100});
+        loop {
+            let v = match rpc(&self.control(), "apps/list", params.clone()) {
+                Ok(v) => v,
+                Err(e) => panic!("apps/list failed: {e}; daemon log:\n{}", self.proc.stderr()),
+            };
+            let page = v["result"]["apps"].as_array().unwrap_or_else(|| panic!("apps/list: {v}"));
+            apps.extend(page.iter().cloned());
+            match v["result"]["nextCursor"].as_str() {
+                Some(next) => params["cursor"] = next.into(),
+                None => return apps,
             }
-            Err(e) => panic!("apps/list failed: {e}; daemon log:\n{}", self.proc.stderr()),
         }
     }
 

@@ -20,6 +20,7 @@ mod cross_uid;
 mod daemon_faults;
 mod diagnostics;
 mod endpoints;
+mod fairness;
 mod flood;
 mod framing;
 mod host_faults;

@@ -1,11 +1,11 @@
 //! `jfgui-agent list`: the apps registered with the daemon (`apps/list` on the control socket).
 
 use clap::Args;
-use jfgui_proto::{Map, Value};
+use jfgui_proto::Value;
 
 use super::{Context, JsonFlag, daemon};
 use crate::client::{Client, Peer};
-use crate::endpoint::parse_apps;
+use crate::endpoint::{parse_apps, request_all_apps};
 use crate::exit::Failure;
 use crate::output::{Format, print_json, print_text, table};
 
@@ -20,7 +20,7 @@ pub struct ListArgs {
 pub async fn run(ctx: Context, format: Format) -> Result<(), Failure> {
     let daemon = daemon()?;
     let mut control = Client::connect(daemon.control(), Peer::Control, ctx.timeout).await?;
-    let result = control.request("apps/list", Map::new()).await?;
+    let result = request_all_apps(&mut control).await?;
     let apps = parse_apps(&result)?;
     if format == Format::Json {
         return print_json(&Value::Object(result));

@@ -21,7 +21,9 @@ where
     let shared = &engine.0;
     let config = Arc::clone(&shared.config);
     let shutdown = shared.shutdown.subscribe();
-    let Some((registration, handshaken)) = link::accept(stream, config, shutdown, peer).await
+    let partial = engine.partial();
+    let Some((registration, handshaken)) =
+        link::accept(stream, config, partial, shutdown, peer).await
     else {
         return;
     };

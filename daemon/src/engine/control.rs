@@ -1,9 +1,10 @@
 //! The control socket `agentd.sock` (SPEC S8): line-delimited JSON-RPC 2.0 with the same codec
-//! and bounds as the endpoints; `daemon/status` and `apps/list`, plus the methods of the OS
+//! and bounds as the endpoints; `daemon/status` and `apps/list` (paged), plus the methods of the OS
 //! layer's [`ControlMethods`] (the browser bridge's `bridge/open` and `bridge/close`).
 //!
-//! Requests are answered one at a time in order: every method is local and immediate, so
-//! there is nothing to run concurrently, and the writer's backpressure is the socket itself.
+//! Requests are answered one at a time in order, yielding to other connections between two:
+//! every method is local and immediate (`apps/list` is paged), so there is nothing to run
+//! concurrently, and the writer's backpressure is the socket itself.
 
 use jfgui_proto::{Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -49,7 +50,7 @@ pub async fn serve<S>(
     let config = engine.config().clone();
     let limits = config.json;
     let (rd, mut wr) = tokio::io::split(stream);
-    let mut lines = LineReader::new(rd, limits.max_bytes, config.partial_idle);
+    let mut lines = LineReader::new(rd, limits.max_bytes, engine.partial());
     let mut shutdown = engine.0.shutdown.subscribe();
     loop {
         let line = tokio::select! {
@@ -71,6 +72,9 @@ pub async fn serve<S>(
                 break;
             }
         }
+        // Fairness (SPEC S8): pipelined requests are not answered in one go; every other
+        // runnable connection gets its turn between two.
+        tokio::task::yield_now().await;
     }
     // Ends what the connection opened (the bridge's listener) now, not when the task is freed.
     drop(extra);
@@ -90,7 +94,12 @@ fn answer(
     let id = envelope.id?;
     let result = match envelope.method.as_str() {
         "daemon/status" => status(engine),
-        "apps/list" => apps_list(engine),
+        "apps/list" => {
+            return Some(match apps_list(engine, envelope.params) {
+                Ok(result) => result_line(&id, result, &limits),
+                Err(e) => json1::error_line(&id, e.code, &e.message, e.data, &limits),
+            });
+        }
         other => {
             let names = extra.as_ref().map_or(&[][..], |e| e.names());
             let answer = match extra {
@@ -168,19 +177,67 @@ fn status(engine: &Engine) -> Map {
     m
 }
 
-fn apps_list(engine: &Engine) -> Map {
+/// Largest `apps/list` page, and its default (as `actions/list`).
+const MAX_APPS_LIMIT: u64 = 100;
+const DEFAULT_APPS_LIMIT: u64 = 50;
+
+/// `apps/list {cursor?, limit?}`: a page of the registered apps in registration order, with
+/// `nextCursor` when more follow (SPEC S8), so a listing stays within the response bound
+/// whatever the apps registered.
+fn apps_list(engine: &Engine, mut params: Map) -> Result<Map, ControlError> {
+    let invalid = |reason: &str, param: &str, message: String| {
+        let mut data = json1::reason_data(reason);
+        data.insert("param", param);
+        ControlError { code: code::INVALID_PARAMS, message, data }
+    };
+    let from = match params.remove("cursor") {
+        None => 0,
+        Some(Value::String(c)) => c
+            .strip_prefix('a')
+            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|n| n.parse::<u64>().ok())
+            .ok_or_else(|| {
+                let message = "The cursor is not one apps/list gave.".to_string();
+                invalid("invalid_cursor", "cursor", message)
+            })?,
+        Some(other) => {
+            let message =
+                format!("Parameter \"cursor\" must be a string, not {}.", other.type_name());
+            return Err(invalid("invalid_type", "cursor", message));
+        }
+    };
+    let limit = match params.remove("limit") {
+        None => DEFAULT_APPS_LIMIT,
+        Some(v) => match v.as_u64() {
+            Some(n) if (1..=MAX_APPS_LIMIT).contains(&n) => n,
+            _ => {
+                let message =
+                    format!("Parameter \"limit\" must be an integer from 1 to {MAX_APPS_LIMIT}.");
+                return Err(invalid("out_of_range", "limit", message));
+            }
+        },
+    };
+    if let Some(param) = params.keys().next() {
+        let mut data = json1::reason_data("unknown_param");
+        data.insert("param", param);
+        let message = format!("Unknown parameter {param:?}.");
+        return Err(ControlError { code: code::INVALID_PARAMS, message, data });
+    }
     let config = engine.config();
-    let apps: Vec<Value> = engine
-        .apps()
+    let (page, next) = engine.apps_page(from, limit as usize);
+    let apps: Vec<Value> = page
         .into_iter()
         .map(|a| {
             let endpoint = match config.endpoint_name(&a.slug) {
                 Some(name) if a.enabled => Value::from(name),
                 _ => Value::Null,
             };
-            let mut m = Map::with_capacity(6);
+            let mut m = Map::with_capacity(7);
             m.insert("slug", a.slug);
             m.insert("displayName", a.display_name);
+            if a.display_name_truncated {
+                m.insert("displayNameTruncated", true);
+            }
             m.insert("pid", a.pid);
             m.insert("enabled", a.enabled);
             m.insert("actionCount", a.action_count as u64);
@@ -188,7 +245,10 @@ fn apps_list(engine: &Engine) -> Map {
             Value::Object(m)
         })
         .collect();
-    let mut m = Map::with_capacity(1);
+    let mut m = Map::with_capacity(2);
     m.insert("apps", Value::Array(apps));
-    m
+    if let Some(next) = next {
+        m.insert("nextCursor", format!("a{next}"));
+    }
+    Ok(m)
 }

@@ -2,16 +2,19 @@
 //! S8 sizes): the transport side of [`LineDecoder`], which owns the line rule (one message per
 //! `\n`-terminated line, at most `max_line` bytes, an over-long line reported once and skipped).
 //!
-//! What this adds is time: a partial line that sees no byte for `partial_idle` ends the
-//! connection (slowloris, FAULTS B4); an idle connection between lines may stay open
-//! indefinitely, since CLI and MCP sessions idle legitimately.
+//! What this adds is time and the daemon-wide total (`partial.rs`): a line must complete within
+//! the partial deadline counted from its first byte (slowloris and tricklers, FAULTS B4, C9),
+//! and the bytes of the partial line count against the daemon-wide budget; either ends the
+//! connection. An idle connection between lines may stay open indefinitely, since CLI and MCP
+//! sessions idle legitimately.
 
 use std::io;
-use std::time::Duration;
 
 pub use jfgui_proto::Line;
 use jfgui_proto::LineDecoder;
 use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::partial::{Partial, PartialError};
 
 /// Bytes asked of the transport per read.
 const READ_CHUNK: usize = 8 * 1024;
@@ -21,15 +24,15 @@ const READ_CHUNK: usize = 8 * 1024;
 pub enum LineError {
     /// The transport failed.
     Io(io::Error),
-    /// A partial line saw no byte for the idle deadline.
-    PartialIdle,
+    /// A partial line missed its deadline or the daemon-wide budget.
+    Partial(PartialError),
 }
 
 impl std::fmt::Display for LineError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             LineError::Io(e) => write!(f, "read failed: {e}"),
-            LineError::PartialIdle => f.write_str("a partial line was idle past its deadline"),
+            LineError::Partial(e) => e.fmt(f),
         }
     }
 }
@@ -39,14 +42,15 @@ impl std::fmt::Display for LineError {
 pub struct LineReader<R> {
     inner: R,
     decoder: LineDecoder,
-    partial_idle: Duration,
+    partial: Partial,
     eof: bool,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
-    /// A reader accepting lines of at most `max_line` bytes (newline excluded).
-    pub fn new(inner: R, max_line: usize, partial_idle: Duration) -> Self {
-        LineReader { inner, decoder: LineDecoder::new(max_line), partial_idle, eof: false }
+    /// A reader accepting lines of at most `max_line` bytes (newline excluded), its partial
+    /// lines tracked by `partial`.
+    pub fn new(inner: R, max_line: usize, partial: Partial) -> Self {
+        LineReader { inner, decoder: LineDecoder::new(max_line), partial, eof: false }
     }
 
     /// The next line, `Ok(None)` at end of stream. Cancel-safe: dropping the future loses no
@@ -54,6 +58,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     pub async fn next_line(&mut self) -> Result<Option<Line>, LineError> {
         loop {
             if let Some(line) = self.decoder.next_line() {
+                self.partial.message_taken(self.decoder.partial_len(), self.decoder.has_partial());
                 return Ok(Some(line));
             }
             if self.eof {
@@ -61,18 +66,20 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             }
             let mut chunk = [0u8; READ_CHUNK];
             let read = self.inner.read(&mut chunk);
-            let n = if self.decoder.has_partial() {
-                match tokio::time::timeout(self.partial_idle, read).await {
+            let n = match self.partial.due() {
+                Some(due) => match tokio::time::timeout_at(due, read).await {
                     Ok(r) => r.map_err(LineError::Io)?,
-                    Err(_) => return Err(LineError::PartialIdle),
-                }
-            } else {
-                read.await.map_err(LineError::Io)?
+                    Err(_) => return Err(LineError::Partial(PartialError::Deadline)),
+                },
+                None => read.await.map_err(LineError::Io)?,
             };
             if n == 0 {
                 self.eof = true;
             } else {
                 self.decoder.feed(&chunk[..n]);
+                self.partial
+                    .track(self.decoder.partial_len(), self.decoder.has_partial())
+                    .map_err(LineError::Partial)?;
             }
         }
     }
@@ -80,10 +87,19 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::engine::partial::PartialBudget;
     use tokio::io::AsyncWriteExt;
 
-    const IDLE: Duration = Duration::from_secs(30);
+    fn partial(deadline: Duration) -> Partial {
+        Partial::new(PartialBudget::new(64 << 20), deadline)
+    }
+
+    fn idle() -> Partial {
+        partial(Duration::from_secs(30))
+    }
 
     async fn collect(input: &[u8], max: usize, chunk: usize) -> Vec<Line> {
         let (mut tx, rx) = tokio::io::duplex(64);
@@ -93,7 +109,7 @@ mod tests {
                 tx.write_all(part).await.unwrap();
             }
         });
-        let mut reader = LineReader::new(rx, max, IDLE);
+        let mut reader = LineReader::new(rx, max, idle());
         let mut out = Vec::new();
         while let Some(line) = reader.next_line().await.unwrap() {
             out.push(line);
@@ -139,7 +155,7 @@ mod tests {
         input.extend_from_slice(b"\n{\"next\":1}\n");
         let (mut tx, rx) = tokio::io::duplex(64 * 1024);
         let writer = tokio::spawn(async move { tx.write_all(&input).await.unwrap() });
-        let mut reader = LineReader::new(rx, 1024, IDLE);
+        let mut reader = LineReader::new(rx, 1024, idle());
         // The decoder's own tests show the skipped bytes never accumulate
         // (`huge_line_is_skipped_with_bounded_memory` in proto).
         assert_eq!(reader.next_line().await.unwrap(), Some(Line::TooLong));
@@ -151,7 +167,7 @@ mod tests {
     #[tokio::test]
     async fn a_big_line_then_a_small_one() {
         let (mut tx, rx) = tokio::io::duplex(64 * 1024);
-        let mut reader = LineReader::new(rx, 1 << 20, IDLE);
+        let mut reader = LineReader::new(rx, 1 << 20, idle());
         let mut big = vec![b'b'; 1 << 20];
         big.push(b'\n');
         let writer = tokio::spawn(async move {
@@ -176,16 +192,50 @@ mod tests {
     async fn partial_line_idle_past_the_deadline_ends_the_stream() {
         let (mut tx, rx) = tokio::io::duplex(64);
         tx.write_all(b"{\"half\":").await.unwrap();
-        let mut reader = LineReader::new(rx, 100, Duration::from_secs(1));
+        let mut reader = LineReader::new(rx, 100, partial(Duration::from_secs(1)));
         let err = reader.next_line().await.unwrap_err();
-        assert!(matches!(err, LineError::PartialIdle));
+        assert!(matches!(err, LineError::Partial(PartialError::Deadline)));
         drop(tx);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_trickled_line_is_dropped_at_the_deadline_from_its_first_byte() {
+        let (mut tx, rx) = tokio::io::duplex(64);
+        let mut reader = LineReader::new(rx, 100, partial(Duration::from_secs(30)));
+        let writer = tokio::spawn(async move {
+            // One byte every 5 s: never idle for 30 s, but 30 s after the first byte it is due.
+            for _ in 0..20 {
+                if tx.write_all(b"x").await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_secs(5)).await;
+            }
+        });
+        let started = tokio::time::Instant::now();
+        let err = reader.next_line().await.unwrap_err();
+        assert!(matches!(err, LineError::Partial(PartialError::Deadline)));
+        assert_eq!(started.elapsed(), Duration::from_secs(30));
+        drop(reader);
+        writer.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_partial_line_over_the_daemon_budget_ends_the_stream() {
+        let budget = PartialBudget::new(1000);
+        let (mut tx, rx) = tokio::io::duplex(4096);
+        tx.write_all(&[b'y'; 1500]).await.unwrap();
+        let mut reader =
+            LineReader::new(rx, 4096, Partial::new(budget.clone(), Duration::from_secs(30)));
+        let err = reader.next_line().await.unwrap_err();
+        assert!(matches!(err, LineError::Partial(PartialError::OverBudget)));
+        drop(reader);
+        assert_eq!(budget.used(), 0, "the share is given back");
     }
 
     #[tokio::test(start_paused = true)]
     async fn idle_between_lines_is_allowed() {
         let (mut tx, rx) = tokio::io::duplex(64);
-        let mut reader = LineReader::new(rx, 100, Duration::from_secs(1));
+        let mut reader = LineReader::new(rx, 100, partial(Duration::from_secs(1)));
         let writer = tokio::spawn(async move {
             tokio::time::sleep(Duration::from_secs(60)).await;
             tx.write_all(b"late\n").await.unwrap();

@@ -31,6 +31,7 @@ pub use io::{Incoming, Link, LinkEnd};
 use calls::Outgoing;
 use io::FrameReader;
 
+use super::partial::Partial;
 use super::{EngineConfig, PeerInfo, until};
 
 /// An app connection whose handshake succeeded, not yet registered.
@@ -49,6 +50,7 @@ pub struct Handshaken<S> {
 pub async fn accept<S>(
     stream: S,
     config: Arc<EngineConfig>,
+    partial: Partial,
     mut shutdown: watch::Receiver<bool>,
     peer: PeerInfo,
 ) -> Option<(Registration, Handshaken<S>)>
@@ -56,7 +58,7 @@ where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
     let (rd, mut wr) = tokio::io::split(stream);
-    let mut reader = FrameReader::new(rd, &config);
+    let mut reader = FrameReader::new(rd, &config, partial);
     let outcome = tokio::select! {
         r = tokio::time::timeout(config.handshake_deadline, handshake::read(&mut reader)) => r,
         _ = until(&mut shutdown, |s| *s) => {

@@ -119,6 +119,16 @@ impl Registry {
     pub fn summaries(&self) -> Vec<AppSummary> {
         self.lock().apps.values().map(AppHandle::summary).collect()
     }
+
+    /// At most `limit` summaries of the apps whose id is `from` or later, in registration
+    /// order, and the id to continue from when more follow. Ids are never reused, so a
+    /// position stays meaningful while apps come and go.
+    pub fn page(&self, from: u64, limit: usize) -> (Vec<AppSummary>, Option<u64>) {
+        let state = self.lock();
+        let mut rest = state.apps.range(from..);
+        let page = rest.by_ref().take(limit).map(|(_, a)| a.summary()).collect();
+        (page, rest.next().map(|(id, _)| *id))
+    }
 }
 
 fn enabled_slugs(state: &State) -> Vec<String> {

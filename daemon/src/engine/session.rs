@@ -10,6 +10,10 @@
 //! [`Admission`]): a few maximum-size responses, not `max_in_flight_per_client` of them.
 //! Responses are written as they complete, so they may be out of order; each carries its id.
 //!
+//! Fairness (SPEC S8): the connection yields to the others after every line, methods answered
+//! from the daemon's own state run on the connection's task one at a time (see
+//! [`ClientSession::handle_line`]), and only calls that wait for the app run concurrently.
+//!
 //! The protocol is decided per connection (SPEC S7, `mcp/select.rs`): until a JSON-1 method,
 //! an MCP envelope or `initialize` decides, every line is routed by [`mcp::Protocol`]; a JSON-1
 //! connection then takes the JSON-1 path directly.
@@ -35,18 +39,24 @@ pub use replies::App;
 
 use super::lines::{Line, LineReader};
 use super::link::LinkStatus;
+use super::partial::Partial;
 use super::{PeerInfo, until};
 
 /// Runs the connection until EOF, the app leaving, or shutdown; then answers the calls already
 /// running (bounded by the request deadline plus the drain time) and closes.
-pub async fn serve<S>(stream: S, app: App, mut shutdown: watch::Receiver<bool>, peer: PeerInfo)
-where
+pub async fn serve<S>(
+    stream: S,
+    app: App,
+    partial: Partial,
+    mut shutdown: watch::Receiver<bool>,
+    peer: PeerInfo,
+) where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
     let link = app.link().clone();
     let config = link.config().clone();
     let (rd, wr) = tokio::io::split(stream);
-    let mut lines = LineReader::new(rd, config.json.max_bytes, config.partial_idle);
+    let mut lines = LineReader::new(rd, config.json.max_bytes, partial);
     let output = Output::start(wr, config.json.max_bytes);
     let in_flight = Arc::new(Semaphore::new(config.max_in_flight_per_client.max(1)));
     let admission = Admission::new(config.json.max_bytes, config.max_in_flight_per_client);
@@ -79,7 +89,12 @@ where
             _ = until(&mut shutdown, |s| *s) => break "shutdown",
         };
         match line {
-            Ok(Some(Line::Complete(bytes))) => session.handle_line(&bytes, permit).await,
+            Ok(Some(Line::Complete(bytes))) => {
+                session.handle_line(&bytes, permit).await;
+                // Fairness (SPEC S8): lines already buffered are not worked through in one go;
+                // every other runnable connection gets its turn between two lines.
+                tokio::task::yield_now().await;
+            }
             Ok(Some(Line::TooLong)) => {
                 output.send(session.unreadable_id(json1::too_long_response(&config.json))).await;
             }
@@ -141,8 +156,13 @@ impl ClientSession {
         }
     }
 
-    /// Handles one complete line: answers at once, stays silent (notifications), or spawns the
-    /// call, which keeps `permit` (one in-flight slot) until its response is buffered.
+    /// Handles one complete line: answers at once, stays silent (notifications), runs a local
+    /// method (answered from the daemon's own state) here, or spawns a call to the app, which
+    /// keeps `permit` (one in-flight slot) until its response is buffered.
+    ///
+    /// Local methods run on the connection's own task, one at a time, so a connection that
+    /// pipelines costly ones (a search of thousands of actions) is one runnable task among the
+    /// others, not one per request; their long loops yield inside (`methods.rs`).
     async fn handle_line(&mut self, line: &[u8], permit: CallPermit) {
         if !matches!(self.protocol, mcp::Protocol::Json1) {
             let limits = self.app.link().config().json;
@@ -164,6 +184,13 @@ impl ClientSession {
                     let line = mcp::response_line(envelope.id.as_ref(), reply, &limits);
                     return self.output.send(line).await;
                 }
+                mcp::Route::Mcp(pending) if pending.is_local() => {
+                    if let Some(reply) = pending.run(&self.app).await {
+                        let response = mcp::response_line(envelope.id.as_ref(), reply, &limits);
+                        self.output.send(response).await;
+                    }
+                    return;
+                }
                 mcp::Route::Mcp(pending) => {
                     let app = self.app.clone();
                     let output = self.output.clone();
@@ -184,6 +211,10 @@ impl ClientSession {
         match json1::prepare(line, &link.config().json, link.slug(), &mut self.warnings) {
             json1::Prepared::Respond(bytes) => self.output.send(bytes).await,
             json1::Prepared::Silent => {}
+            json1::Prepared::Call(call) if call.method.is_local() => {
+                let response = json1::execute(&self.app, call).await;
+                self.output.send(response).await;
+            }
             json1::Prepared::Call(call) => {
                 let app = self.app.clone();
                 let output = self.output.clone();

@@ -228,9 +228,11 @@ async fn deferred_tasks_are_tracked_got_and_cancelled() {
     let r = c.call("tasks/cancel", r#"{"id":"t1"}"#).await;
     assert_eq!(s(&r, "result.task.state"), "completed");
 
+    // An update for a task the app never returned in a reply is dropped.
+    app.send(&AppMessage::Task(task("ghost", TaskState::Running))).await;
     // A running task: forwarded, the app's answer is recorded.
-    app.send(&AppMessage::Task(task("t2", TaskState::Running))).await;
-    wait_for_task_state(&mut c, "t2", "running").await;
+    start_task(&mut app, &mut c, "t2").await;
+    assert_error(&c.call("tasks/get", r#"{"id":"ghost"}"#).await, 1004, "task");
     c.call_nowait("tasks/cancel", r#"{"id":"t2"}"#).await;
     let req = app.request().await;
     assert_eq!(req.call, Call::CancelTask { id: "t2".into() });
@@ -245,6 +247,16 @@ async fn deferred_tasks_are_tracked_got_and_cancelled() {
     assert_eq!(s(&r, "error.data.task"), "nope");
     assert_error(&c.call("tasks/cancel", r#"{"id":"nope"}"#).await, 1004, "task");
     assert_error(&c.call("tasks/get", "{}").await, -32602, "missing_param");
+}
+
+/// A deferred `document.text.insert` the app answers with running task `id`.
+async fn start_task(app: &mut FakeApp, c: &mut Client, id: &str) {
+    c.call_nowait("actions/execute", r#"{"action":"document.text.insert","expectedRevision":1}"#)
+        .await;
+    let req = app.request().await;
+    let task = task(id, TaskState::Running);
+    app.reply(req.id, Outcome::Ok(CallResult::Deferred { task, revision: 1 })).await;
+    assert_eq!(s(&c.recv().await, "result.task.id"), id);
 }
 
 async fn wait_for_task_state(c: &mut Client, id: &str, state: &str) -> Value {
@@ -902,19 +914,25 @@ async fn endpoint_subscribers_start_from_a_snapshot_and_resync_after_lagging() {
     let mut events = engine.subscribe();
     assert_eq!(events.next().await, Some(EndpointEvent::Resync { slugs: vec!["notepad".into()] }));
     // 2000 changes, far over the backlog, ending enabled; then a task update as a marker: the
-    // engine reads the channel in order, so once the marker is in, every change is too.
+    // engine reads the channel in order, so once the marker is in, every change is too. (The
+    // marker task is one the app returned earlier: updates for other ids are dropped.)
+    let id = engine.app("notepad").unwrap().id();
+    engine.0.tasks.lock().unwrap().start(id, task("marker", TaskState::Running)).unwrap();
     for i in 0..2000 {
         app.set_enabled(i % 2 == 1).await;
     }
-    app.send(&AppMessage::Task(task("marker", TaskState::Running))).await;
-    let id = engine.app("notepad").unwrap().id();
+    app.send(&AppMessage::Task(task("marker", TaskState::Completed))).await;
+    let marked = || {
+        let tasks = engine.0.tasks.lock().unwrap();
+        tasks.get(id, "Notepad", "marker").is_some_and(|t| t.state == TaskState::Completed)
+    };
     for _ in 0..2000 {
-        if engine.0.tasks.lock().unwrap().get(id, "marker").is_some() {
+        if marked() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert!(engine.0.tasks.lock().unwrap().get(id, "marker").is_some());
+    assert!(marked());
     // Applied in order the way the OS layer applies them, the events end where the apps are.
     let mut seen = 0;
     let mut resyncs = 0;
@@ -969,7 +987,7 @@ async fn app_disconnect_fails_calls_and_tasks_promptly() {
     assert!(c.closed().await);
     assert_eq!(events.next().await.unwrap(), EndpointEvent::Down { slug: "notepad".into() });
     assert!(engine.apps().is_empty());
-    let failed = engine.0.tasks.lock().unwrap().get(tasks_app_id, "t").unwrap();
+    let failed = engine.0.tasks.lock().unwrap().get(tasks_app_id, "Notepad", "t").unwrap();
     assert_eq!(failed.state, TaskState::Failed);
     assert_eq!(failed.error.unwrap().reason, Reason::AppDisconnected);
 }
@@ -1200,7 +1218,7 @@ async fn engine_config_defaults_are_the_spec_values() {
     assert_eq!(c.max_frame, (1 << 20) + (64 << 10));
     assert_eq!(c.handshake_deadline, Duration::from_secs(5));
     assert_eq!(c.request_deadline, Duration::from_secs(30));
-    assert_eq!(c.partial_idle, Duration::from_secs(30));
+    assert_eq!(c.partial_deadline, Duration::from_secs(30));
     assert_eq!(c.shutdown_drain, Duration::from_secs(5));
     assert_eq!(
         (c.max_apps, c.max_in_flight_per_client, c.max_queued_per_app, c.max_tasks),
@@ -1271,7 +1289,7 @@ async fn unknown_fields_on_the_host_channel_drop_the_app() {
 #[tokio::test(start_paused = true)]
 async fn a_partial_frame_idle_past_the_deadline_drops_the_app() {
     let mut cfg = config();
-    cfg.partial_idle = Duration::from_secs(5);
+    cfg.partial_deadline = Duration::from_secs(5);
     let engine = Engine::new(cfg);
     let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
     let started = tokio::time::Instant::now();
@@ -1284,7 +1302,7 @@ async fn a_partial_frame_idle_past_the_deadline_drops_the_app() {
 #[tokio::test(start_paused = true)]
 async fn a_partial_client_line_idle_past_the_deadline_closes_the_client() {
     let mut cfg = config();
-    cfg.partial_idle = Duration::from_secs(5);
+    cfg.partial_deadline = Duration::from_secs(5);
     let (engine, slug) = engine_with_echo_app(cfg).await;
     let mut c = Client::connect(&engine, &slug);
     c.send_raw(br#"{"jsonrpc":"2.0","#).await;
@@ -1301,9 +1319,8 @@ async fn a_full_task_table_refuses_new_work_clearly() {
     let engine = Engine::new(cfg);
     let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
     let mut c = Client::connect(&engine, &app.slug);
-    app.send(&AppMessage::Task(task("a", TaskState::Running))).await;
-    app.send(&AppMessage::Task(task("b", TaskState::Running))).await;
-    wait_for_task_state(&mut c, "b", "running").await;
+    start_task(&mut app, &mut c, "a").await;
+    start_task(&mut app, &mut c, "b").await;
     let r = c
         .call("actions/execute", r#"{"action":"document.text.insert","expectedRevision":1}"#)
         .await;

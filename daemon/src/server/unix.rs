@@ -80,7 +80,15 @@ where
             return exit::RUNTIME_DIR_REFUSED;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let mut builder = match config.worker_threads {
+        0 => tokio::runtime::Builder::new_current_thread(),
+        n => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(to_usize(n));
+            b
+        }
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
             tracing::error!("cannot start the async runtime: {e}");
@@ -208,6 +216,8 @@ where
     let mut accepting = listen(listeners, &gate, &engine);
     let endpoints_task =
         tokio::spawn(crate::endpoints::run(engine.clone(), rt.clone(), gate.clone(), stop_rx));
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    tokio::spawn(super::trim::run(gate.live()));
     // The effective idle exit is logged so it can be checked without waiting for it.
     let idle_exit = idle_after.map_or_else(|| "off".to_string(), |d| format!("{}s", d.as_secs()));
     tracing::info!(runtime_dir = %rt.path().display(), pid = std::process::id(), activated,

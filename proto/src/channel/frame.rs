@@ -123,6 +123,11 @@ impl FrameDecoder {
         self.failed.is_none() && self.start < self.buf.len()
     }
 
+    /// Bytes received and not yet returned as frames (for a budget of buffered input).
+    pub fn buffered_len(&self) -> usize {
+        self.buf.len() - self.start
+    }
+
     fn fail(&mut self, error: FrameError) -> FrameError {
         self.buf = Vec::new();
         self.start = 0;

@@ -30,6 +30,7 @@ use jfgui_proto::{ActionError, Reason};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::Registration;
+use crate::engine::search::SearchText;
 use crate::engine::{AppSummary, EngineConfig};
 
 /// What a call's caller receives: the app's result or error, unread, or the link's own error.
@@ -55,8 +56,11 @@ struct AppInner {
     id: u64,
     slug: String,
     display_name: String,
+    display_name_truncated: bool,
     pid: u32,
     actions: Vec<ActionInfo>,
+    /// Lower-cased names and descriptions of `actions`, for `actions/list` queries.
+    search: SearchText,
     /// Whether calls may be sent; changed only through `Registry::set_enabled`.
     enabled: AtomicBool,
     status: watch::Sender<LinkStatus>,
@@ -127,7 +131,9 @@ impl AppHandle {
             id,
             slug,
             display_name: registration.display_name,
+            display_name_truncated: registration.display_name_truncated,
             pid: registration.pid,
+            search: SearchText::new(&registration.actions),
             actions: registration.actions,
             enabled: AtomicBool::new(registration.enabled),
             status: watch::Sender::new(status),
@@ -145,9 +151,13 @@ impl AppHandle {
     pub fn slug(&self) -> &str {
         &self.0.slug
     }
-    /// The display name exactly as the app sent it.
+    /// The display name as the app sent it, cut to 1024 bytes.
     pub fn display_name(&self) -> &str {
         &self.0.display_name
+    }
+    /// Whether the display name was cut.
+    pub fn display_name_truncated(&self) -> bool {
+        self.0.display_name_truncated
     }
     /// The pid the app announced.
     pub fn pid(&self) -> u32 {
@@ -156,6 +166,10 @@ impl AppHandle {
     /// The registered actions, in registration order.
     pub fn actions(&self) -> &[ActionInfo] {
         &self.0.actions
+    }
+    /// The lower-cased search text of [`AppHandle::actions`].
+    pub fn search_text(&self) -> &SearchText {
+        &self.0.search
     }
     /// Whether the app's dispatcher is enabled.
     pub fn is_enabled(&self) -> bool {
@@ -174,6 +188,7 @@ impl AppHandle {
         AppSummary {
             slug: self.0.slug.clone(),
             display_name: self.0.display_name.clone(),
+            display_name_truncated: self.0.display_name_truncated,
             pid: self.0.pid,
             enabled: self.is_enabled(),
             action_count: self.0.actions.len(),

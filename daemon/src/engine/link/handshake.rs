@@ -23,11 +23,17 @@ pub const MAX_ACTIONS: usize = 16 * MAX_ACTIONS_PER_PAGE;
 /// apps (a few KiB of schemas per action at most) far below it.
 pub const MAX_REGISTRATION_BYTES: usize = 4 << 20;
 
+/// Longest display name kept, in bytes (SPEC S8); a longer one is cut at a character boundary
+/// and marked truncated, never refused: long window titles must not prevent activation.
+pub const MAX_DISPLAY_NAME: usize = 1024;
+
 /// What the handshake collected.
 #[derive(Debug)]
 pub struct Registration {
-    /// The display name exactly as sent.
+    /// The display name as sent, cut to [`MAX_DISPLAY_NAME`] bytes.
     pub display_name: String,
+    /// Whether the display name was cut.
+    pub display_name_truncated: bool,
     /// The pid the app announced.
     pub pid: u32,
     /// Whether its dispatcher starts enabled.
@@ -88,8 +94,11 @@ pub(super) async fn read<R: AsyncRead + Unpin>(
                 if let Err(e) = validate_action_infos(&actions) {
                     return Ok(Err(Refused::from(e)));
                 }
+                let (display_name, display_name_truncated) =
+                    bounded_display_name(hello.display_name);
                 return Ok(Ok(Registration {
-                    display_name: hello.display_name,
+                    display_name,
+                    display_name_truncated,
                     pid: hello.pid,
                     enabled: hello.enabled,
                     actions,
@@ -103,6 +112,17 @@ pub(super) async fn read<R: AsyncRead + Unpin>(
             }
         }
     }
+}
+
+/// `name` cut to [`MAX_DISPLAY_NAME`] bytes at a character boundary, and whether it was cut.
+fn bounded_display_name(mut name: String) -> (String, bool) {
+    if name.len() <= MAX_DISPLAY_NAME {
+        return (name, false);
+    }
+    let cut = (0..=MAX_DISPLAY_NAME).rev().find(|&i| name.is_char_boundary(i)).unwrap_or(0);
+    name.truncate(cut);
+    name.shrink_to_fit();
+    (name, true)
 }
 
 /// Whether a handshake that ended the connection deserves a `refused` before the close: a peer
@@ -131,5 +151,23 @@ pub(super) async fn refuse<W: AsyncWrite + Unpin>(
             let _ = wr.shutdown().await;
         })
         .await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_names_are_cut_at_a_char_boundary_and_marked() {
+        let short = "Notepad — tést".to_string();
+        assert_eq!(bounded_display_name(short.clone()), (short, false));
+        let exact = "x".repeat(MAX_DISPLAY_NAME);
+        assert_eq!(bounded_display_name(exact.clone()), (exact, false));
+        // 'é' is two bytes: 1023 'a' + 'é' would end at byte 1025, so the 'é' goes.
+        let name = format!("{}é tail", "a".repeat(MAX_DISPLAY_NAME - 1));
+        let (cut, truncated) = bounded_display_name(name);
+        assert!(truncated);
+        assert_eq!(cut, "a".repeat(MAX_DISPLAY_NAME - 1));
     }
 }

@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use super::calls::{AppHandle, CallOutcome, Outgoing, Waiter};
+use crate::engine::partial::{Partial, PartialError};
 use crate::engine::{EngineConfig, until};
 
 /// Bytes asked of the transport per read.
@@ -43,8 +44,8 @@ pub enum LinkEnd {
     Bye(String),
     /// The transport failed.
     Io(std::io::Error),
-    /// A partial frame saw no byte for the idle deadline.
-    PartialIdle,
+    /// A partial frame missed its deadline or the daemon-wide budget (`partial.rs`).
+    Partial(PartialError),
     /// A frame broke the channel's rules.
     Frame(FrameError),
     /// A message out of sequence.
@@ -75,7 +76,7 @@ impl fmt::Display for LinkEnd {
             LinkEnd::Eof => f.write_str("end of stream"),
             LinkEnd::Bye(reason) => write!(f, "the app said bye ({reason})"),
             LinkEnd::Io(e) => write!(f, "transport error: {e}"),
-            LinkEnd::PartialIdle => f.write_str("a partial frame was idle past its deadline"),
+            LinkEnd::Partial(e) => write!(f, "{e} (frame)"),
             LinkEnd::Frame(e) => write!(f, "bad frame: {e}"),
             LinkEnd::Protocol(m) => write!(f, "protocol violation: {m}"),
             LinkEnd::Shutdown => f.write_str("daemon shutdown"),
@@ -83,8 +84,9 @@ impl fmt::Display for LinkEnd {
     }
 }
 
-/// Reads frames off the transport, enforcing the frame bound on the header and the partial
-/// idle deadline.
+/// Reads frames off the transport, enforcing the frame bound on the header, and the partial
+/// deadline and the daemon-wide budget of buffered input (`partial.rs`), from the first byte
+/// of `hello` on.
 pub(super) struct FrameReader<R> {
     inner: R,
     /// What one read returned, before it is fed to the decoder. Kept (with its capacity) across
@@ -94,18 +96,18 @@ pub(super) struct FrameReader<R> {
     last_len: usize,
     decoder: FrameDecoder,
     limits: Limits,
-    partial_idle: Duration,
+    partial: Partial,
 }
 
 impl<R: AsyncRead + Unpin> FrameReader<R> {
-    pub(super) fn new(inner: R, config: &EngineConfig) -> Self {
+    pub(super) fn new(inner: R, config: &EngineConfig, partial: Partial) -> Self {
         FrameReader {
             inner,
             chunk: Vec::with_capacity(READ_CHUNK),
             last_len: 0,
             decoder: FrameDecoder::new(config.max_frame),
             limits: config.frame_limits(),
-            partial_idle: config.partial_idle,
+            partial,
         }
     }
 
@@ -119,24 +121,28 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         loop {
             if let Some(body) = self.decoder.next_frame().map_err(LinkEnd::Frame)? {
                 self.last_len = body.len();
+                let decoder = &self.decoder;
+                self.partial.message_taken(decoder.buffered_len(), decoder.has_partial());
                 return decode_message(&body, &self.limits).map_err(LinkEnd::Frame);
             }
-            let partial = self.decoder.has_partial();
             self.chunk.clear();
             // `read_buf` fills the spare capacity without zeroing it first.
             let read = self.inner.read_buf(&mut self.chunk);
-            let n = if partial {
-                tokio::time::timeout(self.partial_idle, read)
+            let n = match self.partial.due() {
+                Some(due) => tokio::time::timeout_at(due, read)
                     .await
-                    .map_err(|_| LinkEnd::PartialIdle)?
-                    .map_err(LinkEnd::Io)?
-            } else {
-                read.await.map_err(LinkEnd::Io)?
+                    .map_err(|_| LinkEnd::Partial(PartialError::Deadline))?
+                    .map_err(LinkEnd::Io)?,
+                None => read.await.map_err(LinkEnd::Io)?,
             };
             if n == 0 {
                 return Err(LinkEnd::Eof);
             }
             self.decoder.feed(&self.chunk[..n]);
+            let decoder = &self.decoder;
+            self.partial
+                .track(decoder.buffered_len(), decoder.has_partial())
+                .map_err(LinkEnd::Partial)?;
         }
     }
 }

@@ -16,6 +16,7 @@ use jfgui_proto::channel::{
 use jfgui_proto::{ActionError, MAX_REVISION, Map, Reason, Value};
 
 use super::replies::{App, invalid_reply};
+use crate::engine::tasks::Refused;
 
 pub use jfgui_proto::channel::MAX_BATCH_CALLS;
 /// Largest `resources/read` chunk (SPEC S4).
@@ -68,6 +69,12 @@ impl Method {
     /// The method of a JSON-1 name.
     pub fn from_name(name: &str) -> Option<Method> {
         Method::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Answered from the daemon's own state (registration cache, task table), without a
+    /// round trip to the app.
+    pub fn is_local(self) -> bool {
+        matches!(self, Method::ActionsList | Method::ActionsDescribe | Method::TasksGet)
     }
 
     /// The JSON-1 name, e.g. `"actions/list"`.
@@ -245,7 +252,7 @@ pub async fn call(app: &App, method: Method, params: Map) -> Result<Map, MethodE
             p.finish()?;
             agent_info(app).await
         }
-        Method::ActionsList => actions_list(app, p),
+        Method::ActionsList => actions_list(app, p).await,
         Method::ActionsDescribe => {
             let name = p.required_string("action")?;
             p.finish()?;
@@ -359,8 +366,11 @@ async fn agent_info(app: &App) -> Result<Map, MethodError> {
     let mut daemon = Map::with_capacity(2);
     daemon.insert("name", "jfgui-agentd");
     daemon.insert("version", env!("CARGO_PKG_VERSION"));
-    let mut app_info = Map::with_capacity(3);
+    let mut app_info = Map::with_capacity(4);
     app_info.insert("displayName", app.link().display_name());
+    if app.link().display_name_truncated() {
+        app_info.insert("displayNameTruncated", true);
+    }
     app_info.insert("slug", app.link().slug());
     app_info.insert("pid", app.link().pid());
     let mut limits = Map::with_capacity(3);
@@ -376,29 +386,26 @@ async fn agent_info(app: &App) -> Result<Map, MethodError> {
     Ok(m)
 }
 
-fn actions_list(app: &App, mut p: Params) -> Result<Map, MethodError> {
+/// Bytes of search text scanned between two yields, so a query against thousands of long
+/// descriptions lets every other connection run in between (fairness, SPEC S8).
+const SEARCH_SLICE: usize = 64 * 1024;
+
+/// `actions/list`. The cursor is the registration index to resume at (tied to the endpoint and
+/// the query), so a page scans from there until it has `limit` matches and knows whether
+/// another follows: a page costs at most one pass over the actions, yielding every
+/// [`SEARCH_SLICE`] bytes.
+async fn actions_list(app: &App, mut p: Params) -> Result<Map, MethodError> {
     let query = p.string("query")?;
     let cursor = p.string("cursor")?;
     let limit = p.integer("limit", 1, MAX_LIST_LIMIT)?.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
     p.finish()?;
     let needle = query.as_deref().map(str::to_lowercase);
-    let matching: Vec<_> = app
-        .link()
-        .actions()
-        .iter()
-        .filter(|a| match &needle {
-            None => true,
-            Some(q) => {
-                a.name.to_lowercase().contains(q.as_str())
-                    || a.description.to_lowercase().contains(q.as_str())
-            }
-        })
-        .collect();
+    let actions = app.link().actions();
     let fingerprint = cursor_fingerprint(app.link().id(), query.as_deref());
     let start = match cursor {
         None => 0,
         Some(c) => parse_cursor(&c, fingerprint)
-            .filter(|&offset| offset <= matching.len())
+            .filter(|&offset| offset <= actions.len())
             .ok_or_else(|| {
                 invalid(
                     "invalid_cursor",
@@ -407,20 +414,38 @@ fn actions_list(app: &App, mut p: Params) -> Result<Map, MethodError> {
                 )
             })?,
     };
-    let end = (start + limit).min(matching.len());
-    let actions: Vec<Value> = matching[start..end]
-        .iter()
-        .map(|a| {
+    let search = app.link().search_text();
+    let mut page = Vec::with_capacity(limit.min(actions.len()));
+    let mut next = None;
+    let mut scanned = 0;
+    for (i, a) in actions.iter().enumerate().skip(start) {
+        let hit = match &needle {
+            None => true,
+            Some(q) => {
+                let (hit, cost) = search.matches(i, q);
+                scanned += cost;
+                hit
+            }
+        };
+        if hit {
+            if page.len() == limit {
+                next = Some(i);
+                break;
+            }
             let mut m = Map::with_capacity(3);
             m.insert("name", a.name.as_str());
             m.insert("description", a.description.as_str());
             m.insert("kind", kind_name(a.kind));
-            Value::Object(m)
-        })
-        .collect();
-    let mut m = one("actions", Value::Array(actions));
-    if end < matching.len() {
-        m.insert("nextCursor", format!("{end}.{fingerprint:016x}"));
+            page.push(Value::Object(m));
+        }
+        if scanned >= SEARCH_SLICE {
+            scanned = 0;
+            tokio::task::yield_now().await;
+        }
+    }
+    let mut m = one("actions", Value::Array(page));
+    if let Some(next) = next {
+        m.insert("nextCursor", format!("{next}.{fingerprint:016x}"));
     }
     Ok(m)
 }
@@ -553,19 +578,23 @@ async fn actions_batch(app: &App, mut p: Params) -> Result<Map, MethodError> {
 /// Refuses work that could start a task the table cannot hold (SPEC S4 bound): a clear,
 /// not-executed error instead of a task nobody can query.
 fn check_task_room(app: &App) -> Result<(), MethodError> {
-    if app.tasks().has_room() {
-        Ok(())
-    } else {
-        Err(ActionError::new(
-            Reason::Busy,
-            "The daemon's task table is full of unfinished tasks; retry when some have finished.",
-        )
-        .into())
-    }
+    let message = match app.tasks().has_room(app.link().id()) {
+        Ok(()) => return Ok(()),
+        Err(Refused::Quota) => format!(
+            "This app already has {} unfinished tasks; retry when some have finished.",
+            app.link().config().max_tasks_per_app
+        ),
+        Err(_) => {
+            "The daemon's task table is full of unfinished tasks; retry when some have finished."
+                .to_string()
+        }
+    };
+    Err(ActionError::new(Reason::Busy, message).into())
 }
 
 fn lookup_task(app: &App, id: &str) -> Result<TaskSnapshot, MethodError> {
-    app.tasks().get(app.link().id(), id).ok_or_else(|| {
+    let link = app.link();
+    app.tasks().get(link.id(), link.display_name(), id).ok_or_else(|| {
         ActionError::new(
             Reason::Task { task: id.to_string() },
             "No task with that id is known for this app.",

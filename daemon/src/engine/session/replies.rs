@@ -7,6 +7,7 @@
 //! by the caller when it wakes up: a task update that follows a deferred reply on the channel
 //! then always lands after the task it updates.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use jfgui_proto::channel::{BatchOutcome, Call, CallResult, TaskSnapshot};
@@ -22,12 +23,14 @@ use crate::engine::tasks::TaskTable;
 pub struct App {
     link: AppHandle,
     tasks: Arc<Mutex<TaskTable>>,
+    /// Task updates refused so far (for a log that cannot be flooded).
+    dropped_updates: Arc<AtomicU64>,
 }
 
 impl App {
     /// `link`'s app with the engine's task table.
     pub fn new(link: AppHandle, tasks: Arc<Mutex<TaskTable>>) -> App {
-        App { link, tasks }
+        App { link, tasks, dropped_updates: Arc::default() }
     }
 
     /// The link: registration cache, status, configuration.
@@ -67,40 +70,55 @@ impl App {
         waiter.send(outcome);
     }
 
-    /// A task update from the app.
+    /// A task update from the app: taken only for a task it returned in a deferred reply
+    /// (`tasks.rs`); anything else is dropped and logged.
     pub fn task_update(&self, snapshot: TaskSnapshot) {
         let id = snapshot.id.clone();
-        if self.tasks().upsert(self.link.id(), snapshot).is_err() {
-            tracing::warn!(app = self.link.slug(), task = %id, "task table full; update dropped");
+        if let Err(refused) = self.tasks().update(self.link.id(), snapshot) {
+            // Logged at the 1st, 2nd, 4th, 8th, ... drop: a hostile app cannot flood the log.
+            let dropped = self.dropped_updates.fetch_add(1, Ordering::Relaxed) + 1;
+            if dropped.is_power_of_two() {
+                tracing::warn!(app = self.link.slug(), task = %id, dropped, "task update dropped: {}", refused.as_str());
+            }
         }
     }
 
-    /// The app went away: its unfinished tasks fail (their outcome is unknown), each logged,
-    /// since the endpoint goes with the app and the log is where a client can learn of them.
+    /// The app went away: its unfinished tasks fail (their outcome is unknown), each logged;
+    /// its tasks stay answerable under its display name (`tasks.rs`).
     pub fn gone(&self, reason: &Reason) {
-        let failed = self.tasks().fail_app(self.link.id());
+        let failed = self.tasks().depart(self.link.id(), self.link.display_name());
         for task in &failed {
             tracing::warn!(slug = self.link.slug(), task = %task, reason = reason.as_str(), "task failed");
         }
     }
 
-    /// Stores the tasks a reply reports.
+    /// Stores the tasks a reply reports: deferred results start tasks, a `tasks/cancel` reply
+    /// updates one.
     fn record_tasks(&self, result: &CallResult) {
-        let tasks: Vec<&TaskSnapshot> = match result {
-            CallResult::Deferred { task, .. } | CallResult::Task(task) => vec![task],
-            CallResult::Batch { results, .. } => results
-                .iter()
-                .filter_map(|e| match &e.outcome {
-                    BatchOutcome::Task(t) => Some(t),
-                    _ => None,
-                })
-                .collect(),
+        let (tasks, started): (Vec<&TaskSnapshot>, bool) = match result {
+            CallResult::Deferred { task, .. } => (vec![task], true),
+            CallResult::Task(task) => (vec![task], false),
+            CallResult::Batch { results, .. } => (
+                results
+                    .iter()
+                    .filter_map(|e| match &e.outcome {
+                        BatchOutcome::Task(t) => Some(t),
+                        _ => None,
+                    })
+                    .collect(),
+                true,
+            ),
             _ => return,
         };
         let mut table = self.tasks();
         for task in tasks {
-            if table.upsert(self.link.id(), task.clone()).is_err() {
-                tracing::error!(app = %self.link.slug(), task = %task.id, "task table full; task not tracked");
+            let recorded = if started {
+                table.start(self.link.id(), task.clone())
+            } else {
+                table.update(self.link.id(), task.clone())
+            };
+            if let Err(refused) = recorded {
+                tracing::error!(app = %self.link.slug(), task = %task.id, "task not tracked: {}", refused.as_str());
             }
         }
     }

@@ -12,6 +12,7 @@ use jfgui_proto::{ActionKind, Limits, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream, ReadHalf, WriteHalf};
 
 use crate::engine::lines::{Line, LineReader};
+use crate::engine::partial::{Partial, PartialBudget};
 use crate::{Engine, EngineConfig, PeerInfo};
 
 /// Generous: these bound waits that should end in milliseconds, so a bug fails instead of
@@ -257,7 +258,8 @@ impl Client {
     /// A client on our end of a stream whose other end someone serves.
     pub fn over(ours: DuplexStream) -> Client {
         let (rd, wr) = tokio::io::split(ours);
-        Client { lines: LineReader::new(rd, 64 << 20, WAIT * 10), wr: Some(wr) }
+        let partial = Partial::new(PartialBudget::new(usize::MAX), WAIT * 10);
+        Client { lines: LineReader::new(rd, 64 << 20, partial), wr: Some(wr) }
     }
 
     fn writer(&mut self) -> &mut WriteHalf<DuplexStream> {

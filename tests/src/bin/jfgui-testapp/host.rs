@@ -94,6 +94,8 @@ pub struct TestApp {
     next_job: u64,
     /// `--blob`: the bytes of [`BLOB_URI`] (none offered when empty).
     blob: Vec<u8>,
+    /// [`ACTIONS`], or those plus the hostile ones (`hostile.rs`).
+    actions: &'static [ActionSpec],
 }
 
 impl TestApp {
@@ -113,12 +115,19 @@ impl TestApp {
             jobs: Vec::new(),
             next_job: 1,
             blob: Vec::new(),
+            actions: ACTIONS,
         })
     }
 
     /// Offers `bytes` as the resource [`BLOB_URI`].
     pub fn with_blob(mut self, bytes: Vec<u8>) -> TestApp {
         self.blob = bytes;
+        self
+    }
+
+    /// Registers `actions` instead of [`ACTIONS`] (a superset: the hostile registrations).
+    pub fn with_actions(mut self, actions: &'static [ActionSpec]) -> TestApp {
+        self.actions = actions;
         self
     }
 
@@ -164,6 +173,21 @@ impl TestApp {
     }
 }
 
+/// `{"data": "x" × bytes}`; one string stays within the 256 KiB string bound, so beyond
+/// 64 KiB the x's come as an array of 64 KiB strings instead.
+pub fn huge_value(bytes: usize) -> Value {
+    let mut m = Map::new();
+    if bytes <= HUGE_CHUNK {
+        m.insert("data", "x".repeat(bytes));
+    } else {
+        let chunks = (0..bytes.div_ceil(HUGE_CHUNK))
+            .map(|i| Value::from("x".repeat(HUGE_CHUNK.min(bytes - i * HUGE_CHUNK))))
+            .collect();
+        m.insert("data", Value::Array(chunks));
+    }
+    Value::Object(m)
+}
+
 fn hang() -> ! {
     loop {
         std::thread::park();
@@ -172,7 +196,7 @@ fn hang() -> ! {
 
 impl Host for TestApp {
     fn actions(&self) -> &[ActionSpec] {
-        ACTIONS
+        self.actions
     }
 
     fn revision(&self) -> u64 {
@@ -210,7 +234,7 @@ impl Host for TestApp {
                 Execution::Output(self.output())
             }
             "state.get" => Execution::Output(self.output()),
-            _ => {
+            "job.run" => {
                 let ms = input.get("ms").and_then(Value::as_u64).unwrap_or(0);
                 let id = format!("job-{}", self.next_job);
                 cx.tasks().start(id.clone())?;
@@ -218,6 +242,8 @@ impl Host for TestApp {
                 self.jobs.push((id.clone(), Instant::now() + Duration::from_millis(ms)));
                 Execution::Deferred(id)
             }
+            // The hostile registrations' actions (`hostile.rs`) do nothing.
+            _ => Execution::Output(Value::Object(Map::new())),
         };
         for knob in &knobs {
             match *knob {
@@ -227,22 +253,7 @@ impl Host for TestApp {
                 {
                     std::process::abort()
                 }
-                Knob::HugeOutput(bytes) => {
-                    let mut m = Map::new();
-                    // One string stays within the 256 KiB string bound; beyond
-                    // 64 KiB the x's come as an array of 64 KiB strings instead.
-                    if bytes <= HUGE_CHUNK {
-                        m.insert("data", "x".repeat(bytes));
-                    } else {
-                        let chunks = (0..bytes.div_ceil(HUGE_CHUNK))
-                            .map(|i| {
-                                Value::from("x".repeat(HUGE_CHUNK.min(bytes - i * HUGE_CHUNK)))
-                            })
-                            .collect();
-                        m.insert("data", Value::Array(chunks));
-                    }
-                    result = Execution::Output(Value::Object(m));
-                }
+                Knob::HugeOutput(bytes) => result = Execution::Output(huge_value(bytes)),
                 Knob::BadOutputSchema => result = Execution::Output(Value::from("not an object")),
                 _ => {}
             }

@@ -25,6 +25,8 @@ pub enum Knob {
     ReplyTwice,
     /// Send the reply under an id the daemon never used.
     ReplyUnknownId,
+    /// After a deferred reply, send a `running` update of its task with a result of BYTES.
+    RunningResult(usize),
 }
 
 impl Knob {
@@ -51,6 +53,7 @@ impl Knob {
             "bad-output-schema" => Knob::BadOutputSchema,
             "reply-twice" => Knob::ReplyTwice,
             "reply-unknown-id" => Knob::ReplyUnknownId,
+            "running-result" => Knob::RunningResult(number("BYTES")? as usize),
             other => return Err(format!("unknown knob {other:?}")),
         };
         let takes_value = matches!(
@@ -59,6 +62,7 @@ impl Knob {
                 | Knob::AbortInBatchAfter(_)
                 | Knob::FailInBatchAt(_)
                 | Knob::HugeOutput(_)
+                | Knob::RunningResult(_)
         );
         if value.is_some() && !takes_value {
             return Err(format!("{name} takes no value"));
@@ -90,7 +94,9 @@ impl Faults {
 
     /// True when some action rewrites its reply frames (the transport must inspect them).
     pub fn rewrites_replies(&self) -> bool {
-        self.entries.iter().any(|(_, k)| matches!(k, Knob::ReplyTwice | Knob::ReplyUnknownId))
+        self.entries.iter().any(|(_, k)| {
+            matches!(k, Knob::ReplyTwice | Knob::ReplyUnknownId | Knob::RunningResult(_))
+        })
     }
 }
 
@@ -105,6 +111,7 @@ mod tests {
         assert_eq!(Knob::parse("abort-in-batch-after=3"), Ok(Knob::AbortInBatchAfter(3)));
         assert_eq!(Knob::parse("fail-in-batch-at=4"), Ok(Knob::FailInBatchAt(4)));
         assert_eq!(Knob::parse("huge-output=1048577"), Ok(Knob::HugeOutput(1_048_577)));
+        assert_eq!(Knob::parse("running-result=10"), Ok(Knob::RunningResult(10)));
         for k in [
             "abort-before-apply",
             "abort-after-apply",

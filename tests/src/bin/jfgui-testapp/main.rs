@@ -4,6 +4,8 @@
 //! jfgui-testapp [--agent-enable] [--agent-stdio] [--name NAME] [--socket PATH]
 //!               [--state FILE] [--ledger FILE] [--fault ACTION:KNOB]...
 //!               [--stall-handshake] [--no-read] [--blob BYTES]
+//!               [--name-bytes N] [--bulk-actions N] [--description-bytes B]
+//!               [--huge-schema BYTES] [--unsolicited-tasks N]
 //! ```
 //!
 //! - `--agent-enable`: enable agent access (without it the app registers disabled).
@@ -26,11 +28,14 @@
 //!   (fail with `failed/host_error{code:"injected"}` as batch call N), `huge-output=BYTES`
 //!   (output `{"data":"x"×BYTES}`, or above 64 KiB `{"data":["x"×65536,…]}` with BYTES x's
 //!   in all, so the 256 KiB string bound is not what stops it), `bad-output-schema` (output a string), `reply-twice`,
-//!   `reply-unknown-id` (reply under id `u64::MAX − id`).
+//!   `reply-unknown-id` (reply under id `u64::MAX − id`), `running-result=BYTES` (after a
+//!   deferred reply, a `running` update of that task carrying a result of BYTES bytes).
 //! - `--stall-handshake`: connect and never send `hello`. `--no-read`: stop reading the host
 //!   channel once registered (the process stays alive).
 //! - `--blob BYTES`: offer the resource `blob://data.bin` (`application/octet-stream`), the
 //!   BYTES bytes of `jfgui_tests::blob` (so a test knows every byte it must read back).
+//! - Hostile but legal registrations (`--name-bytes`, `--bulk-actions`, `--description-bytes`,
+//!   `--huge-schema`) and `--unsolicited-tasks N`: see `hostile.rs`.
 //!
 //! Actions: `counter.add {by: -1000..1000, tag?}` and `text.append {text, tag?}` (writes,
 //! transaction domain `state`), `state.get {}` (read), `job.run {ms}` (write, deferred task
@@ -38,6 +43,7 @@
 //! 2 on a usage error. The app does not reconnect; the harness restarts it.
 
 mod host;
+mod hostile;
 mod knobs;
 mod store;
 mod wire;
@@ -65,6 +71,8 @@ struct Args {
     faults: Faults,
     behaviour: Behaviour,
     blob: usize,
+    name_bytes: Option<usize>,
+    registration: hostile::Registration,
 }
 
 fn parse() -> Result<Args, String> {
@@ -82,14 +90,24 @@ fn parse() -> Result<Args, String> {
             "--fault" => a.faults.add(&value("--fault")?)?,
             "--stall-handshake" => a.behaviour.stall_handshake = true,
             "--no-read" => a.behaviour.no_read = true,
-            "--blob" => {
-                let v = value("--blob")?;
-                a.blob = v.parse().map_err(|_| format!("--blob takes a byte count, not {v:?}"))?;
+            "--blob" => a.blob = count("--blob", value("--blob")?)?,
+            "--name-bytes" => a.name_bytes = Some(count(&arg, value(&arg)?)?),
+            "--bulk-actions" => a.registration.bulk_actions = count(&arg, value(&arg)?)?,
+            "--description-bytes" => {
+                a.registration.description_bytes = count(&arg, value(&arg)?)?;
+            }
+            "--huge-schema" => a.registration.huge_schema = count(&arg, value(&arg)?)?,
+            "--unsolicited-tasks" => {
+                a.behaviour.unsolicited_tasks = count(&arg, value(&arg)?)?;
             }
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
     Ok(a)
+}
+
+fn count(flag: &str, v: String) -> Result<usize, String> {
+    v.parse().map_err(|_| format!("{flag} takes a count, not {v:?}"))
 }
 
 fn main() -> ExitCode {
@@ -112,12 +130,17 @@ fn main() -> ExitCode {
 fn run(args: Args) -> std::io::Result<()> {
     let ledger = Ledger::open(args.ledger.as_deref())?;
     let mut app = TestApp::new(args.state.clone(), ledger, args.faults.clone())?
-        .with_blob(jfgui_tests::blob(args.blob));
+        .with_blob(jfgui_tests::blob(args.blob))
+        .with_actions(args.registration.actions());
     let headless = args.stdio || headless_requested();
     let mut dispatcher = Dispatcher::new(&app).map_err(std::io::Error::other)?;
     dispatcher.set_enabled(headless || args.enable);
+    let name = args.name.unwrap_or_else(|| "Test App".into());
     let identity = Identity {
-        display_name: args.name.unwrap_or_else(|| "Test App".into()),
+        display_name: match args.name_bytes {
+            Some(len) => hostile::long_name(&name, len),
+            None => name,
+        },
         pid: std::process::id(),
     };
     let endpoint = Endpoint::new(dispatcher, identity).map_err(std::io::Error::other)?;

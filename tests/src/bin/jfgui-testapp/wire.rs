@@ -12,11 +12,11 @@ use std::time::Duration;
 use jfgui_host_sdk::channel::{Endpoint, Status};
 use jfgui_proto::Limits;
 use jfgui_proto::channel::{
-    AppMessage, Call, DEFAULT_MAX_FRAME, DaemonMessage, FrameDecoder, decode_message, encode_frame,
-    frame_limits,
+    AppMessage, Call, CallResult, DEFAULT_MAX_FRAME, DaemonMessage, FrameDecoder, Outcome,
+    TaskSnapshot, TaskState, decode_message, encode_frame, frame_limits,
 };
 
-use crate::host::TestApp;
+use crate::host::{TestApp, huge_value};
 use crate::knobs::{Faults, Knob};
 
 /// Transport-level behaviour.
@@ -26,6 +26,9 @@ pub struct Behaviour {
     pub stall_handshake: bool,
     /// Stop reading the channel once registered.
     pub no_read: bool,
+    /// Once registered, send this many `running` task updates for ids never returned in a
+    /// reply (`hostile.rs`).
+    pub unsolicited_tasks: usize,
 }
 
 /// Serves until the peer closes (Ok), the channel breaks, or forever for the stalling knobs.
@@ -50,6 +53,7 @@ pub fn serve(
     let mut incoming = FrameDecoder::new(DEFAULT_MAX_FRAME);
     let mut actions: HashMap<u64, String> = HashMap::new();
     let mut next_tick: Option<Duration> = None;
+    let mut unsolicited = behaviour.unsolicited_tasks;
     loop {
         let out = endpoint.pending_output().to_vec();
         endpoint.consume_output(out.len());
@@ -67,6 +71,15 @@ pub fn serve(
                 loop {
                     std::thread::park();
                 }
+            }
+            Status::Registered if unsolicited > 0 => {
+                for i in 0..std::mem::take(&mut unsolicited) {
+                    let task = running(format!("ghost-{i}"), None);
+                    writer.write_all(&encode_frame(&task, &limits, DEFAULT_MAX_FRAME).map_err(
+                        |e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()),
+                    )?)?;
+                }
+                writer.flush()?;
             }
             Status::Registered => {}
             Status::Closed { .. } => return Ok(()),
@@ -138,7 +151,18 @@ fn remember_actions(
     }
 }
 
-/// Applies `reply-twice` / `reply-unknown-id` to the replies in `out`.
+/// A `running` update of task `id`, with `result` if given.
+fn running(id: String, result: Option<jfgui_proto::Value>) -> AppMessage {
+    AppMessage::Task(TaskSnapshot {
+        id,
+        state: TaskState::Running,
+        progress: None,
+        result,
+        error: None,
+    })
+}
+
+/// Applies `reply-twice` / `reply-unknown-id` / `running-result` to the replies in `out`.
 fn rewrite(
     out: &[u8],
     faults: &Faults,
@@ -152,6 +176,7 @@ fn rewrite(
     while let Some(body) = decoder.next_frame().map_err(|e| bad(e.to_string()))? {
         let mut msg: AppMessage = decode_message(&body, limits).map_err(|e| bad(e.to_string()))?;
         let mut copies = 1;
+        let mut follow = None;
         if let AppMessage::Reply(r) = &mut msg
             && let Some(action) = actions.remove(&r.id)
         {
@@ -159,6 +184,11 @@ fn rewrite(
                 match knob {
                     Knob::ReplyTwice => copies = 2,
                     Knob::ReplyUnknownId => r.id = u64::MAX - r.id,
+                    Knob::RunningResult(bytes) => {
+                        if let Outcome::Ok(CallResult::Deferred { task, .. }) = &r.outcome {
+                            follow = Some(running(task.id.clone(), Some(huge_value(bytes))));
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -167,6 +197,12 @@ fn rewrite(
             encode_frame(&msg, limits, DEFAULT_MAX_FRAME).map_err(|e| bad(e.to_string()))?;
         for _ in 0..copies {
             result.extend_from_slice(&frame);
+        }
+        if let Some(update) = follow {
+            result.extend_from_slice(
+                &encode_frame(&update, limits, DEFAULT_MAX_FRAME)
+                    .map_err(|e| bad(e.to_string()))?,
+            );
         }
     }
     Ok(result)

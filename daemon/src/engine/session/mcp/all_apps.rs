@@ -32,6 +32,7 @@ use super::rpc::{Incoming, object};
 use super::select::{McpSession, Pending, Protocol, Route};
 use super::{mcp_error_line, response_line, tools};
 use crate::engine::lines::{Line, LineReader};
+use crate::engine::partial::Partial;
 use crate::engine::registry::Registry;
 use crate::engine::session::methods::{self, Method};
 use crate::engine::session::peer_warnings::PeerWarnings;
@@ -279,6 +280,7 @@ pub(crate) async fn serve<S>(
     stream: S,
     server: AllApps<EngineApps>,
     config: &EngineConfig,
+    partial: Partial,
     mut shutdown: watch::Receiver<bool>,
     peer: PeerInfo,
 ) where
@@ -286,7 +288,7 @@ pub(crate) async fn serve<S>(
 {
     let limits = config.json;
     let (rd, wr) = tokio::io::split(stream);
-    let mut lines = LineReader::new(rd, limits.max_bytes, config.partial_idle);
+    let mut lines = LineReader::new(rd, limits.max_bytes, partial);
     let output = Output::start(wr, limits.max_bytes);
     let in_flight = Arc::new(Semaphore::new(config.max_in_flight_per_client.max(1)));
     let admission = Admission::new(limits.max_bytes, config.max_in_flight_per_client);

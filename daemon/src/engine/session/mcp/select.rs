@@ -313,6 +313,16 @@ impl McpSession {
 }
 
 impl Pending {
+    /// Answered without a round trip to the app (the tool list, a local tool): the session
+    /// runs it on its own task, one at a time (fairness, `session.rs`).
+    pub fn is_local(&self) -> bool {
+        match &self.work {
+            Work::ToolsList(_) => true,
+            Work::ToolsCall(_, params) => tools::is_local(params),
+            _ => false,
+        }
+    }
+
     /// Serves the request. `None` means the client cancelled it meanwhile: nothing may be sent.
     pub async fn run<A: AppPort>(self, app: &A) -> Option<Reply> {
         let reply = serve(app, self.work).await;

@@ -191,6 +191,13 @@ impl ToolDef {
     }
 }
 
+/// Whether `tools/call` with `params` is answered from the daemon's own state (see
+/// `Method::is_local`), so the session runs it on its own task.
+pub(crate) fn is_local(params: &Map) -> bool {
+    let name = params.get("name").and_then(Value::as_str);
+    TOOLS.iter().any(|t| Some(t.name) == name && t.method.is_local())
+}
+
 /// One `Tool` object; `(read_only, idempotent)` become the annotations.
 fn tool_value(
     name: &str,
