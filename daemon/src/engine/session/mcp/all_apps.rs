@@ -317,6 +317,14 @@ pub(crate) async fn serve<S>(
                 match step(&mut protocol, &mut warnings, &bytes, &limits) {
                     Step::Send(line) => output.send(line).await,
                     Step::Silent => {}
+                    // As on an endpoint (`session.rs`): methods answered from the daemon's own
+                    // state run here, one at a time, so pipelining costly ones buys no extra
+                    // tasks; calls that wait for an app run concurrently.
+                    Step::Run(pending, id) if pending.is_local() => {
+                        if let Some(reply) = pending.run(&*server).await {
+                            output.send(response_line(id.as_ref(), reply, &limits)).await;
+                        }
+                    }
                     Step::Run(pending, id) => {
                         let server = server.clone();
                         let output = output.clone();
@@ -330,6 +338,8 @@ pub(crate) async fn serve<S>(
                         });
                     }
                 }
+                // Fairness: every other runnable connection gets its turn between two lines.
+                tokio::task::yield_now().await;
             }
             Ok(Some(Line::TooLong)) => {
                 let line = json1::too_long_response(&limits);
