@@ -50,6 +50,7 @@ pub use registry::EndpointEvents;
 pub(crate) use session::json1;
 pub use session::{is_mcp_request_id, mcp_error_line};
 
+use crate::audit::{Audit, Transport};
 use registry::Registry;
 use tasks::TaskTable;
 
@@ -85,6 +86,8 @@ pub struct EngineConfig {
     /// How the OS layer names an enabled app's endpoint, for `apps/list`. `None` (headless)
     /// reports `null`.
     pub endpoint_naming: Option<EndpointNaming>,
+    /// The audit log client calls are recorded in (SPEC S13); `None` records nothing.
+    pub audit: Option<Audit>,
 }
 
 /// The OS layer's rule from a slug to the address of its endpoint: `RUNTIME_DIR/apps/SLUG.sock`
@@ -126,6 +129,7 @@ impl Default for EngineConfig {
             max_slug_len: 48,
             runtime_dir: None,
             endpoint_naming: None,
+            audit: None,
         }
     }
 }
@@ -143,13 +147,16 @@ impl EngineConfig {
     }
 }
 
-/// Who is on the other end of a connection (for logs only; the OS layer has already checked).
+/// Who is on the other end of a connection (for logs and the audit log; the OS layer has
+/// already checked).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PeerInfo {
     /// Peer process id, when the transport tells.
     pub pid: Option<u32>,
     /// Peer user id, when the transport tells.
     pub uid: Option<u32>,
+    /// How a client reached the app (for app connections: [`Transport::Endpoint`], unused).
+    pub transport: Transport,
 }
 
 /// Endpoint lifecycle: `Up` when an app is connected and enabled, `Down` when it is disabled
@@ -294,8 +301,22 @@ impl Engine {
             tracing::info!(slug, ?peer, "client for an endpoint that is not up; closing");
             return;
         };
-        let app = session::App::new(link, self.0.tasks.clone());
+        let app = self.client_app(link, peer);
         session::serve(stream, app, self.0.shutdown.subscribe(), peer).await;
+    }
+
+    /// `link`'s app as a client connection from `peer` uses it: with the task table, and its
+    /// calls audited when the engine has an audit log. Every kind of client session (per-app
+    /// endpoint, all-apps MCP, bridge, headless) builds its apps here.
+    pub(crate) fn client_app(&self, link: link::AppHandle, peer: PeerInfo) -> session::App {
+        let app = session::App::new(link, self.0.tasks.clone());
+        match &self.0.config.audit {
+            Some(audit) => {
+                let caller = session::Caller::new(audit.clone(), peer, app.link());
+                app.audited(caller)
+            }
+            None => app,
+        }
     }
 
     /// Runs one control connection (`agentd.sock`: `daemon/status`, `apps/list`).

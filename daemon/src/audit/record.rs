@@ -16,9 +16,10 @@ use super::time::format_ms;
 pub const INPUT_KEPT: usize = 4096;
 
 /// How the client reached the app.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Transport {
     /// An app's endpoint (`apps/SLUG.sock` or its pipe), JSON-1 or MCP.
+    #[default]
     Endpoint,
     /// The all-apps MCP server (one session, every enabled app).
     AllAppsMcp,

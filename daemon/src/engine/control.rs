@@ -163,6 +163,16 @@ fn status(engine: &Engine) -> Map {
     );
     m.insert("apps", engine.apps().len() as u64);
     m.insert("clients", engine.client_count() as u64);
+    // Records the audit log lost (full queue, write errors); null when there is no log.
+    let audit = config.audit.as_ref();
+    m.insert("auditDropped", audit.map_or(Value::Null, |a| Value::from(a.dropped())));
+    m.insert(
+        "auditDir",
+        match audit.and_then(|a| a.dir()) {
+            Some(dir) => Value::from(dir.to_string_lossy().into_owned()),
+            None => Value::Null,
+        },
+    );
     m
 }
 

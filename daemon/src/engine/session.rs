@@ -17,6 +17,7 @@
 pub mod json1;
 mod mcp;
 pub mod methods;
+mod observer;
 mod replies;
 
 pub use mcp::{is_mcp_request_id, mcp_error_line};
@@ -28,6 +29,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, WriteHalf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
+pub use observer::Caller;
 pub use replies::App;
 
 use super::lines::{Line, LineReader};
@@ -149,7 +151,7 @@ impl ClientSession {
                     return self.output.send(line).await;
                 }
                 mcp::Route::Mcp(pending) => {
-                    let app = self.app.clone();
+                    let app = self.app.clone().speaking(pending.protocol());
                     let output = self.output.clone();
                     let id = envelope.id;
                     self.calls.spawn(async move {

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::port::{EndpointFeed, EnginePort};
 use crate::bridge::Bridges;
+use crate::audit::{Audit, Transport};
 use crate::config::{Config, to_usize};
 use crate::transport::{Peer, Stream};
 use crate::{EndpointEvent, EndpointEvents, EndpointNaming, Engine, EngineConfig, PeerInfo};
@@ -44,13 +45,14 @@ pub fn engine(
         max_slug_len: SPEC_MAX_SLUG.min(max_slug_len),
         runtime_dir: runtime_dir.map(Path::to_path_buf),
         endpoint_naming: Some(endpoints),
+        audit: Some(Audit::start(config.audit())),
     });
     let bridges = Bridges::new(engine.clone(), config.bridge_limits());
     EngineSessions { engine, bridges }
 }
 
 fn info(peer: Peer) -> PeerInfo {
-    PeerInfo { pid: peer.pid, uid: peer.uid }
+    PeerInfo { pid: peer.pid, uid: peer.uid, transport: Transport::Endpoint }
 }
 
 impl EnginePort for EngineSessions {

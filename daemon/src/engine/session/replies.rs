@@ -13,6 +13,8 @@ use jfgui_proto::channel::{BatchOutcome, Call, CallResult, TaskSnapshot};
 use jfgui_proto::{ActionError, MAX_REVISION, Reason};
 
 use super::methods::MethodError;
+use super::observer::Caller;
+use crate::audit::Protocol;
 use crate::engine::link::{AppHandle, CallOutcome, Waiter};
 use crate::engine::tasks::TaskTable;
 
@@ -22,12 +24,31 @@ use crate::engine::tasks::TaskTable;
 pub struct App {
     link: AppHandle,
     tasks: Arc<Mutex<TaskTable>>,
+    /// Who calls, when calls are audited (`observer.rs`).
+    caller: Option<Caller>,
 }
 
 impl App {
-    /// `link`'s app with the engine's task table.
+    /// `link`'s app with the engine's task table (calls not audited: see [`App::audited`]).
     pub fn new(link: AppHandle, tasks: Arc<Mutex<TaskTable>>) -> App {
-        App { link, tasks }
+        App { link, tasks, caller: None }
+    }
+
+    /// The same app, its calls recorded in the audit log as made by `caller`.
+    pub fn audited(mut self, caller: Caller) -> App {
+        self.caller = Some(caller);
+        self
+    }
+
+    /// The same app, called in `protocol` (MCP sets the revision and `clientInfo` per request).
+    pub fn speaking(mut self, protocol: &Protocol) -> App {
+        self.caller = self.caller.map(|c| c.speaking(protocol.clone()));
+        self
+    }
+
+    /// Who calls, when calls are audited.
+    pub fn caller(&self) -> Option<&Caller> {
+        self.caller.as_ref()
     }
 
     /// The link: registration cache, status, configuration.
