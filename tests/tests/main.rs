@@ -4,6 +4,7 @@
 
 mod activation;
 mod app_faults;
+mod audit;
 mod backpressure;
 mod bridge_http;
 mod cli_completions;
