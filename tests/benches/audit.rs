@@ -114,7 +114,10 @@ fn main() {
     }
     let p50 = |h: &Histogram<u64>| h.value_at_quantile(0.5);
     let p99 = |h: &Histogram<u64>| h.value_at_quantile(0.99);
-    println!("audit cost, one client, sequential calls ({} s per kind and daemon)", seconds().as_secs());
+    println!(
+        "audit cost, one client, sequential calls ({} s per kind and daemon)",
+        seconds().as_secs()
+    );
     for (name, h) in [
         ("read, not recorded", &read_plain),
         ("read, recorded (--audit-reads)", &read_audited),

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use jfgui_tests::cli::{Session, agent_command, run_agent};
 use jfgui_tests::serde_json::{self, Value, json};
 use jfgui_tests::{
-    Daemon, LineClient, PATIENCE, TempDir, TestApp, audit_dir, daemon_command, json1, mode,
-    my_uid, rpc, wait_until,
+    Daemon, LineClient, PATIENCE, TempDir, TestApp, audit_dir, daemon_command, json1, mode, my_uid,
+    rpc, wait_until,
 };
 use sha2::{Digest, Sha256};
 
@@ -132,9 +132,15 @@ fn json1_writes_a_stale_write_a_failed_atomic_batch_and_a_cancel_are_recorded_ex
         {"action": "counter.add", "input": {"by": 1, "tag": "b1"}, "expectedRevision": rev1},
     ]);
     let batch = c.call("actions/batch", json!({"calls": calls, "atomic": true})).unwrap();
-    assert!(batch.get("error").is_some() || batch["result"]["results"].to_string().contains("error"), "{batch}");
+    assert!(
+        batch.get("error").is_some() || batch["result"]["results"].to_string().contains("error"),
+        "{batch}"
+    );
     let job = c
-        .call("actions/execute", json!({"action": "job.run", "input": {"ms": 600000}, "expectedRevision": rev1}))
+        .call(
+            "actions/execute",
+            json!({"action": "job.run", "input": {"ms": 600000}, "expectedRevision": rev1}),
+        )
         .unwrap();
     let task = job["result"]["task"]["id"].as_str().unwrap_or_else(|| panic!("{job}")).to_owned();
     let cancel = c.call("tasks/cancel", json!({"id": task})).unwrap();
@@ -153,7 +159,10 @@ fn json1_writes_a_stale_write_a_failed_atomic_batch_and_a_cancel_are_recorded_ex
     assert_common(&r[0], &w, "actions/execute");
     assert_eq!(r[0]["action"], "counter.add");
     assert_input(&r[0], &ok_input);
-    assert_eq!((r[0]["expectedRevision"].as_u64(), r[0]["revision"].as_u64()), (Some(rev0), Some(rev1)));
+    assert_eq!(
+        (r[0]["expectedRevision"].as_u64(), r[0]["revision"].as_u64()),
+        (Some(rev0), Some(rev1))
+    );
     assert_eq!(r[0]["outcome"], "ok");
 
     assert_input(&r[1], &stale_input);
@@ -332,7 +341,8 @@ fn rotation_at_a_small_bound_keeps_four_files_of_whole_records() {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.len() <= 2048, "{name}: {} bytes", text.len());
         for line in text.lines() {
-            let r: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{name}: {e}: {line}"));
+            let r: Value =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("{name}: {e}: {line}"));
             assert_eq!(r["action"], "counter.add", "{r}");
         }
         assert_eq!(mode(&path) & 0o777, 0o600, "{name}");
@@ -380,7 +390,10 @@ fn inputs_are_kept_only_when_asked_and_reads_only_with_audit_reads() {
     let input = json!({"text": big, "tag": "long"});
     let mut c = LineClient::connect(&w.ep).unwrap();
     let response = c
-        .call("actions/execute", json!({"action": "text.append", "input": input, "expectedRevision": revision(&w.ep)}))
+        .call(
+            "actions/execute",
+            json!({"action": "text.append", "input": input, "expectedRevision": revision(&w.ep)}),
+        )
         .unwrap();
     assert!(response.get("result").is_some(), "{response}");
     let read = c.call("actions/execute", json!({"action": "state.get", "input": {}})).unwrap();
@@ -416,7 +429,8 @@ fn log_filters_and_follow_sees_a_new_record() {
     assert!(future.stdout.trim().is_empty(), "{}", future.stdout);
     run_agent(&w.d.rt, &["log", "--since", "yesterday"], b"").assert_error(2, "invalid_since");
 
-    let mut follow = Session::start(agent_command(&w.d.rt, &["log", "--follow", "--app", "target"]));
+    let mut follow =
+        Session::start(agent_command(&w.d.rt, &["log", "--follow", "--app", "target"]));
     // The history first: once it is printed, the stream is subscribed.
     let first = follow.recv();
     assert_eq!(tag_of(&first).as_deref(), Some("end"), "{first}");

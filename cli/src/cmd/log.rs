@@ -117,7 +117,8 @@ fn read_lines(dir: &std::path::Path) -> Vec<Vec<u8>> {
     let mut lines = Vec::new();
     for n in (0..KEPT_FILES).rev() {
         if let Ok(bytes) = std::fs::read(AuditFile::path(dir, n)) {
-            lines.extend(bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(<[u8]>::to_vec));
+            lines
+                .extend(bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(<[u8]>::to_vec));
         }
     }
     lines
@@ -185,7 +186,9 @@ fn parse_since(text: &str, now_ms: u64) -> Result<u64, Failure> {
     let bad = || {
         Failure::usage(
             "invalid_since",
-            format!("--since {text:?} is neither a duration (30s, 10m, 2h, 7d) nor a UTC time like 2026-12-01T09:00:00Z"),
+            format!(
+                "--since {text:?} is neither a duration (30s, 10m, 2h, 7d) nor a UTC time like 2026-12-01T09:00:00Z"
+            ),
         )
     };
     let split = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
@@ -249,7 +252,14 @@ fn cells(r: &Value) -> [String; 6] {
     let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_owned();
     let time = s(r.get("time"));
     if let Some(n) = r.get("dropped").and_then(Value::as_u64) {
-        return [time, String::new(), String::new(), format!("({n} records dropped)"), String::new(), String::new()];
+        return [
+            time,
+            String::new(),
+            String::new(),
+            format!("({n} records dropped)"),
+            String::new(),
+            String::new(),
+        ];
     }
     let client = r.get("client");
     let info = client.and_then(|c| c.get("clientInfo")).and_then(|i| i.get("name"));
@@ -273,7 +283,8 @@ fn cells(r: &Value) -> [String; 6] {
         (_, _, Some(t)) => format!("cancel {}", s(Some(t))),
         _ => s(r.get("method")),
     };
-    let rev = |v: Option<&Value>| v.and_then(Value::as_u64).map_or("-".to_owned(), |n| n.to_string());
+    let rev =
+        |v: Option<&Value>| v.and_then(Value::as_u64).map_or("-".to_owned(), |n| n.to_string());
     let revision = format!("{} → {}", rev(r.get("expectedRevision")), rev(r.get("revision")));
     let outcome = match r.get("outcome") {
         Some(Value::String(o)) => o.clone(),

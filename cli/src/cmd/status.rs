@@ -45,7 +45,8 @@ fn render(status: &Map) -> String {
         field("apps"),
         field("clients"),
         match status.get("auditDir") {
-            Some(_) => format!("\naudit log: {} ({} dropped)", field("auditDir"), field("auditDropped")),
+            Some(_) =>
+                format!("\naudit log: {} ({} dropped)", field("auditDir"), field("auditDropped")),
             None => String::new(),
         },
     )

@@ -82,7 +82,6 @@ impl AuditFile {
         }
         Ok(())
     }
-
 }
 
 /// Opens (creating) `dir/audit.jsonl` for appending; returns it with its current size.

@@ -357,9 +357,16 @@ mod tests {
             }),
             protocol: Protocol::Mcp {
                 revision: "2025-11-25",
-                client_info: Some(Arc::new(ClientInfo { name: "claude".into(), version: "1".into() })),
+                client_info: Some(Arc::new(ClientInfo {
+                    name: "claude".into(),
+                    version: "1".into(),
+                })),
             },
-            app: Arc::new(AppRef { slug: "notepad".into(), display_name: "Note\npad".into(), pid: 7 }),
+            app: Arc::new(AppRef {
+                slug: "notepad".into(),
+                display_name: "Note\npad".into(),
+                pid: 7,
+            }),
             method: "actions/execute",
             action: Action::One("document.text.insert".into()),
             input: Some(input),
@@ -384,10 +391,17 @@ mod tests {
         let v = jfgui_proto::parse(text.as_bytes(), &unbounded()).unwrap();
         // The encoder escapes U+2028 too (JavaScript-safe lines).
         let encoded = r#"{"text":"a\nb\u2028"}"#;
-        assert_eq!(v.get("input").unwrap().get("size").unwrap().as_u64(), Some(encoded.len() as u64));
-        let sha: String = Sha256::digest(encoded.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            v.get("input").unwrap().get("size").unwrap().as_u64(),
+            Some(encoded.len() as u64)
+        );
+        let sha: String =
+            Sha256::digest(encoded.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(v.get("input").unwrap().get("sha256").unwrap().as_str(), Some(sha.as_str()));
-        assert_eq!(v.get("client").unwrap().get("clientInfo").unwrap().get("name").unwrap().as_str(), Some("claude"));
+        assert_eq!(
+            v.get("client").unwrap().get("clientInfo").unwrap().get("name").unwrap().as_str(),
+            Some("claude")
+        );
         let outcome = v.get("outcome").unwrap().get("refused").unwrap();
         assert_eq!(outcome.get("reason").unwrap().as_str(), Some("stale_revision"));
         assert_eq!(v.get("expectedRevision").unwrap().as_u64(), Some(3));

@@ -119,7 +119,9 @@ fn run(
                 }
                 drops.add(1);
                 if !failing {
-                    tracing::warn!("audit: cannot write the log, records are dropped and counted: {e}");
+                    tracing::warn!(
+                        "audit: cannot write the log, records are dropped and counted: {e}"
+                    );
                 }
                 failing = true;
             }

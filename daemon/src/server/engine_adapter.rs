@@ -6,8 +6,8 @@ use std::future::Future;
 use std::path::Path;
 
 use super::port::{EndpointFeed, EnginePort};
-use crate::bridge::Bridges;
 use crate::audit::{Audit, Transport};
+use crate::bridge::Bridges;
 use crate::config::{Config, to_usize};
 use crate::transport::{Peer, Stream};
 use crate::{EndpointEvent, EndpointEvents, EndpointNaming, Engine, EngineConfig, PeerInfo};

@@ -41,7 +41,13 @@ pub fn check(engine: &Engine, line: &[u8]) -> Follow {
         let mut data = json1::reason_data("unknown_param");
         data.insert("param", param);
         let message = format!("Unknown parameter {param:?}: audit/follow takes none.");
-        return Follow::Refused(json1::error_line(&id, code::INVALID_PARAMS, &message, data, &limits));
+        return Follow::Refused(json1::error_line(
+            &id,
+            code::INVALID_PARAMS,
+            &message,
+            data,
+            &limits,
+        ));
     }
     if engine.config().audit.is_none() {
         let message = "This engine keeps no audit log.";

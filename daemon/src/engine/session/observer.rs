@@ -74,9 +74,8 @@ impl Observer {
     pub fn start(app: &App, method: Method, params: &Map) -> Option<Observer> {
         let caller = app.caller()?;
         let reads = caller.audit.records_reads();
-        let kind_of = |name: &str| {
-            app.link().actions().iter().find(|a| a.name == name).map(|a| a.kind)
-        };
+        let kind_of =
+            |name: &str| app.link().actions().iter().find(|a| a.name == name).map(|a| a.kind);
         let changes = |name: &str| kind_of(name) != Some(ActionKind::Read);
         let name_of = |v: &Value| v.get("action").and_then(Value::as_str).unwrap_or("").to_owned();
         let revision_of = |v: &Map| v.get("expectedRevision").and_then(Value::as_u64);
@@ -86,7 +85,8 @@ impl Observer {
                 if !reads && !changes(name) {
                     return None;
                 }
-                let input = params.get("input").cloned().unwrap_or_else(|| Value::Object(Map::new()));
+                let input =
+                    params.get("input").cloned().unwrap_or_else(|| Value::Object(Map::new()));
                 (Action::One(name.to_owned()), Some(input), revision_of(params))
             }
             Method::ActionsBatch => {
@@ -105,7 +105,8 @@ impl Observer {
                 (Action::CancelTask(id.to_owned()), None, None)
             }
             Method::StateInspect | Method::ViewRender if reads => {
-                let input = params.get("input").cloned().unwrap_or_else(|| Value::Object(Map::new()));
+                let input =
+                    params.get("input").cloned().unwrap_or_else(|| Value::Object(Map::new()));
                 (Action::One(method.name().to_owned()), Some(input), None)
             }
             Method::ResourcesRead if reads => {

@@ -5,8 +5,8 @@
 use jfgui_proto::{Map, Value};
 
 use super::legacy::LEGACY_VERSION;
-use crate::audit::ClientInfo;
 use super::rpc::{INVALID_PARAMS, RpcError, UNSUPPORTED_PROTOCOL_VERSION, object};
+use crate::audit::ClientInfo;
 
 /// The revision this module serves.
 pub(crate) const MODERN_VERSION: &str = "2026-07-28";

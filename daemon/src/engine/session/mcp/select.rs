@@ -271,7 +271,10 @@ impl McpSession {
     }
 
     fn legacy_protocol(&self) -> AuditProtocol {
-        AuditProtocol::Mcp { revision: legacy::LEGACY_VERSION, client_info: self.client_info.clone() }
+        AuditProtocol::Mcp {
+            revision: legacy::LEGACY_VERSION,
+            client_info: self.client_info.clone(),
+        }
     }
 
     fn pending(&mut self, key: IdKey, work: Work, protocol: AuditProtocol) -> Route {
