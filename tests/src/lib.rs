@@ -3,12 +3,14 @@
 //! watchdog, raw JSON-RPC line clients, `/proc` resource probes and the cross-UID helper.
 //!
 //! **Binaries.** `CARGO_BIN_EXE_*` only covers a package's own bins, so [`bin`] runs
-//! `cargo build -p daemon -p notepad -p cli -p jfgui-tests --bins` once per test process (a no-op
-//! when they are fresh) into the same target dir as the running test, then returns
+//! `cargo build -p daemon -p notepad -p sketch -p cli -p jfgui-tests -p capi --bins --lib` once
+//! per test process (a no-op when they are fresh; `--lib` gives `libjfgui_host.so` for the C
+//! example) into the same target dir as the running test, then returns
 //! `target/<profile>/NAME`. `cargo test --workspace` therefore always runs the suites against
-//! binaries built from the current sources. Set `JFGUI_TEST_BIN_DIR` to test prebuilt
-//! binaries instead (nothing is built then; the dir must hold `jfgui-agentd`, `jfgui-agent`,
-//! `jfgui-notepad` and `jfgui-testapp`).
+//! binaries built from the current sources. Set `JFGUI_TEST_BIN_DIR` to test prebuilt binaries
+//! instead (nothing is built then; the dir must hold the binaries the suites start, among them
+//! `jfgui-agentd`, `jfgui-agent`, `jfgui-notepad`, `jfgui-testapp`, `jfgui-capi-shim` and
+//! `libjfgui_host.so`).
 
 use std::fs;
 use std::io::{self, BufRead, BufReader, Write};
@@ -54,6 +56,7 @@ pub fn bin_dir() -> &'static Path {
                 "build",
                 "--quiet",
                 "--bins",
+                "--lib",
                 "-p",
                 "daemon",
                 "-p",
@@ -64,6 +67,9 @@ pub fn bin_dir() -> &'static Path {
                 "cli",
                 "-p",
                 "jfgui-tests",
+                // libjfgui_host.so / .a for the C example (the `capi` suite builds it).
+                "-p",
+                "capi",
                 "--target-dir",
             ])
             .arg(&target_dir);
@@ -236,13 +242,22 @@ impl Proc {
     }
 
     /// As [`Proc::spawn`], with the stdout `cmd` already has (e.g. a file to check later).
-    pub fn spawn_keep_stdout(mut cmd: Command, stderr: PathBuf) -> Proc {
+    pub fn spawn_keep_stdout(cmd: Command, stderr: PathBuf) -> Proc {
+        Proc::spawn_with_stdin(cmd, stderr, Stdio::null())
+    }
+
+    /// As [`Proc::spawn`], with standard input piped: the caller writes commands to it.
+    pub fn spawn_with_input(mut cmd: Command, stderr: PathBuf) -> (Proc, std::process::ChildStdin) {
+        cmd.stdout(Stdio::null());
+        let mut proc = Proc::spawn_with_stdin(cmd, stderr, Stdio::piped());
+        let input = proc.child.stdin.take().expect("piped stdin");
+        (proc, input)
+    }
+
+    fn spawn_with_stdin(mut cmd: Command, stderr: PathBuf, stdin: Stdio) -> Proc {
         let log = fs::File::create(&stderr).expect("stderr capture file");
-        let child = cmd
-            .stdin(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+        let child =
+            cmd.stdin(stdin).stderr(log).spawn().unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
         track(child.id());
         Proc { child, stderr, exited: None }
     }

@@ -7,6 +7,7 @@ mod app_faults;
 mod audit;
 mod backpressure;
 mod bridge_http;
+mod capi;
 mod cli_completions;
 mod cli_daemon;
 mod cli_errors;

@@ -1,0 +1,107 @@
+/* c-counter: the README's counter as a C app on libjfgui_host, pumped from poll(2).
+ * Build: make (after `cargo build -p capi`). Run: ./c-counter --agent-enable */
+#include <jfgui_host.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define STR(s) (const uint8_t *)(s), strlen(s)
+#define IS(name, len, lit) ((len) == strlen(lit) && memcmp((name), (lit), (len)) == 0)
+#define UNDO_MAX 64
+
+static const char ACTIONS[] = "["
+    "{\"name\":\"counter.get\",\"description\":\"Read the counter.\",\"kind\":\"read\"},"
+    "{\"name\":\"counter.add\",\"description\":\"Add to the counter (it stays within -1000..1000).\","
+    "\"kind\":\"write\",\"undo\":true,\"transaction\":\"counter\",\"inputSchema\":{\"type\":\"object\","
+    "\"properties\":{\"by\":{\"type\":\"integer\",\"minimum\":-1000,\"maximum\":1000}},"
+    "\"required\":[\"by\"],\"additionalProperties\":false}},"
+    "{\"name\":\"counter.undo\",\"description\":\"Undo the last change.\",\"kind\":\"write\"}]";
+
+struct state { long value, undo[UNDO_MAX]; int depth; uint64_t revision; };
+struct counter { struct state now, before_batch; };
+static volatile sig_atomic_t stop;
+static int wake[2]; /* the signal handler writes here, so a signal between two polls is not lost */
+
+static void set(struct state *s, long value) { s->value = value; s->revision++; }
+static void execute(void *user, const uint8_t *action, size_t len, const uint8_t *input,
+                    size_t input_len, const JfguiCallInfo *info, JfguiReply *reply) {
+    struct state *s = &((struct counter *)user)->now;
+    char text[64];
+    (void)info;
+    if (IS(action, len, "counter.add")) { /* input: {"by":N}, already checked against the schema */
+        snprintf(text, sizeof text, "%.*s", (int)input_len, (const char *)input);
+        long next = s->value + strtol(strchr(text, ':') + 1, NULL, 10);
+        if (next < -1000 || next > 1000) {
+            jfgui_reply_error(reply, STR("out_of_range"), STR("the counter stays within -1000..1000"));
+            return;
+        }
+        if (s->depth == UNDO_MAX) memmove(s->undo, s->undo + 1, --s->depth * sizeof *s->undo);
+        s->undo[s->depth++] = s->value;
+        set(s, next);
+    } else if (IS(action, len, "counter.undo")) {
+        if (s->depth == 0) {
+            jfgui_reply_error(reply, STR("nothing_to_undo"), STR("there is nothing to undo"));
+            return;
+        }
+        set(s, s->undo[--s->depth]);
+    }
+    snprintf(text, sizeof text, "{\"value\":%ld}", s->value);
+    jfgui_reply_json(reply, STR(text));
+}
+static uint64_t revision(void *user) { return ((struct counter *)user)->now.revision; }
+static void inspect(void *user, const uint8_t *in, size_t len, JfguiReply *reply) {
+    execute(user, STR("counter.get"), in, len, NULL, reply);
+}
+/* Atomic batches: keep the state to roll back to; a commit leaves one undo step. */
+static bool supports(void *user, const uint8_t *d, size_t len) { (void)user; return IS(d, len, "counter"); }
+static void begin(void *user, const JfguiStr *d, size_t n, JfguiReply *reply) {
+    struct counter *c = user;
+    (void)d; (void)n; (void)reply;
+    c->before_batch = c->now;
+}
+static void rollback(void *user) { struct counter *c = user; c->now = c->before_batch; }
+static void commit(void *user) {
+    struct counter *c = user;
+    c->now.depth = c->before_batch.depth < UNDO_MAX ? c->before_batch.depth : UNDO_MAX - 1;
+    c->now.undo[c->now.depth++] = c->before_batch.value;
+}
+static void on_signal(int sig) { (void)sig; stop = 1; (void)!write(wake[1], "", 1); }
+
+int main(int argc, char **argv) {
+    struct counter c = {.now = {.revision = 1}};
+    JfguiCallbacks cb = {.execute = execute, .revision = revision, .inspect = inspect,
+                         .supports_transaction = supports, .begin_transaction = begin,
+                         .commit_transaction = commit, .rollback_transaction = rollback};
+    JfguiHost *h = NULL;
+    bool headless = false;
+    if (jfgui_host_new(JFGUI_HOST_ABI_VERSION, STR("C Counter"), &cb, &c, &h) != JFGUI_STATUS_OK ||
+        jfgui_host_declare_actions(h, STR(ACTIONS)) != JFGUI_STATUS_OK) {
+        fprintf(stderr, "c-counter: cannot declare the actions\n");
+        jfgui_host_close(h);
+        return 1;
+    }
+    jfgui_headless_requested(&headless);
+    if (headless) { /* started by `jfgui-agent headless`: the host channel on stdin/stdout */
+        int status = jfgui_host_serve_stdio(h);
+        return jfgui_host_close(h) || status;
+    }
+    jfgui_host_set_enabled(h, argc > 1 && strcmp(argv[1], "--agent-enable") == 0);
+    struct sigaction sa = {.sa_handler = on_signal};
+    if (pipe(wake) != 0) return 1;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    JfguiWait w;
+    jfgui_host_connect(h);
+    while (!stop && jfgui_host_pump(h, JFGUI_HOST_DEFAULT_BUDGET, &w) == JFGUI_STATUS_OK) {
+        struct pollfd p[2] = {{.fd = w.fd, .events = (w.read ? POLLIN : 0) | (w.write ? POLLOUT : 0)},
+                              {.fd = wake[0], .events = POLLIN}}; /* fd -1 is skipped */
+        poll(p, 2, w.timeout_ms > INT_MAX ? INT_MAX : (int)w.timeout_ms);
+    }
+    close(wake[0]);
+    close(wake[1]);
+    return jfgui_host_close(h);
+}

@@ -1,0 +1,128 @@
+"""tk-notes: a Tkinter notes window whose text an agent can read and edit through
+jfgui-agentd, with undo, and agent access off until the user ticks the box.
+
+    pip install ./bindings/python      # after `cargo build -p capi --release`
+    python3 examples/tk-notes/notes.py [--agent-enable] [--text TEXT]
+
+The app registers as "Tk Notes" (endpoint `tk-notes`). Agents see `notes.get`,
+`notes.replace`, `notes.insert` and `notes.undo`; `jfgui-agent inspect tk-notes` shows the
+text and the revision. Every change to the text, typed or made by an agent, moves the
+revision, so an agent's write based on what it read earlier is refused if the user typed
+in between.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tkinter as tk
+from typing import Any
+
+from jfgui_host import Host, HostError, action
+from jfgui_host.loops import TkPump
+
+TEXT = {"type": "string", "maxLength": 100000}
+
+
+class Notes(Host):
+    """The Text widget's content is the state; the revision counts its changes."""
+
+    def __init__(self, text: tk.Text) -> None:
+        super().__init__("Tk Notes")
+        self.text = text
+        self._revision = 1
+        self._seen = self.content()
+
+    def content(self) -> str:
+        return self.text.get("1.0", "end-1c")
+
+    def revision(self) -> int:
+        # Whoever changed the text (the user typing, an undo, an agent), the revision read
+        # after the change is one higher; reading it again without a change leaves it.
+        now = self.content()
+        if now != self._seen:
+            self._seen = now
+            self._revision += 1
+        return self._revision
+
+    def inspect(self, input: Any) -> Any:
+        return {"text": self.content(), "length": len(self.content())}
+
+    def _edit(self, change: Any) -> dict[str, Any]:
+        # One undo step per agent edit, separate from the user's typing around it.
+        self.text.edit_separator()
+        change()
+        self.text.edit_separator()
+        return {"length": len(self.content())}
+
+    @action("notes.get", "Read the notes' text.", kind="read",
+            output={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
+    def get(self, input: Any) -> Any:
+        return {"text": self.content()}
+
+    @action("notes.replace", "Replace the whole text of the notes (undoable).", kind="write", undo=True,
+            input={"type": "object", "properties": {"text": TEXT}, "required": ["text"],
+                   "additionalProperties": False})
+    def replace(self, input: Any) -> Any:
+        def change() -> None:
+            self.text.delete("1.0", "end")
+            self.text.insert("1.0", input["text"])
+
+        return self._edit(change)
+
+    @action("notes.insert", "Insert text at a character position (default: the end; undoable).",
+            kind="write", undo=True,
+            input={"type": "object",
+                   "properties": {"text": TEXT, "position": {"type": "integer", "minimum": 0}},
+                   "required": ["text"], "additionalProperties": False})
+    def insert(self, input: Any) -> Any:
+        position = input.get("position", len(self.content()))
+        if position > len(self.content()):
+            raise HostError("out_of_range", f"position {position} is past the end of the text")
+        return self._edit(lambda: self.text.insert(f"1.0 + {position} chars", input["text"]))
+
+    @action("notes.undo", "Undo the last change, the user's or an agent's.", kind="write")
+    def undo(self, input: Any) -> Any:
+        try:
+            self.text.edit_undo()
+        except tk.TclError:
+            raise HostError("nothing_to_undo", "there is nothing to undo") from None
+        return {"length": len(self.content())}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="A Tkinter notes window agents can read and edit.")
+    parser.add_argument("--agent-enable", action="store_true", help="start with agent access on")
+    parser.add_argument("--text", default="", help="initial text")
+    args = parser.parse_args()
+
+    root = tk.Tk()
+    root.title("Notes")
+    text = tk.Text(root, undo=True, width=60, height=16, font=("TkFixedFont", 14))
+    text.insert("1.0", args.text)
+    text.edit_reset()
+    notes = Notes(text)
+    allowed = tk.BooleanVar(value=args.agent_enable)
+    status = tk.Label(root, anchor="w")
+
+    def apply_choice() -> None:
+        notes.set_enabled(allowed.get())
+        status.config(text="Agents can read and edit these notes (endpoint tk-notes)."
+                      if allowed.get() else "Agent access is off.")
+
+    tk.Checkbutton(root, text="Let agents read and edit these notes", variable=allowed,
+                   command=apply_choice).pack(anchor="w")
+    text.pack(fill="both", expand=True)
+    status.pack(fill="x")
+    apply_choice()
+    notes.connect()
+    TkPump(root, notes).pump()
+    text.focus_set()
+    root.protocol("WM_DELETE_WINDOW", root.destroy)
+    try:
+        root.mainloop()
+    finally:
+        notes.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,297 @@
+//! `JfguiHost`, the handle behind every `jfgui_host_*` function, and its lifecycle:
+//! declaring (no actions yet) → ready (a disabled or enabled endpoint, not connected) →
+//! connected (the std `Connector`: the same location rule, reconnect and re-registration as a
+//! Rust app) or serving stdio → finished. Only safe Rust here; `api.rs` is the C surface.
+
+use core::time::Duration;
+use std::cell::{Cell, RefCell};
+use std::format;
+use std::rc::Rc;
+use std::string::{String, ToString};
+
+use jfgui_host_sdk::channel::{Endpoint, Identity, Status};
+use jfgui_host_sdk::connector::{self, Connector, Wait};
+use jfgui_host_sdk::{Dispatcher, TaskTable};
+
+use crate::callbacks::Callbacks;
+use crate::declaration::{DeclarationError, Registration};
+use crate::ffi::{Error, JfguiStatus};
+use crate::host::CHost;
+use crate::shared::Shared;
+
+/// How long `jfgui_host_close` waits to hand `bye` to the daemon.
+const CLOSE_GRACE: Duration = Duration::from_millis(500);
+
+/// What to wait for before the next `jfgui_host_pump` (`Connector::poll`'s answer).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JfguiWait {
+    /// The connection's file descriptor, or -1 while disconnected (then only `timeout_ms`
+    /// matters). It can change after a reconnect: re-register it when it does.
+    pub fd: i32,
+    /// Wake up when `fd` is readable.
+    pub read: bool,
+    /// Wake up when `fd` is writable (output is pending).
+    pub write: bool,
+    /// Pump again after this many milliseconds at the latest; -1: only on readiness.
+    pub timeout_ms: i64,
+}
+
+/// The handle's state as `jfgui_host_info` reports it.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JfguiInfo {
+    /// A connection to the daemon is open.
+    pub connected: bool,
+    /// The daemon accepted the registration on the current connection.
+    pub registered: bool,
+    /// External calls are accepted (`jfgui_host_set_enabled`).
+    pub enabled: bool,
+}
+
+/// An app's handle (opaque): from `jfgui_host_new` until `jfgui_host_close`.
+#[derive(Debug)]
+pub struct JfguiHost {
+    pub(crate) shared: Rc<Shared>,
+    /// Set when a library bug was caught inside a call: the state may be half-updated, so
+    /// every later call is refused.
+    pub(crate) poisoned: Cell<bool>,
+    pub(crate) state: RefCell<State>,
+}
+
+impl JfguiHost {
+    pub(crate) fn new(display_name: String, callbacks: Callbacks) -> JfguiHost {
+        let shared = Rc::new(Shared::default());
+        let host = CHost::new(callbacks, Rc::clone(&shared));
+        JfguiHost {
+            shared,
+            poisoned: Cell::new(false),
+            state: RefCell::new(State { session: Session::Declaring, host, display_name }),
+        }
+    }
+}
+
+/// Everything a call may change.
+#[derive(Debug)]
+pub(crate) struct State {
+    /// First: it holds the dispatcher, whose action specs point into `host`'s registration,
+    /// so it must be dropped before `host` (fields drop in declaration order).
+    session: Session,
+    host: CHost,
+    display_name: String,
+}
+
+#[derive(Debug)]
+enum Session {
+    /// No valid declarations yet.
+    Declaring,
+    /// Declared; not connected.
+    Ready(Endpoint),
+    /// Connected (or reconnecting) to the daemon.
+    Connected(Connector),
+    /// `serve_stdio` ended, or `connect` failed after consuming the endpoint.
+    Finished(String),
+}
+
+fn wrong_state(what: &str, session: &Session) -> Error {
+    let now = match session {
+        Session::Declaring => {
+            String::from("no actions are declared yet (jfgui_host_declare_actions)")
+        }
+        Session::Ready(_) => String::from("the handle is not connected (jfgui_host_connect)"),
+        Session::Connected(_) => String::from("the handle is already connected"),
+        Session::Finished(why) => format!("the handle is finished ({why}); close it"),
+    };
+    Error::new(JfguiStatus::WrongState, format!("cannot {what}: {now}"))
+}
+
+impl State {
+    /// Reads the declarations and builds the dispatcher from them (`Dispatcher::new`, the
+    /// registration check every Rust app goes through).
+    pub(crate) fn declare(&mut self, document: &[u8]) -> Result<(), Error> {
+        if !matches!(self.session, Session::Declaring) {
+            return Err(wrong_state("declare actions", &self.session));
+        }
+        let registration = Registration::from_json(document).map_err(|e| match e {
+            DeclarationError::Json(m) => Error::new(JfguiStatus::InvalidJson, m),
+            DeclarationError::Shape(m) => Error::new(JfguiStatus::InvalidRegistration, m),
+        })?;
+        self.host.set_registration(Some(registration));
+        let identity =
+            Identity { display_name: self.display_name.clone(), pid: std::process::id() };
+        let endpoint = Dispatcher::new(&self.host)
+            .map_err(|e| Error::new(JfguiStatus::InvalidRegistration, e.to_string()))
+            .and_then(|dispatcher| {
+                Endpoint::new(dispatcher, identity)
+                    .map_err(|e| Error::new(JfguiStatus::InvalidRegistration, e.to_string()))
+            });
+        match endpoint {
+            Ok(endpoint) => {
+                self.session = Session::Ready(endpoint);
+                Ok(())
+            }
+            Err(e) => {
+                // Nothing built from these declarations survived the error.
+                self.host.set_registration(None);
+                Err(e)
+            }
+        }
+    }
+
+    fn endpoint_mut(&mut self, what: &str) -> Result<&mut Endpoint, Error> {
+        match &mut self.session {
+            Session::Ready(endpoint) => Ok(endpoint),
+            Session::Connected(connector) => Ok(connector.endpoint_mut()),
+            other => Err(wrong_state(what, other)),
+        }
+    }
+
+    /// Starts the std connector and makes the first connection attempt now.
+    pub(crate) fn connect(&mut self) -> Result<(), Error> {
+        let endpoint = match core::mem::replace(&mut self.session, Session::Declaring) {
+            Session::Ready(endpoint) => endpoint,
+            other => {
+                let e = wrong_state("connect", &other);
+                self.session = other;
+                return Err(e);
+            }
+        };
+        match Connector::new(endpoint) {
+            Ok(mut connector) => {
+                connector.poll(&mut self.host, 0);
+                self.session = Session::Connected(connector);
+                Ok(())
+            }
+            Err(e) => {
+                let why = format!("cannot locate the daemon: {e}");
+                self.session = Session::Finished(why.clone());
+                Err(Error::new(JfguiStatus::Io, why))
+            }
+        }
+    }
+
+    /// One `Connector::poll`.
+    pub(crate) fn pump(&mut self, budget: usize) -> Result<JfguiWait, Error> {
+        let Session::Connected(connector) = &mut self.session else {
+            return Err(wrong_state("pump", &self.session));
+        };
+        let wait = connector.poll(&mut self.host, budget);
+        Ok(wait_for_c(connector, &wait))
+    }
+
+    /// The connection's descriptor, -1 while disconnected.
+    pub(crate) fn fd(&self) -> Result<i32, Error> {
+        match &self.session {
+            Session::Connected(connector) => Ok(connection_fd(connector)),
+            other => Err(wrong_state("report a file descriptor", other)),
+        }
+    }
+
+    /// Enables or disables external calls and tells the daemon now when connected.
+    pub(crate) fn set_enabled(&mut self, enabled: bool) -> Result<(), Error> {
+        self.endpoint_mut("change the enabled state")?.set_enabled(enabled);
+        self.flush();
+        Ok(())
+    }
+
+    /// Serves the host channel on stdin/stdout until stdin ends or the peer says `bye`.
+    /// Running headless is the user's explicit enable, so the endpoint is enabled first.
+    pub(crate) fn serve_stdio(&mut self) -> Result<(), Error> {
+        let mut endpoint = match core::mem::replace(&mut self.session, Session::Declaring) {
+            Session::Ready(endpoint) => endpoint,
+            other => {
+                let e = wrong_state("serve stdio", &other);
+                self.session = other;
+                return Err(e);
+            }
+        };
+        endpoint.set_enabled(true);
+        let result = connector::serve_stdio(&mut self.host, endpoint);
+        self.session = Session::Finished(String::from("serve_stdio returned"));
+        result.map_err(|e| Error::new(JfguiStatus::Io, format!("serving stdio failed: {e}")))
+    }
+
+    /// The task table, outside any callback.
+    pub(crate) fn tasks_mut(&mut self) -> Result<&mut TaskTable, Error> {
+        Ok(self.endpoint_mut("use tasks")?.dispatcher_mut().tasks_mut())
+    }
+
+    /// Sends queued task changes and enabled-state messages now (when connected), so the app
+    /// need not pump just for them.
+    pub(crate) fn flush(&mut self) {
+        if let Session::Connected(connector) = &mut self.session {
+            connector.poll(&mut self.host, 0);
+        }
+    }
+
+    pub(crate) fn info(&self) -> JfguiInfo {
+        match &self.session {
+            Session::Ready(endpoint) => JfguiInfo {
+                connected: false,
+                registered: false,
+                enabled: endpoint.dispatcher().is_enabled(),
+            },
+            Session::Connected(connector) => JfguiInfo {
+                connected: connector.is_connected(),
+                registered: connector.is_connected()
+                    && *connector.endpoint().status() == Status::Registered,
+                enabled: connector.endpoint().dispatcher().is_enabled(),
+            },
+            Session::Declaring | Session::Finished(_) => {
+                JfguiInfo { connected: false, registered: false, enabled: false }
+            }
+        }
+    }
+
+    /// Runs one daemon call through the dispatcher, as a request from the daemon would (the
+    /// in-process tests drive callbacks this way, without a socket).
+    #[cfg(test)]
+    pub(crate) fn dispatch(
+        &mut self,
+        call: &jfgui_proto::channel::Call,
+    ) -> Result<jfgui_proto::channel::CallResult, jfgui_host_sdk::ActionError> {
+        let endpoint = match &mut self.session {
+            Session::Ready(endpoint) => endpoint,
+            Session::Connected(connector) => connector.endpoint_mut(),
+            other => panic!("no endpoint: {other:?}"),
+        };
+        endpoint.dispatcher_mut().handle(&mut self.host, 1, call)
+    }
+
+    /// Says `bye` to the daemon (waiting at most [`CLOSE_GRACE`] for it to be written).
+    pub(crate) fn close(&mut self) {
+        if let Session::Connected(connector) = &mut self.session {
+            connector.close("exit", CLOSE_GRACE);
+        }
+    }
+}
+
+fn wait_for_c(connector: &Connector, wait: &Wait) -> JfguiWait {
+    let fd = connection_fd(connector);
+    let mut timeout_ms = match wait.timeout {
+        None => -1,
+        // Rounded up, so a 0.4 ms deadline does not become a busy loop of 0 ms waits.
+        Some(t) => i64::try_from(t.as_micros().div_ceil(1000)).unwrap_or(i64::MAX),
+    };
+    if fd < 0 && connector.is_connected() {
+        // No descriptor to watch (a Windows pipe): pump on a short timer instead, as
+        // host-sdk's own `Connector::wait` does there.
+        timeout_ms = if timeout_ms < 0 { PIPE_POLL_MS } else { timeout_ms.min(PIPE_POLL_MS) };
+    }
+    JfguiWait { fd, read: wait.read, write: wait.write, timeout_ms }
+}
+
+/// How often to pump a connection that has no descriptor to watch.
+const PIPE_POLL_MS: i64 = 50;
+
+#[cfg(unix)]
+fn connection_fd(connector: &Connector) -> i32 {
+    use std::os::fd::AsRawFd;
+    connector.as_fd().map_or(-1, |fd| fd.as_raw_fd())
+}
+
+/// Windows pipes have no descriptor to watch: the app pumps on `timeout_ms`.
+#[cfg(not(unix))]
+fn connection_fd(_connector: &Connector) -> i32 {
+    -1
+}
