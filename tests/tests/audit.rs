@@ -371,11 +371,17 @@ fn an_unwritable_log_never_fails_a_call_and_is_reported() {
     // Writable again: the gap is written first, then the record.
     std::fs::remove_file(&blocker).unwrap();
     marker(&ep, "end");
-    let lines: Vec<Value> = std::fs::read_to_string(dir.join("audit.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    // Written off the call path: wait for the marker's record.
+    let mut lines: Vec<Value> = Vec::new();
+    let written = wait_until(PATIENCE, || {
+        lines = std::fs::read_to_string(dir.join("audit.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        lines.iter().any(|l| tag_of(l).is_some())
+    });
+    assert!(written, "{lines:#?}");
     assert_eq!(lines.len(), 2, "{lines:#?}");
     assert_eq!(lines[0]["dropped"], 3, "{}", lines[0]);
     assert_eq!(tag_of(&lines[1]).as_deref(), Some("end"));
