@@ -13,6 +13,7 @@ mod inspect;
 mod list;
 mod log;
 mod man;
+mod mcp;
 mod read;
 mod render;
 mod status;
@@ -94,6 +95,10 @@ pub enum Command {
     /// Render the app's view (`view/render`) and save the image it produces.
     #[command(after_help = render::AFTER_HELP)]
     Render(render::RenderArgs),
+    /// Gateway: one MCP server for every enabled app (the entry for MCP clients); survives
+    /// daemon restarts.
+    #[command(after_help = mcp::AFTER_HELP)]
+    Mcp,
     /// Gateway: pipe JSON-1 or MCP lines between stdin/stdout and an endpoint (for MCP clients).
     #[command(after_help = stdio::AFTER_HELP)]
     Stdio(stdio::StdioArgs),
@@ -159,7 +164,8 @@ impl Command {
             Command::Log(a) => Format::choose(a.json, true),
             Command::BrowserCall(a) => Format::choose(a.out.json, true),
             // stdout belongs to the protocol (or to the generated script): errors go to stderr only.
-            Command::Stdio(_)
+            Command::Mcp
+            | Command::Stdio(_)
             | Command::Headless(_)
             | Command::BrowserBridge(_)
             | Command::BrowserStdio(_)
@@ -180,6 +186,7 @@ impl Command {
             Command::Tasks(a) => tasks::run(a, ctx, format).await,
             Command::Read(a) => read::run(a, ctx, format).await,
             Command::Render(a) => render::run(a, ctx, format).await,
+            Command::Mcp => mcp::run(ctx).await,
             Command::Stdio(a) => stdio::run(a, ctx).await,
             Command::Headless(a) => headless::run(a, ctx).await,
             Command::BrowserBridge(a) => browser_bridge::run(a, ctx).await,
@@ -236,6 +243,7 @@ mod tests {
             ],
             &["x", "inspect", "notepad", "--input-json", "{\"sinceRevision\":1}"],
             &["x", "stdio", "notepad", "--protocol", "mcp"],
+            &["x", "mcp"],
             &["x", "headless", "/bin/app", "--protocol", "json", "--", "--name", "A B"],
             &["x", "status"],
             &["x", "browser-bridge", "--origin", "http://127.0.0.1:8765", "--port", "9000"],
@@ -280,6 +288,7 @@ mod tests {
             &["x", "call", "n", "a", "--expected-revision", "-1"],
             &["x", "call", "n", "a", "--expected-revision", "9007199254740992"],
             &["x", "stdio", "n", "--protocol", "http"],
+            &["x", "mcp", "notepad"],
             &["x", "--timeout", "0", "list"],
             &["x", "browser-bridge"],
             &["x", "browser-call", "--url", "u", "--token-file", "f", "--token", "t", "m"],

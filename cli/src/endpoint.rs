@@ -55,41 +55,43 @@ pub fn parse_apps(result: &Map) -> Result<Vec<AppEntry>, Failure> {
         .collect()
 }
 
+impl jfgui_proto::resolve::Candidate for AppEntry {
+    fn slug(&self) -> &str {
+        &self.slug
+    }
+    fn display_name(&self) -> &str {
+        &self.display_name
+    }
+    fn enabled(&self) -> bool {
+        self.enabled
+    }
+}
+
 /// Picks the app `query` names: exact slug, exact display name, unique prefix of an enabled
-/// app's slug, in that order.
+/// app's slug, in that order (proto's rule, shared with the all-apps MCP server).
 pub fn resolve<'a>(query: &str, apps: &'a [AppEntry]) -> Result<&'a AppEntry, Failure> {
-    let pick = |found: Vec<&'a AppEntry>| -> Option<Result<&'a AppEntry, Failure>> {
-        match found.as_slice() {
-            [] => None,
-            [one] if one.enabled => Some(Ok(one)),
-            [one] => Some(Err(Failure::new(
-                Exit::NotFound,
-                "endpoint_disabled",
-                format!(
-                    "app '{}' ({}) is connected but not enabled, so it has no endpoint",
-                    one.slug, one.display_name
-                ),
-            ))),
-            many => Some(Err(ambiguous(query, many))),
+    use jfgui_proto::resolve::Resolved;
+    match jfgui_proto::resolve::resolve(query, apps) {
+        Resolved::One(app) => Ok(app),
+        Resolved::Disabled(one) => Err(Failure::new(
+            Exit::NotFound,
+            "endpoint_disabled",
+            format!(
+                "app '{}' ({}) is connected but not enabled, so it has no endpoint",
+                one.slug, one.display_name
+            ),
+        )),
+        Resolved::Ambiguous(many) => Err(ambiguous(query, &many)),
+        Resolved::None => {
+            let enabled: Vec<&AppEntry> = apps.iter().filter(|a| a.enabled).collect();
+            let message = if enabled.is_empty() {
+                format!("no endpoint matches '{query}': no app endpoint is enabled")
+            } else {
+                format!("no endpoint matches '{query}'; candidates: {}", candidates(&enabled))
+            };
+            Err(Failure::new(Exit::NotFound, "endpoint_not_found", message))
         }
-    };
-    if let Some(r) = pick(apps.iter().filter(|a| a.slug == query).collect()) {
-        return r;
     }
-    if let Some(r) = pick(apps.iter().filter(|a| a.display_name == query).collect()) {
-        return r;
-    }
-    if let Some(r) = pick(apps.iter().filter(|a| a.enabled && a.slug.starts_with(query)).collect())
-    {
-        return r;
-    }
-    let enabled: Vec<&AppEntry> = apps.iter().filter(|a| a.enabled).collect();
-    let message = if enabled.is_empty() {
-        format!("no endpoint matches '{query}': no app endpoint is enabled")
-    } else {
-        format!("no endpoint matches '{query}'; candidates: {}", candidates(&enabled))
-    };
-    Err(Failure::new(Exit::NotFound, "endpoint_not_found", message))
 }
 
 fn ambiguous(query: &str, many: &[&AppEntry]) -> Failure {
@@ -118,10 +120,10 @@ pub async fn open(
     query: &str,
     timeout: Duration,
 ) -> Result<(String, (Reader, Writer)), Failure> {
-    if is_slug_shaped(query) {
-        if let Ok(stream) = transport::connect(&daemon.endpoint(query)).await {
-            return Ok((query.to_string(), stream));
-        }
+    if is_slug_shaped(query)
+        && let Ok(stream) = transport::connect(&daemon.endpoint(query)).await
+    {
+        return Ok((query.to_string(), stream));
     }
     let apps = list_apps(daemon, timeout).await?;
     let app = resolve(query, &apps)?;

@@ -10,7 +10,10 @@
 //! `--protocol` names. One rewrite in MCP mode: an error line with `"id": null` (a connection
 //! the daemon has not yet seen select MCP answers an unreadable id JSON-1 style) loses the
 //! member, since MCP ids are strings or integers (SPEC S6).
+//!
+//! `all_apps.rs` is the gateway of `jfgui-agent mcp`, which outlives its daemon connection.
 
+mod all_apps;
 mod inflight;
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -19,7 +22,9 @@ use std::time::Duration;
 use jfgui_proto::Limits;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
+pub use all_apps::run as run_all_apps;
 pub use inflight::Protocol;
 use inflight::{InFlight, Unanswered, too_large_error};
 
@@ -85,18 +90,7 @@ where
 {
     let max = Limits::DEFAULT.max_bytes;
     let inflight = Arc::new(Mutex::new(InFlight::new(protocol)));
-    // Small queue: a client that stops reading stdout backpressures the daemon, never our heap.
-    let (out_tx, mut out_rx) = mpsc::channel::<Vec<u8>>(16);
-    let mut writer = tokio::spawn(async move {
-        let mut stdout = output;
-        while let Some(line) = out_rx.recv().await {
-            stdout.write_all(&line).await?;
-            if out_rx.is_empty() {
-                stdout.flush().await?;
-            }
-        }
-        stdout.flush().await
-    });
+    let (out_tx, mut writer) = spawn_output(output);
 
     let up_inflight = Arc::clone(&inflight);
     let up_out = out_tx.clone();
@@ -232,6 +226,27 @@ where
         Ok(Ok(Ok(()))) => result,
         _ => result.and(Err(stdout_closed())),
     }
+}
+
+/// The task that writes lines (newline included) to the client's output, and its queue. The
+/// queue is small: a client that stops reading stdout backpressures the daemon, never our heap.
+/// The task ends with an error when the output is closed.
+fn spawn_output<O>(output: O) -> (mpsc::Sender<Vec<u8>>, JoinHandle<std::io::Result<()>>)
+where
+    O: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out_tx, mut out_rx) = mpsc::channel::<Vec<u8>>(16);
+    let writer = tokio::spawn(async move {
+        let mut stdout = output;
+        while let Some(line) = out_rx.recv().await {
+            stdout.write_all(&line).await?;
+            if out_rx.is_empty() {
+                stdout.flush().await?;
+            }
+        }
+        stdout.flush().await
+    });
+    (out_tx, writer)
 }
 
 /// The lock is never held across an await, and a panic while holding it cannot leave the set

@@ -27,7 +27,7 @@ pub const HOST_NAME: &str = "host";
 /// `FileDescriptorName=` of the control socket (`agentd.sock`).
 pub const CONTROL_NAME: &str = "control";
 /// `--idle-exit` when activated and the flag is not given (SPEC S8).
-pub const ACTIVATED_IDLE_EXIT: Duration = Duration::from_secs(30);
+const ACTIVATED_IDLE_EXIT: Duration = Duration::from_secs(30);
 
 const LISTEN_PID: &str = "LISTEN_PID";
 const LISTEN_FDS: &str = "LISTEN_FDS";
@@ -203,6 +203,13 @@ fn unset_environment() {
     }
 }
 
+/// How long the daemon stays up with no app and no client: `--idle-exit SECS` when given,
+/// else 30 s when socket-activated (systemd starts it again on the next connection), else
+/// never.
+pub fn idle_exit(flag_secs: Option<u64>, activated: bool) -> Option<Duration> {
+    flag_secs.map(Duration::from_secs).or(activated.then_some(ACTIVATED_IDLE_EXIT))
+}
+
 /// Tells the service manager the daemon serves its sockets (`Type=notify`). A no-op without
 /// `NOTIFY_SOCKET` (not started by systemd).
 pub fn notify_ready() {
@@ -227,6 +234,14 @@ mod tests {
 
     fn named(list: &[(RawFd, &str)]) -> Vec<(RawFd, String)> {
         list.iter().map(|(fd, n)| (*fd, (*n).to_string())).collect()
+    }
+
+    #[test]
+    fn idle_exit_is_30_seconds_when_activated_and_off_otherwise() {
+        assert_eq!(idle_exit(None, true), Some(Duration::from_secs(30)));
+        assert_eq!(idle_exit(None, false), None);
+        assert_eq!(idle_exit(Some(3), true), Some(Duration::from_secs(3)));
+        assert_eq!(idle_exit(Some(0), false), Some(Duration::ZERO));
     }
 
     #[test]

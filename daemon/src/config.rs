@@ -39,7 +39,8 @@ ssh-agent and dbus-daemon. On Windows the daemon uses the named pipes \
 
 Durations take a unit: 250ms, 5s, 2m (0 needs none).
 
-Logging goes to stderr only; the filter comes from $JFGUI_LOG, else $RUST_LOG, else \"info\".
+Logging goes to stderr only, written by a background thread (see --log-queue-lines); the \
+filter comes from $JFGUI_LOG, else $RUST_LOG, else \"info\".
 
 Exit status: 0 stopped cleanly (SIGTERM/SIGINT, idle exit); 1 runtime error (including the \
 runtime dir removed under a running daemon); 2 usage; 3 runtime dir or socket path refused; \
@@ -81,6 +82,13 @@ pub struct Config {
     /// Log line format on stderr.
     #[arg(long, value_enum, default_value = "text")]
     pub log_format: LogFormat,
+
+    /// Log lines waiting to be written to stderr, at most. Lines are written by a background
+    /// thread, so a stalled stderr (a full pipe, a paused terminal, a busy journald) never
+    /// stops the daemon; past this many waiting lines, new ones are dropped and counted
+    /// (`logDropped` in `daemon/status`, and a warning in the log once writing resumes).
+    #[arg(long, value_name = "N", default_value_t = 8192, value_parser = clap::value_parser!(u64).range(1..))]
+    pub log_queue_lines: u64,
 
     /// Also start the example app (`jfgui-notepad --agent-enable`, found next to this
     /// executable) and stop it when the daemon stops.
@@ -325,6 +333,7 @@ mod tests {
         assert_eq!(c.idle_exit, None);
         assert!(!c.demo);
         assert_eq!(c.log_format, LogFormat::Text);
+        assert_eq!(c.log_queue_lines, 8192);
     }
 
     #[test]

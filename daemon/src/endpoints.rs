@@ -57,10 +57,10 @@ impl EndpointSpace for RuntimeDir {
     }
 
     fn unbind(&self, slug: &str) {
-        if let Some(name) = endpoint_name(slug) {
-            if let Err(e) = remove_stale_socket(self, &name) {
-                tracing::warn!(slug, error = %e, "could not remove the endpoint socket");
-            }
+        if let Some(name) = endpoint_name(slug)
+            && let Err(e) = remove_stale_socket(self, &name)
+        {
+            tracing::warn!(slug, error = %e, "could not remove the endpoint socket");
         }
     }
 

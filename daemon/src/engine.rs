@@ -8,6 +8,7 @@
 //! |---|---|---|
 //! | an app's host channel (SPEC S8) | [`Engine::serve_app`] | `engine/app.rs`, `engine/link/` |
 //! | a client of one app: JSON control protocol 1 (SPEC S6) or MCP (SPEC S7), chosen per connection | [`Engine::serve_client`] | `engine/session.rs`, `engine/session/json1.rs`, `engine/session/mcp/` |
+//! | every enabled app at once over MCP (`mcp.sock`, SPEC S7 "All-apps MCP") | [`Engine::serve_mcp`] | `engine/session/mcp/all_apps.rs` |
 //! | the control socket (SPEC S8) | [`Engine::serve_control`], [`Engine::serve_control_with`] | `engine/control.rs` |
 //!
 //! The ten JSON-1 methods are implemented once in `engine/session/methods.rs`
@@ -48,7 +49,7 @@ pub use control::{ControlError, ControlMethods};
 // The browser bridge answers malformed `/rpc` envelopes exactly as an endpoint would.
 pub use registry::EndpointEvents;
 pub(crate) use session::json1;
-pub use session::{is_mcp_request_id, mcp_error_line};
+pub use session::{OfflineMcp, is_mcp_request_id, mcp_error_line};
 
 use crate::audit::{Audit, Transport};
 use registry::Registry;
@@ -317,6 +318,23 @@ impl Engine {
             }
             None => app,
         }
+    }
+
+    /// Runs one all-apps MCP connection (`mcp.sock`): MCP only, both revisions, every enabled
+    /// app through the tools' `app` argument, until EOF or shutdown. Apps leaving and coming
+    /// back never end it.
+    pub async fn serve_mcp<S>(&self, stream: S, peer: PeerInfo)
+    where
+        S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+    {
+        let _live = Live::enter(&self.0.connections, |c| &mut c.clients);
+        if *self.0.shutdown.borrow() {
+            return;
+        }
+        let apps = session::EngineApps::new(self.0.registry.clone(), self.0.tasks.clone());
+        let server = session::AllApps::new(apps);
+        session::serve_all_apps(stream, server, &self.0.config, self.0.shutdown.subscribe(), peer)
+            .await;
     }
 
     /// Runs one control connection (`agentd.sock`: `daemon/status`, `apps/list`).

@@ -89,10 +89,10 @@ impl Lock {
     /// Unlinks the lock file, then releases the lock (clean shutdown).
     pub fn remove(self) {
         let name = jfgui_proto::locations::LOCK_FILE;
-        if let Err(e) = std::fs::remove_file(name) {
-            if e.kind() != io::ErrorKind::NotFound {
-                tracing::warn!(path = %self.path.display(), error = %e, "could not remove the lock file");
-            }
+        if let Err(e) = std::fs::remove_file(name)
+            && e.kind() != io::ErrorKind::NotFound
+        {
+            tracing::warn!(path = %self.path.display(), error = %e, "could not remove the lock file");
         }
         drop(self.file);
     }
@@ -148,10 +148,11 @@ fn write_pid(file: &mut File) -> io::Result<()> {
 fn read_pid(file: &mut File) -> Option<u32> {
     for _ in 0..20 {
         let mut text = String::new();
-        if file.rewind().is_ok() && file.take(32).read_to_string(&mut text).is_ok() {
-            if let Ok(pid) = text.trim().parse() {
-                return Some(pid);
-            }
+        if file.rewind().is_ok()
+            && file.take(32).read_to_string(&mut text).is_ok()
+            && let Ok(pid) = text.trim().parse()
+        {
+            return Some(pid);
         }
         std::thread::sleep(Duration::from_millis(10));
     }

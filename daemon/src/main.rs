@@ -1,14 +1,15 @@
-//! `jfgui-agentd`: the per-user daemon. Flags → logging → `server::run` with the engine;
-//! the exit status is documented in `--help` (`config::exit`).
+//! `jfgui-agentd`: the per-user daemon. Flags → logging (`logging.rs`: never blocks) →
+//! `server::run` with the engine; the exit status is documented in `--help` (`config::exit`).
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use jfgui_daemon::config::Config;
+use jfgui_daemon::config::{Config, to_usize};
 use jfgui_daemon::{logging, server};
 
 fn main() -> ExitCode {
     let config = Config::parse();
-    logging::init(config.log_format);
+    // Held until the daemon has stopped, so what is still queued gets written out.
+    let _log = logging::init(config.log_format, to_usize(config.log_queue_lines));
     ExitCode::from(server::run(config, server::engine))
 }

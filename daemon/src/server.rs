@@ -1,4 +1,5 @@
-//! The daemon's life: start-up, listeners, engine, stop (SPEC S8). Everything platform lives
+//! The daemon's life: start-up, listeners (`agentd.sock`, `host.sock`, `mcp.sock` and the
+//! endpoints, or their named pipes), engine, stop (SPEC S8). Everything platform lives
 //! here and below (`unix`, `windows`); the engine only ever sees accepted, peer-checked
 //! streams through the [`port::EnginePort`] trait, which `engine_adapter.rs` implements for
 //! the engine.
@@ -49,14 +50,18 @@ async fn idle(mut live: watch::Receiver<usize>, after: Option<Duration>) {
     }
 }
 
-/// Accepts on the control and host listeners (the same on every platform), each in a task of
-/// its own; abort the tasks to stop accepting.
-fn listen<E: EnginePort>(
+/// The listeners every platform has: control, host (apps) and all-apps MCP.
+struct Listeners {
     control: Listener,
     host: Listener,
-    gate: &Gate,
-    engine: &E,
-) -> [JoinHandle<()>; 2] {
+    mcp: Listener,
+}
+
+/// Accepts on the control, host and MCP listeners (the same on every platform), each in a
+/// task of its own; abort the tasks to stop accepting. The MCP listener counts as a client
+/// listener under the connection cap.
+fn listen<E: EnginePort>(listeners: Listeners, gate: &Gate, engine: &E) -> [JoinHandle<()>; 3] {
+    let Listeners { control, host, mcp } = listeners;
     [
         tokio::spawn(accept_loop(control, gate.clone(), Class::Client, {
             let s = engine.clone();
@@ -65,6 +70,10 @@ fn listen<E: EnginePort>(
         tokio::spawn(accept_loop(host, gate.clone(), Class::App, {
             let s = engine.clone();
             move |stream, peer| s.clone().serve_app(stream, peer)
+        })),
+        tokio::spawn(accept_loop(mcp, gate.clone(), Class::Client, {
+            let s = engine.clone();
+            move |stream, peer| s.clone().serve_mcp(stream, peer)
         })),
     ]
 }

@@ -145,13 +145,13 @@ impl TaskTable {
     /// `running → cancelling` for a client's cancel request; a task in any other state is
     /// left alone. Returns the task's snapshot after the request.
     pub fn request_cancel(&mut self, id: &str) -> Option<TaskSnapshot> {
-        if let Ok(task) = self.active_mut(id) {
-            if task.state == TaskState::Running {
-                task.state = TaskState::Cancelling;
-                let snapshot = task.clone();
-                self.queue(snapshot.clone());
-                return Some(snapshot);
-            }
+        if let Ok(task) = self.active_mut(id)
+            && task.state == TaskState::Running
+        {
+            task.state = TaskState::Cancelling;
+            let snapshot = task.clone();
+            self.queue(snapshot.clone());
+            return Some(snapshot);
         }
         self.get(id).cloned()
     }

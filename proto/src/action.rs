@@ -140,14 +140,14 @@ fn check_registration<'a>(
         if names.insert(name, ()).is_some() {
             return Err(RegistrationError::DuplicateName(name.to_string()));
         }
-        if let Some(id) = command_id {
-            if let Some(first) = command_ids.insert(id, name) {
-                return Err(RegistrationError::DuplicateCommandId {
-                    command_id: id,
-                    first: first.to_string(),
-                    second: name.to_string(),
-                });
-            }
+        if let Some(id) = command_id
+            && let Some(first) = command_ids.insert(id, name)
+        {
+            return Err(RegistrationError::DuplicateCommandId {
+                command_id: id,
+                first: first.to_string(),
+                second: name.to_string(),
+            });
         }
     }
     Ok(())

@@ -7,6 +7,7 @@
 
 use alloc::boxed::Box;
 use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 use core::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -107,6 +108,9 @@ pub enum Reason {
     AppDisconnected,
     /// outcome_unknown: the daemon is shutting down.
     DaemonShutdown,
+    /// outcome_unknown: the all-apps MCP gateway (`jfgui-agent mcp`) has no daemon connection
+    /// (not started yet, restarting, or lost mid-call).
+    DaemonUnavailable,
     /// failed: the host reported failure.
     HostError {
         /// Host-defined machine-readable code, if any.
@@ -150,6 +154,38 @@ pub enum Reason {
         /// The requested URI.
         resource: String,
     },
+    /// not_found: no enabled app answers to this name (all-apps MCP).
+    App {
+        /// The requested slug, display name or prefix.
+        app: String,
+        /// The enabled apps, so the caller can pick one.
+        apps: Vec<AppRef>,
+    },
+}
+
+/// An enabled app as a `not_found/app` error lists it: `{app, displayName}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppRef {
+    /// The endpoint slug (what `app` arguments take).
+    pub slug: String,
+    /// The display name, intact.
+    pub display_name: String,
+}
+
+impl AppRef {
+    fn to_value(&self) -> Value {
+        let mut m = Map::with_capacity(2);
+        m.insert("app", self.slug.as_str());
+        m.insert("displayName", self.display_name.as_str());
+        Value::Object(m)
+    }
+
+    fn from_value(value: &Value) -> Option<AppRef> {
+        let m = value.as_object()?;
+        let slug = m.get("app")?.as_str()?.to_string();
+        let display_name = m.get("displayName")?.as_str()?.to_string();
+        (m.len() == 2).then_some(AppRef { slug, display_name })
+    }
 }
 
 impl Reason {
@@ -167,12 +203,14 @@ impl Reason {
             | Busy
             | TransactionUnsupported { .. }
             | BatchPreflight { .. } => ErrorClass::NotExecuted,
-            Timeout | AppDisconnected | DaemonShutdown => ErrorClass::OutcomeUnknown,
+            Timeout | AppDisconnected | DaemonShutdown | DaemonUnavailable => {
+                ErrorClass::OutcomeUnknown
+            }
             HostError { .. } | RolledBack { .. } => ErrorClass::Failed,
             OutputSchema { .. } | ResponseTooLarge { .. } | InvalidReply | DeferredInAtomic => {
                 ErrorClass::Internal
             }
-            Action { .. } | Task { .. } | Resource { .. } => ErrorClass::NotFound,
+            Action { .. } | Task { .. } | Resource { .. } | App { .. } => ErrorClass::NotFound,
         }
     }
 
@@ -193,6 +231,7 @@ impl Reason {
             Timeout => "timeout",
             AppDisconnected => "app_disconnected",
             DaemonShutdown => "daemon_shutdown",
+            DaemonUnavailable => "daemon_unavailable",
             HostError { .. } => "host_error",
             RolledBack { .. } => "rolled_back",
             OutputSchema { .. } => "output_schema",
@@ -202,6 +241,7 @@ impl Reason {
             Action { .. } => "action",
             Task { .. } => "task",
             Resource { .. } => "resource",
+            App { .. } => "app",
         }
     }
 
@@ -249,6 +289,10 @@ impl Reason {
             Resource { resource } => {
                 m.insert("resource", resource.as_str());
             }
+            App { app, apps } => {
+                m.insert("app", app.as_str());
+                m.insert("apps", apps.iter().map(AppRef::to_value).collect::<Vec<_>>());
+            }
             RevisionRequired
             | Disabled
             | Busy
@@ -256,6 +300,7 @@ impl Reason {
             | Timeout
             | AppDisconnected
             | DaemonShutdown
+            | DaemonUnavailable
             | HostError { code: None }
             | ResponseTooLarge { action: None }
             | InvalidReply
@@ -287,6 +332,7 @@ impl Reason {
             "timeout" => Reason::Timeout,
             "app_disconnected" => Reason::AppDisconnected,
             "daemon_shutdown" => Reason::DaemonShutdown,
+            "daemon_unavailable" => Reason::DaemonUnavailable,
             "host_error" => Reason::HostError { code: s("code") },
             "rolled_back" => Reason::RolledBack { index: index()?, cause: cause()? },
             "output_schema" => {
@@ -298,6 +344,15 @@ impl Reason {
             "action" => Reason::Action { action: s("action")? },
             "task" => Reason::Task { task: s("task")? },
             "resource" => Reason::Resource { resource: s("resource")? },
+            "app" => Reason::App {
+                app: s("app")?,
+                apps: data
+                    .get("apps")?
+                    .as_array()?
+                    .iter()
+                    .map(AppRef::from_value)
+                    .collect::<Option<Vec<_>>>()?,
+            },
             _ => return None,
         };
         // Strict: the data must hold exactly the members the reason carries, nothing else.
@@ -412,6 +467,7 @@ mod tests {
             Reason::Timeout,
             Reason::AppDisconnected,
             Reason::DaemonShutdown,
+            Reason::DaemonUnavailable,
             Reason::HostError { code: Some(s("disk_full")) },
             Reason::HostError { code: None },
             Reason::RolledBack { index: 0, cause: cause() },
@@ -423,6 +479,10 @@ mod tests {
             Reason::Action { action: s("a") },
             Reason::Task { task: s("t-1") },
             Reason::Resource { resource: s("render://view.png") },
+            Reason::App {
+                app: s("x"),
+                apps: vec![AppRef { slug: s("notes-a"), display_name: s("Notes A") }],
+            },
         ];
         reasons.into_iter().map(|r| ActionError::new(r, "Something happened.")).collect()
     }
@@ -515,7 +575,7 @@ mod tests {
                 );
                 let missing = with(&wire, "data", Value::Object(fewer));
                 assert_eq!(ActionError::from_wire(&missing).is_some(), optional, "{missing:?}");
-                let mistyped = with_data(&wire, key, Value::Array(vec![]));
+                let mistyped = with_data(&wire, key, Value::Bool(true));
                 assert_eq!(ActionError::from_wire(&mistyped), None, "{mistyped:?}");
             }
         }

@@ -7,6 +7,7 @@
 //! | actions and schemas (SPEC S1) | [`ActionSpec`], [`ActionKind`], [`ActionName`], [`validate_registration`], [`Schema`], [`Property`], [`schema`] |
 //! | application errors (SPEC S6 error model) | [`ActionError`], [`Reason`], [`ErrorClass`] |
 //! | where the sockets live (feature `std`) | `locations` |
+//! | which app a name means (ENDPOINT, MCP `app`) | [`resolve`] |
 //! | host channel (SPEC S8) | [`channel`]: messages, [`channel::FrameDecoder`], [`channel::encode_frame`] |
 //! | client lines (SPEC S6 framing) | [`LineDecoder`], [`Line`] |
 //! | revisions (SPEC S6) | [`MAX_REVISION`] |
@@ -42,13 +43,14 @@ mod json;
 mod line;
 #[cfg(feature = "std")]
 pub mod locations;
+pub mod resolve;
 pub mod schema;
 
 pub use action::{
     ActionKind, ActionName, ActionSpec, MAX_ACTION_NAME, NameError, RegistrationError,
     validate_action_infos, validate_registration,
 };
-pub use action_error::{ActionError, ErrorClass, Reason};
+pub use action_error::{ActionError, AppRef, ErrorClass, Reason};
 pub use json::{
     DecodeError, JsonError, JsonErrorKind, Limits, Map, Number, Value, encode, encode_into,
     from_value, parse, to_value,

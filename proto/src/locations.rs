@@ -45,6 +45,8 @@ pub const LOCK_FILE: &str = "agentd.lock";
 pub const CONTROL_SOCKET: &str = "agentd.sock";
 /// The socket apps register on.
 pub const HOST_SOCKET: &str = "host.sock";
+/// The all-apps MCP socket (`jfgui-agent mcp`).
+pub const MCP_SOCKET: &str = "mcp.sock";
 /// Directory of the per-app endpoint sockets, `apps/SLUG.sock`.
 pub const APPS_DIR: &str = "apps";
 /// Suffix of endpoint sockets.
@@ -57,11 +59,13 @@ pub enum Pipe<'a> {
     Control,
     /// The pipe apps register on, the twin of `host.sock`.
     Host,
+    /// The all-apps MCP pipe, the twin of `mcp.sock`.
+    Mcp,
     /// The endpoint of the app with this slug, the twin of `apps/SLUG.sock`.
     App(&'a str),
 }
 
-/// `\\.\pipe\jfgui-agent-<SID>-control`, `-host` or `-app-SLUG` (ARCHITECTURE "Locations"):
+/// `\\.\pipe\jfgui-agent-<SID>-control`, `-host`, `-mcp` or `-app-SLUG` (ARCHITECTURE "Locations"):
 /// the daemon creates these names and the connector opens them, so both build them here. The
 /// `app-` prefix keeps a slug from ever naming the control or host pipe.
 pub fn pipe_name(sid: &str, pipe: Pipe<'_>) -> String {
@@ -69,6 +73,7 @@ pub fn pipe_name(sid: &str, pipe: Pipe<'_>) -> String {
     match pipe {
         Pipe::Control => format!("{prefix}{sid}-control"),
         Pipe::Host => format!("{prefix}{sid}-host"),
+        Pipe::Mcp => format!("{prefix}{sid}-mcp"),
         Pipe::App(slug) => format!("{prefix}{sid}-app-{slug}"),
     }
 }
@@ -117,6 +122,10 @@ impl RuntimeDir {
     /// `host.sock`.
     pub fn host_socket(&self) -> PathBuf {
         self.path.join(HOST_SOCKET)
+    }
+    /// `mcp.sock`.
+    pub fn mcp_socket(&self) -> PathBuf {
+        self.path.join(MCP_SOCKET)
     }
     /// `apps/`.
     pub fn apps_dir(&self) -> PathBuf {
@@ -322,6 +331,7 @@ mod tests {
             r"\\.\pipe\jfgui-agent-S-1-5-21-1-2-3-1001-control"
         );
         assert_eq!(pipe_name(sid, Pipe::Host), r"\\.\pipe\jfgui-agent-S-1-5-21-1-2-3-1001-host");
+        assert_eq!(pipe_name(sid, Pipe::Mcp), r"\\.\pipe\jfgui-agent-S-1-5-21-1-2-3-1001-mcp");
         assert_eq!(
             pipe_name(sid, Pipe::App("host")),
             r"\\.\pipe\jfgui-agent-S-1-5-21-1-2-3-1001-app-host"

@@ -13,6 +13,16 @@ and must find the daemon through /run/user/UID. Afterwards the driver checks, fo
 process the client started, that it got no XDG_RUNTIME_DIR or JFGUI_RUNTIME_DIR and that every
 line it wrote validates against the official MCP schema of its revision (schema_check.py).
 
+With `--apps "Notes A,Notes B"` (the all-apps scenario of `jfgui-agent mcp`) the driver starts one
+Notepad per display name instead (each with `--text "text of NAME"`), and serves a control
+socket whose path the client gets as JFGUI_CONTROL: one line per connection, answered with
+`ok` or `error: ...` once done:
+
+    kill-app NAME      stop that Notepad and wait until its endpoint is gone
+    start-app NAME     start it again and wait until its endpoint is up
+    stop-daemon        SIGTERM the daemon and wait for it to exit
+    start-daemon       start a new daemon and wait until every running Notepad re-registered
+
 Runs are serialized with a lock on /run (several checkouts may share a machine and its
 /run/user/UID). Exits with the command's status, or 1 when the setup or the record check fails.
 
@@ -28,7 +38,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import socket
 import tempfile
+import threading
 import time
 
 import schema_check
@@ -120,6 +132,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin-dir", required=True, help="directory with jfgui-agentd, jfgui-agent, jfgui-notepad")
     parser.add_argument("--export-ms", default="5000", help="how long Notepad's export task runs")
+    parser.add_argument("--apps", help="comma-separated display names: one Notepad each and the control socket (all-apps)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- the client command")
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -138,7 +151,10 @@ def main() -> int:
     os.mkdir(records)
     try:
         with RunUser() as run_user:
-            status = run(bins, args.export_ms, command, run_user, records)
+            if args.apps:
+                status = run_all_apps(bins, args.apps.split(","), command, run_user, records, scratch)
+            else:
+                status = run(bins, args.export_ms, command, run_user, records)
         problems = check_records(records)
         for problem in problems:
             log(f"FAIL {problem}")
@@ -182,6 +198,130 @@ def run(bins: dict, export_ms: str, command: list, run_user: RunUser, records: s
     finally:
         for proc, name in reversed(procs):
             stop(proc, name)
+
+
+def slug(name: str) -> str:
+    """The daemon's slug rule for the simple names used here (letters, digits, spaces)."""
+    return "-".join(name.lower().split())
+
+
+def wait_gone(path: str) -> None:
+    deadline = time.monotonic() + SETUP_TIMEOUT_S
+    while os.path.exists(path):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{path} still exists after {SETUP_TIMEOUT_S} s")
+        time.sleep(0.05)
+
+
+class Stack:
+    """The daemon and the Notepads of the all-apps scenario, restartable one by one."""
+
+    def __init__(self, bins: dict, env: dict, run_user: RunUser) -> None:
+        self.bins, self.env, self.run_user = bins, env, run_user
+        self.daemon = None
+        self.apps = {}
+
+    def endpoint(self, name: str) -> str:
+        return os.path.join(self.run_user.runtime, "apps", f"{slug(name)}.sock")
+
+    def start_daemon(self) -> None:
+        self.daemon = subprocess.Popen([self.bins["jfgui-agentd"]], env=self.env, stdin=subprocess.DEVNULL)
+        wait_for(os.path.join(self.run_user.runtime, "mcp.sock"), self.daemon, "jfgui-agentd")
+        for name, proc in self.apps.items():
+            wait_for(self.endpoint(name), proc, name)
+
+    def stop_daemon(self) -> None:
+        stop(self.daemon, "jfgui-agentd")
+        wait_gone(os.path.join(self.run_user.runtime, "mcp.sock"))
+
+    def start_app(self, name: str) -> None:
+        proc = subprocess.Popen(
+            [self.bins["jfgui-notepad"], "--agent-enable", "--name", name, "--text", f"text of {name}"],
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+        )
+        self.apps[name] = proc
+        wait_for(self.endpoint(name), proc, name)
+
+    def kill_app(self, name: str) -> None:
+        stop(self.apps.pop(name), name)
+        wait_gone(self.endpoint(name))
+
+    def stop_all(self) -> None:
+        for name, proc in list(self.apps.items()):
+            stop(proc, name)
+        if self.daemon is not None:
+            stop(self.daemon, "jfgui-agentd")
+
+    def command(self, line: str) -> str:
+        verb, _, name = line.partition(" ")
+        actions = {
+            "kill-app": lambda: self.kill_app(name),
+            "start-app": lambda: self.start_app(name),
+            "stop-daemon": self.stop_daemon,
+            "start-daemon": self.start_daemon,
+        }
+        if verb not in actions:
+            return f"error: unknown command {line!r}"
+        try:
+            actions[verb]()
+        except (OSError, RuntimeError, KeyError) as e:
+            return f"error: {line}: {e}"
+        log(f"control: {line}: done")
+        return "ok"
+
+
+def serve_control(stack: Stack, path: str) -> socket.socket:
+    """Answers control lines (one per connection) in a thread of its own."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(4)
+
+    def loop() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn, conn.makefile("rw", encoding="utf-8") as f:
+                answer = stack.command(f.readline().strip())
+                f.write(answer + "\n")
+                f.flush()
+
+    threading.Thread(target=loop, daemon=True).start()
+    return listener
+
+
+def run_all_apps(bins: dict, names: list, command: list, run_user: RunUser, records: str, scratch: str) -> int:
+    """The all-apps scenario: daemon, one Notepad per name, the control socket; the client's
+    status."""
+    env = {k: v for k, v in os.environ.items() if k not in ("JFGUI_RUNTIME_DIR", "XDG_RUNTIME_DIR")}
+    env["XDG_RUNTIME_DIR"] = run_user.path
+    env.setdefault("JFGUI_LOG", "info")
+    stack = Stack(bins, env, run_user)
+    control = os.path.join(scratch, "control.sock")
+    listener = None
+    try:
+        stack.start_daemon()
+        for name in names:
+            stack.start_app(name)
+        listener = serve_control(stack, control)
+        client_env = dict(
+            env,
+            JFGUI_AGENT=bins["jfgui-agent"],
+            JFGUI_RECORDER=os.path.join(HERE, "record.py"),
+            JFGUI_RECORD_DIR=records,
+            JFGUI_PYTHON=sys.executable,
+            JFGUI_CONTROL=control,
+        )
+        log(f"daemon and {', '.join(names)} up in {run_user.runtime}; running {' '.join(command)}")
+        status = subprocess.run(command, env=client_env, stdin=subprocess.DEVNULL).returncode
+        log(f"client exited with status {status}")
+        return status
+    finally:
+        if listener is not None:
+            listener.close()
+        stack.stop_all()
 
 
 if __name__ == "__main__":

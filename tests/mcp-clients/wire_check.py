@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
-"""Drives `jfgui-agent stdio notepad --protocol mcp` with raw lines no SDK would send, and checks
-the answers against SPEC S6/S7 and the official MCP schemas (schema_check.py):
+"""Drives `jfgui-agent stdio notepad --protocol mcp` (or, with `--all-apps`, `jfgui-agent mcp`
+in front of the same single Notepad) with raw lines no SDK would send, and checks the answers
+against SPEC S6/S7 and the official MCP schemas (schema_check.py):
 
 - an error whose id cannot be read has no `id` member (never `"id": null`), whether the line
   is garbage, an array, over-long, or sent before the connection chose MCP;
 - a request whose id is not a string or an integer (null, 1.5, an object, an array, a bool)
   gets -32600 with the id not echoed;
 - a tool's refused arguments are an `isError` result with class `invalid_params`; an unknown
-  tool is a -32602 error; a modern request naming an unknown revision gets -32022.
+  tool is a -32602 error; a modern request naming an unknown revision gets -32022;
+- all-apps: `app` may be omitted with one app, an unknown `app` is an `isError` result
+  `not_found/app` listing the apps there are (data.apps), a non-string `app` is refused.
 
 Started by driver.py like the SDK checks: the gateway gets only the SDK default environment
 (through record.py). Prints PASS/FAIL lines and "N passed, M failed"; exits 1 on any failure.
 """
 
+import argparse
 import json
 import os
 import subprocess
@@ -33,16 +37,13 @@ INIT_PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo"
 
 
 class Gateway:
-    def __init__(self) -> None:
+    def __init__(self, gateway: list) -> None:
         command = [
             os.environ["JFGUI_PYTHON"],
             os.environ["JFGUI_RECORDER"],
             os.environ["JFGUI_RECORD_DIR"],
             os.environ["JFGUI_AGENT"],
-            "stdio",
-            "notepad",
-            "--protocol",
-            "mcp",
+            *gateway,
         ]
         # What the official SDKs pass to a server by default, and nothing else.
         env = {k: os.environ[k] for k in SDK_ENV if k in os.environ}
@@ -103,7 +104,7 @@ def tool_error_class(r) -> str:
     return result.get("structuredContent", {}).get("error", {}).get("class", "")
 
 
-def run(g: Gateway, c: Checks) -> None:
+def run(g: Gateway, c: Checks, all_apps: bool) -> None:
     # Before the connection chose MCP: the gateway still answers MCP-style.
     r = g.ask("this is not json")
     c.check("garbage before MCP is chosen: -32700 without id", idless_error(r, -32700), r)
@@ -123,7 +124,8 @@ def run(g: Gateway, c: Checks) -> None:
         r = g.ask(request(token, "tools/list", {"_meta": META}))
         c.check(f"modern request id {token}: -32600, id not echoed", idless_error(r, -32600), r)
     r = g.ask(request('"s-1"', "tools/list", {}))
-    c.check("a string id is served and echoed", r.get("id") == "s-1" and len(r.get("result", {}).get("tools", [])) == 9, r)
+    tools = 10 if all_apps else 9
+    c.check("a string id is served and echoed", r.get("id") == "s-1" and len(r.get("result", {}).get("tools", [])) == tools, r)
 
     refusals = [
         ("search limit 0", "jfgui_actions_search", {"limit": 0}),
@@ -145,16 +147,42 @@ def run(g: Gateway, c: Checks) -> None:
     c.check("an unknown revision is -32022 naming both served", r.get("error", {}).get("code") == -32022 and data.get("supported") == ["2026-07-28", "2025-11-25"], r)
     r = g.ask("x" * (1024 * 1024 + 1))
     c.check("an over-long line: -32600 too_large without id", idless_error(r, -32600) and r["error"].get("data", {}).get("reason") == "too_large", r)
+    if all_apps:
+        app_checks(g, c)
     r = g.ask(request("32", "ping", {}))
     c.check("the session is intact", r.get("id") == 32 and r.get("result") == {}, r)
 
 
+def app_checks(g: Gateway, c: Checks) -> None:
+    """The `app` argument of the all-apps server, with exactly one app (Notepad) enabled."""
+    for era, extra in (("legacy", {}), ("modern", {"_meta": META})):
+        r = g.ask(request("40", "tools/call", dict(extra, name="jfgui_state_inspect", arguments={})))
+        c.check(f"{era}: `app` may be omitted with one app", r.get("result", {}).get("isError") is False, r)
+        r = g.ask(request("41", "tools/call", dict(extra, name="jfgui_state_inspect", arguments={"app": "no-such-app"})))
+        error = r.get("result", {}).get("structuredContent", {}).get("error", {})
+        c.check(
+            f"{era}: an unknown app is isError not_found/app listing the apps there are",
+            tool_error_class(r) == "not_found"
+            and error.get("reason") == "app"
+            and error.get("data", {}).get("apps") == [{"app": "notepad", "displayName": "Notepad"}],
+            r,
+        )
+        r = g.ask(request("42", "tools/call", dict(extra, name="jfgui_tasks_get", arguments={"app": 5, "id": "t"})))
+        c.check(f"{era}: a non-string app is isError invalid_params", tool_error_class(r) == "invalid_params", r)
+        r = g.ask(request("43", "tools/call", dict(extra, name="jfgui_apps_list", arguments={})))
+        apps = r.get("result", {}).get("structuredContent", {}).get("apps", [])
+        c.check(f"{era}: jfgui_apps_list lists Notepad", [a.get("app") for a in apps] == ["notepad"], r)
+
+
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--all-apps", action="store_true", help="through `jfgui-agent mcp` instead of `stdio notepad`")
+    args = parser.parse_args()
     checks = Checks()
     try:
-        gateway = Gateway()
+        gateway = Gateway(["mcp"] if args.all_apps else ["stdio", "notepad", "--protocol", "mcp"])
         try:
-            run(gateway, checks)
+            run(gateway, checks, args.all_apps)
         finally:
             status = gateway.finish()
         checks.check("stdin EOF ends the gateway with status 0", status == 0, status)

@@ -230,7 +230,8 @@ pub fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
 #[derive(Debug)]
 pub struct Proc {
     child: Child,
-    stderr: PathBuf,
+    /// The stderr capture file; `None` when stderr went elsewhere ([`Proc::spawn_with_stderr`]).
+    stderr: Option<PathBuf>,
     exited: Option<ExitStatus>,
 }
 
@@ -254,12 +255,28 @@ impl Proc {
         (proc, input)
     }
 
-    fn spawn_with_stdin(mut cmd: Command, stderr: PathBuf, stdin: Stdio) -> Proc {
+    /// As [`Proc::spawn`], with stderr going to `stderr` (e.g. a pipe the test holds);
+    /// [`Proc::stderr`] is then empty.
+    pub fn spawn_with_stderr(mut cmd: Command, stderr: Stdio) -> Proc {
+        cmd.stdout(Stdio::null());
+        Proc::start(cmd, Stdio::null(), stderr)
+    }
+
+    fn spawn_with_stdin(cmd: Command, stderr: PathBuf, stdin: Stdio) -> Proc {
         let log = fs::File::create(&stderr).expect("stderr capture file");
-        let child =
-            cmd.stdin(stdin).stderr(log).spawn().unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+        let mut proc = Proc::start(cmd, stdin, log.into());
+        proc.stderr = Some(stderr);
+        proc
+    }
+
+    fn start(mut cmd: Command, stdin: Stdio, stderr: Stdio) -> Proc {
+        let child = cmd
+            .stdin(stdin)
+            .stderr(stderr)
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
         track(child.id());
-        Proc { child, stderr, exited: None }
+        Proc { child, stderr: None, exited: None }
     }
 
     /// The pid.
@@ -269,7 +286,14 @@ impl Proc {
 
     /// What the process wrote to stderr so far.
     pub fn stderr(&self) -> String {
-        fs::read_to_string(&self.stderr).unwrap_or_default()
+        self.stderr.as_ref().and_then(|path| fs::read_to_string(path).ok()).unwrap_or_default()
+    }
+
+    /// Whether `needle` shows up in stderr within [`PATIENCE`]. For a live daemon: it writes
+    /// its log from a background thread, so a line may land a moment after the answer to
+    /// the call that caused it.
+    pub fn wait_stderr(&self, needle: &str) -> bool {
+        wait_until(PATIENCE, || self.stderr().contains(needle))
     }
 
     /// Sends `signal` (e.g. "TERM", "KILL").
@@ -845,8 +869,8 @@ pub struct CrossUid {
 }
 
 impl CrossUid {
-    /// Creates the users, or says why the cross-UID tests cannot run here (the caller prints
-    /// `SKIPPED: <reason>`; never a silent pass).
+    /// Creates the users, or says why the cross-UID tests cannot run here (the caller hands the
+    /// reason to [`cannot_run`]: a failure unless skipping is allowed, never a silent pass).
     pub fn setup() -> Result<CrossUid, String> {
         if my_uid() != 0 {
             return Err("cross-UID tests need root to create users (run the suite as root)".into());
@@ -965,21 +989,27 @@ fn create_user(name: &str) -> Result<User, String> {
     Ok(User { name: name.into(), uid })
 }
 
-/// Prints the standard skip line (the cross-UID tests call it when [`CrossUid::setup`] fails).
-pub fn skipped(test: &str, reason: &str) {
-    eprintln!("SKIPPED: {test}: {reason}");
-    println!("SKIPPED: {test}: {reason}");
+/// The one way a test gives up because its prerequisite is missing here (no root, no second
+/// user, a tool not installed): it fails naming `reason`, unless `JFGUI_ALLOW_SKIP=1` is set,
+/// which turns the failure into a `SKIPPED: <test>: <reason>` line on stdout and stderr and
+/// returns (the caller then returns too). A test that proves nothing must never pass silently.
+pub fn cannot_run(test: &str, reason: &str) {
+    if skips_allowed() {
+        eprintln!("SKIPPED: {test}: {reason}");
+        println!("SKIPPED: {test}: {reason}");
+    } else {
+        panic!(
+            "{test} cannot run here: missing prerequisite: {reason} (set {ALLOW_SKIP}=1 to skip \
+             it instead)"
+        );
+    }
 }
 
-/// For a test that cannot run here (no root, no second user): fails with `reason`, unless
-/// `JFGUI_ALLOW_SKIP=1` is set, which turns it into a [`skipped`] line. A test that proves
-/// nothing must never pass silently.
-pub fn cannot_run(test: &str, reason: &str) {
-    if std::env::var_os("JFGUI_ALLOW_SKIP").is_some_and(|v| v == "1") {
-        skipped(test, reason);
-    } else {
-        panic!("{test} cannot run here: {reason} (set JFGUI_ALLOW_SKIP=1 to skip it instead)");
-    }
+/// The opt-out variable: only with `JFGUI_ALLOW_SKIP=1` may a test that cannot run pass.
+pub const ALLOW_SKIP: &str = "JFGUI_ALLOW_SKIP";
+
+fn skips_allowed() -> bool {
+    std::env::var_os(ALLOW_SKIP).is_some_and(|v| v == "1")
 }
 
 /// A path the test created outside its temp dirs (`/tmp/jfgui-agent-UID`, `/run/user/UID`),

@@ -217,7 +217,30 @@ fn idle_exit_defaults_to_30_seconds_when_activated() {
     // the daemon is still up well after a short idle period.
     thread::sleep(Duration::from_secs(2));
     assert!(d.try_status().is_none(), "{}", d.stderr());
-    assert!(d.stderr().contains("activated=true"), "{}", d.stderr());
+    let listening = listening_line(&d);
+    assert!(listening.contains("activated=true"), "{listening}");
+    assert!(listening.contains("idle_exit=30s"), "{listening}");
+
+    // Not activated and no flag: no idle exit at all; the flag wins over the default.
+    let plain = TempDir::new();
+    let d = jfgui_tests::Daemon::start(&plain.rt(), &[]);
+    let listening = listening_line(&d.proc);
+    assert!(listening.contains("activated=false"), "{listening}");
+    assert!(listening.contains("idle_exit=off"), "{listening}");
+    let other = TempDir::new();
+    let sockets = Sockets::bind(&other);
+    let args = ["--idle-exit", "45"];
+    let d = spawn(activated(&sockets.rt, sockets.both(), ListenPid::Child, &args), &other, "d");
+    let control = sockets.rt.join("agentd.sock");
+    assert_eq!(status_pid(&control).unwrap(), u64::from(d.pid()), "{}", d.stderr());
+    assert!(listening_line(&d).contains("idle_exit=45s"), "{}", d.stderr());
+}
+
+/// The daemon's "listening" log line, which states the effective settings.
+fn listening_line(d: &Proc) -> String {
+    const NEEDLE: &str = "jfgui-agentd listening";
+    assert!(d.wait_stderr(NEEDLE), "no listening line in:\n{}", d.stderr());
+    d.stderr().lines().find(|l| l.contains(NEEDLE)).unwrap_or_default().to_string()
 }
 
 /// What systemd does for an activated service: while it is not running, wait until a
@@ -313,7 +336,7 @@ fn listen_pid_of_another_process_is_ignored() {
     let control = rt.join("agentd.sock");
     assert!(wait_until(PATIENCE, || control.exists()), "{}", d.stderr());
     assert_eq!(status_pid(&control).unwrap(), u64::from(d.pid()));
-    assert!(d.stderr().contains("LISTEN_PID names another process"), "{}", d.stderr());
+    assert!(d.wait_stderr("LISTEN_PID names another process"), "{}", d.stderr());
     let status = d.wait_exit(PATIENCE).expect("idle exit");
     assert_eq!(status.code(), Some(0));
     // Its own sockets, so it removes them; the decoy's are untouched.
@@ -384,7 +407,10 @@ fn systemd_socket_activate_hands_over_and_the_first_connection_is_served() {
     let _wd = Watchdog::arm(Duration::from_secs(60));
     let test = "systemd_socket_activate_hands_over_and_the_first_connection_is_served";
     if Command::new("systemd-socket-activate").arg("--version").output().is_err() {
-        jfgui_tests::skipped(test, "systemd-socket-activate is not installed");
+        jfgui_tests::cannot_run(
+            test,
+            "systemd-socket-activate (Debian package systemd) is not installed",
+        );
         return;
     }
     let tmp = TempDir::new();

@@ -220,7 +220,7 @@ fn a_disabled_app_is_listed_but_has_no_endpoint() {
 fn call_and_inspect_print_text_on_a_terminal() {
     let _w = Watchdog::arm(PATIENCE * 3);
     if !std::path::Path::new("/usr/bin/script").exists() {
-        return jfgui_tests::skipped(
+        return jfgui_tests::cannot_run(
             "call_and_inspect_print_text_on_a_terminal",
             "util-linux `script` (a pty) is not installed",
         );

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::thread;
 
 use jfgui_tests::cli::{Run, run_agent, run_command, silent_endpoint};
-use jfgui_tests::{CrossUid, Daemon, PATIENCE, TempDir, Watchdog, skipped};
+use jfgui_tests::{CrossUid, Daemon, PATIENCE, TempDir, Watchdog, cannot_run};
 
 fn run(rt: &Path, args: &[&str]) -> Run {
     let r = run_agent(rt, args, b"");
@@ -247,7 +247,7 @@ fn another_users_runtime_dir_is_refused_exit_5() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let cross = match CrossUid::setup() {
         Ok(c) => c,
-        Err(reason) => return skipped("another_users_runtime_dir_is_refused_exit_5", &reason),
+        Err(reason) => return cannot_run("another_users_runtime_dir_is_refused_exit_5", &reason),
     };
     let home = cross.home_for(&cross.a);
     let rt = home.path().join("rt");

@@ -79,8 +79,9 @@ fn e3_runtime_dir_removed_makes_the_daemon_exit() {
     let _wd = Watchdog::arm(Duration::from_secs(60));
     let tmp = TempDir::new();
     let rt = tmp.rt();
-    // Default flags: on Linux the daemon hears of it through inotify, with no periodic check.
-    let mut d = Daemon::start(&rt, &[]);
+    // The periodic check is off (`--dir-check 0`): only inotify can tell the daemon, so this
+    // fails if the watch is missing or broken instead of passing on the fallback timer.
+    let mut d = Daemon::start(&rt, &["--dir-check", "0"]);
     fs::remove_dir_all(&rt).unwrap();
     let status = d.proc.wait_exit(PATIENCE).expect("daemon exits once its dir is gone");
     assert_eq!(status.code(), Some(1), "{}", d.proc.stderr());
@@ -93,7 +94,8 @@ fn e3_runtime_dir_replaced_makes_the_daemon_exit() {
     let _wd = Watchdog::arm(Duration::from_secs(60));
     let tmp = TempDir::new();
     let rt = tmp.rt();
-    let mut d = Daemon::start(&rt, &[]);
+    // inotify only, as above.
+    let mut d = Daemon::start(&rt, &["--dir-check", "0"]);
     // Moved away and a new dir put in its place: the old sockets are no longer where
     // clients look.
     fs::rename(&rt, tmp.path().join("moved")).unwrap();
@@ -194,7 +196,7 @@ fn c1_descriptor_exhaustion_does_not_spin_and_recovers() {
         "fds back to baseline {baseline}: {}",
         fd_count(pid)
     );
-    assert!(d.proc.stderr().contains("out of descriptors"), "{}", d.proc.stderr());
+    assert!(d.proc.wait_stderr("out of descriptors"), "{}", d.proc.stderr());
 }
 
 #[test]

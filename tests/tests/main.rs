@@ -3,6 +3,7 @@
 //! through the helpers in `jfgui_tests`.
 
 mod activation;
+mod all_apps_mcp;
 mod app_faults;
 mod audit;
 mod backpressure;
@@ -18,6 +19,7 @@ mod cli_tasks;
 mod client_trust;
 mod cross_uid;
 mod daemon_faults;
+mod diagnostics;
 mod endpoints;
 mod flood;
 mod framing;

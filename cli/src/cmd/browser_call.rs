@@ -79,10 +79,10 @@ pub async fn run(args: BrowserCallArgs, ctx: Context, format: Format) -> Result<
     })?;
     if let Some(error) = response.get("error") {
         let mut failure = Failure::from_rpc_error(error);
-        if error.get("code").and_then(Value::as_i64) == Some(-32000) {
-            if let Some(exit) = bridge_error_exit(&failure.reason) {
-                failure.exit = exit;
-            }
+        if error.get("code").and_then(Value::as_i64) == Some(-32000)
+            && let Some(exit) = bridge_error_exit(&failure.reason)
+        {
+            failure.exit = exit;
         }
         return Err(failure);
     }

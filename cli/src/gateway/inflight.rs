@@ -83,10 +83,10 @@ impl InFlight {
                 None => self.null_answers = self.null_answers.saturating_sub(1),
             }
         }
-        if self.protocol == Protocol::Mcp {
-            if let Some(reshaped) = jfgui_daemon::mcp_error_line(&line, &Limits::DEFAULT) {
-                return Some(reshaped);
-            }
+        if self.protocol == Protocol::Mcp
+            && let Some(reshaped) = jfgui_daemon::mcp_error_line(&line, &Limits::DEFAULT)
+        {
+            return Some(reshaped);
         }
         Some(line)
     }

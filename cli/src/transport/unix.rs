@@ -28,6 +28,11 @@ impl Daemon {
         self.0.control_socket()
     }
 
+    /// The all-apps MCP socket, `mcp.sock`.
+    pub fn mcp(&self) -> PathBuf {
+        self.0.mcp_socket()
+    }
+
     /// The endpoint socket of `slug`, `apps/SLUG.sock`.
     pub fn endpoint(&self, slug: &str) -> PathBuf {
         self.0.endpoint(slug)

@@ -50,6 +50,11 @@ impl Daemon {
         PathBuf::from(pipe_name(&self.sid, Pipe::Control))
     }
 
+    /// The all-apps MCP pipe, `...-mcp`.
+    pub fn mcp(&self) -> PathBuf {
+        PathBuf::from(pipe_name(&self.sid, Pipe::Mcp))
+    }
+
     /// The endpoint pipe of `slug`, `...-app-SLUG`.
     pub fn endpoint(&self, slug: &str) -> PathBuf {
         PathBuf::from(pipe_name(&self.sid, Pipe::App(slug)))

@@ -161,7 +161,7 @@ fn result_line(id: &Value, result: Map, limits: &jfgui_proto::Limits) -> Vec<u8>
 
 fn status(engine: &Engine) -> Map {
     let config = engine.config();
-    let mut m = Map::with_capacity(6);
+    let mut m = Map::with_capacity(7);
     m.insert("version", env!("CARGO_PKG_VERSION"));
     m.insert("pid", std::process::id());
     m.insert("uptimeMs", u64::try_from(engine.uptime().as_millis()).unwrap_or(u64::MAX));
@@ -184,6 +184,8 @@ fn status(engine: &Engine) -> Map {
             None => Value::Null,
         },
     );
+    // Process-wide: log lines lost to a stalled stderr (logging.rs; 0 when nothing logs).
+    m.insert("logDropped", crate::logging::dropped_lines());
     m
 }
 

@@ -18,9 +18,11 @@ pub mod json1;
 mod mcp;
 pub mod methods;
 mod observer;
+mod peer_warnings;
 mod replies;
 
-pub use mcp::{is_mcp_request_id, mcp_error_line};
+pub(crate) use mcp::{AllApps, EngineApps, serve_all_apps};
+pub use mcp::{OfflineMcp, is_mcp_request_id, mcp_error_line};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -30,6 +32,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
 pub use observer::Caller;
+use peer_warnings::PeerWarnings;
 pub use replies::App;
 
 use super::lines::{Line, LineReader};
@@ -55,6 +58,7 @@ where
         output: output.clone(),
         calls: JoinSet::new(),
         protocol: mcp::Protocol::default(),
+        warnings: PeerWarnings::new(peer),
     };
     tracing::debug!(slug = link.slug(), ?peer, "client connected");
 
@@ -92,14 +96,24 @@ where
     };
     tracing::debug!(slug = link.slug(), ?peer, reason = ended, "client stops reading");
     let ClientSession { calls, .. } = session;
+    finish(calls, output, &config, peer).await;
+}
+
+/// Lets the calls already running deliver their responses and closes the connection, within
+/// the request deadline plus the drain time; a client that never takes them is dropped.
+async fn finish(
+    mut calls: JoinSet<()>,
+    output: Output,
+    config: &super::EngineConfig,
+    peer: PeerInfo,
+) {
     let finish = async {
-        let mut calls = calls;
         while calls.join_next().await.is_some() {}
         output.close().await;
     };
     if tokio::time::timeout(config.request_deadline + config.shutdown_drain, finish).await.is_err()
     {
-        tracing::warn!(slug = link.slug(), ?peer, "client never took its responses; dropped");
+        tracing::warn!(?peer, "client never took its responses; dropped");
         if let Some(writer) = output.take_writer() {
             writer.abort();
         }
@@ -113,6 +127,8 @@ struct ClientSession {
     calls: JoinSet<()>,
     /// JSON-1, MCP or not yet decided.
     protocol: mcp::Protocol,
+    /// The rate limit of the warnings this client can cause.
+    warnings: PeerWarnings,
 }
 
 impl ClientSession {
@@ -143,7 +159,7 @@ impl ClientSession {
                 method: Some(&envelope.method),
                 params: Some(&params),
             };
-            match self.protocol.route(&incoming) {
+            match self.protocol.route(&incoming, &mut self.warnings) {
                 mcp::Route::Json1 => {}
                 mcp::Route::Silent => return,
                 mcp::Route::Answer(reply) => {
@@ -167,7 +183,7 @@ impl ClientSession {
             }
         }
         let link = self.app.link();
-        match json1::prepare(line, &link.config().json, link.slug()) {
+        match json1::prepare(line, &link.config().json, link.slug(), &mut self.warnings) {
             json1::Prepared::Respond(bytes) => self.output.send(bytes).await,
             json1::Prepared::Silent => {}
             json1::Prepared::Call(call) => {

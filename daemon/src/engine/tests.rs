@@ -1118,6 +1118,8 @@ async fn control_socket_reports_status_and_apps() {
     assert!(n(&r, "result.uptimeMs") >= 0);
     assert_eq!(s(&r, "result.runtimeDir"), "/run/user/1000/jfgui-agent");
     assert_eq!(n(&r, "result.apps"), 2);
+    // Nothing logs through the daemon's writer in this process: nothing was dropped.
+    assert_eq!(n(&r, "result.logDropped"), 0);
 
     let r = c.call("apps/list", "{}").await;
     let apps = at(&r, "result.apps").as_array().unwrap();

@@ -64,6 +64,10 @@ impl EnginePort for EngineSessions {
         self.engine.serve_client(stream, &slug, info(peer)).await;
     }
 
+    async fn serve_mcp(self, stream: Stream, peer: Peer) {
+        self.engine.serve_mcp(stream, info(peer)).await;
+    }
+
     async fn serve_control(self, stream: Stream, peer: Peer) {
         self.engine.serve_control_with(stream, info(peer), self.bridges.control()).await;
     }

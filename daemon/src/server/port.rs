@@ -26,6 +26,8 @@ pub trait EnginePort: Clone + Send + Sync + 'static {
         slug: String,
         peer: Peer,
     ) -> impl Future<Output = ()> + Send + 'static;
+    /// Serves one all-apps MCP connection from `mcp.sock` until it ends.
+    fn serve_mcp(self, stream: Stream, peer: Peer) -> impl Future<Output = ()> + Send + 'static;
     /// Serves one control connection from `agentd.sock` until it ends.
     fn serve_control(self, stream: Stream, peer: Peer)
     -> impl Future<Output = ()> + Send + 'static;

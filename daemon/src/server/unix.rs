@@ -1,16 +1,17 @@
 //! The daemon's life on Unix: runtime dir, lock, sockets, engine, stop (SPEC S8).
 //!
 //! Start: umask 077 → runtime dir (verified through its fd, then the working directory) →
-//! `agentd.lock` → stale sockets removed → `agentd.sock`, `host.sock` bound → engine → endpoint
-//! sockets follow the engine's events.
+//! `agentd.lock` → stale sockets removed → `agentd.sock`, `host.sock`, `mcp.sock` bound → engine
+//! → endpoint sockets follow the engine's events.
 //!
 //! Stop (SIGTERM, SIGINT, `--idle-exit`, runtime dir removed): stop accepting and unlink
-//! `agentd.sock`, `host.sock` and every endpoint (new clients get "no such file" at once
+//! `agentd.sock`, `host.sock`, `mcp.sock` and every endpoint (new clients get "no such file" at once
 //! instead of hanging), then `shutdown()` the engine (apps told `bye`, in-flight calls answered
 //! within the drain), then unlink and release the lock.
 //!
 //! Socket activation (`activation.rs`): `agentd.sock` and `host.sock` come from systemd
-//! instead of being bound, are never unlinked, and `--idle-exit` defaults to 30 s.
+//! instead of being bound, are never unlinked, and `--idle-exit` defaults to 30 s; `mcp.sock`
+//! is bound by the daemon either way.
 //!
 //! Runtime dir removed under us (FAULTS E3): watched with inotify on Linux (no wake-up while
 //! idle), checked every `--dir-check` elsewhere (`dir_watch.rs`); a missing or replaced dir
@@ -18,15 +19,14 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use jfgui_proto::locations::{self, CONTROL_SOCKET, HOST_SOCKET};
+use jfgui_proto::locations::{self, CONTROL_SOCKET, HOST_SOCKET, MCP_SOCKET};
 use tokio::sync::watch;
 
 use super::dir_watch::dir_gone;
 use super::gate::{self, Gate};
 use super::port::EnginePort;
-use super::{SHUTDOWN_SLACK, demo, idle, listen};
+use super::{Listeners, SHUTDOWN_SLACK, demo, idle, listen};
 use crate::EndpointNaming;
 use crate::activation::Inherited;
 use crate::config::{Config, exit, to_usize};
@@ -147,10 +147,7 @@ where
     // Socket activation: systemd owns agentd.sock and host.sock (never unlinked here) and
     // restarts the daemon on the next connection after an idle exit.
     let activated = inherited.is_some();
-    let idle_after = config
-        .idle_exit
-        .map(Duration::from_secs)
-        .or(activated.then_some(crate::activation::ACTIVATED_IDLE_EXIT));
+    let idle_after = crate::activation::idle_exit(config.idle_exit, activated);
     // Before any socket exists, so a SIGTERM during start-up still cleans up.
     let mut signals = match Signals::new() {
         Ok(s) => s,
@@ -161,25 +158,41 @@ where
     };
     let bound = rt.ensure_apps_dir().and_then(|()| {
         crate::endpoints::remove_stale(&rt);
-        if let Some(Inherited { host, control }) = inherited {
-            return Ok((
+        let (control, host) = match inherited {
+            Some(Inherited { host, control }) => (
                 Listener::adopt(&rt, CONTROL_SOCKET, control)?,
                 Listener::adopt(&rt, HOST_SOCKET, host)?,
-            ));
-        }
-        let control = Listener::bind(&rt, CONTROL_SOCKET)?;
-        match Listener::bind(&rt, HOST_SOCKET) {
-            Ok(host) => Ok((control, host)),
+            ),
+            None => {
+                let control = Listener::bind(&rt, CONTROL_SOCKET)?;
+                match Listener::bind(&rt, HOST_SOCKET) {
+                    Ok(host) => (control, host),
+                    Err(e) => {
+                        // Leave nothing behind when refusing to start.
+                        drop(control);
+                        let _ = crate::runtime_dir::remove_stale_socket(&rt, CONTROL_SOCKET);
+                        return Err(e);
+                    }
+                }
+            }
+        };
+        // mcp.sock is always ours to bind (also under socket activation): a gateway that finds
+        // no daemon keeps retrying by itself.
+        match Listener::bind(&rt, MCP_SOCKET) {
+            Ok(mcp) => Ok(Listeners { control, host, mcp }),
             Err(e) => {
-                // Leave nothing behind when refusing to start.
-                drop(control);
-                let _ = crate::runtime_dir::remove_stale_socket(&rt, CONTROL_SOCKET);
+                drop((control, host));
+                if !activated {
+                    for name in [CONTROL_SOCKET, HOST_SOCKET] {
+                        let _ = crate::runtime_dir::remove_stale_socket(&rt, name);
+                    }
+                }
                 Err(e)
             }
         }
     });
-    let (control, host) = match bound {
-        Ok(pair) => pair,
+    let listeners = match bound {
+        Ok(listeners) => listeners,
         Err(e) => {
             tracing::error!("{e}");
             return exit::RUNTIME_DIR_REFUSED;
@@ -191,11 +204,14 @@ where
     let (stop_tx, stop_rx) = watch::channel(false);
 
     // Spare handles to resume accepting if a connection slips in as the idle timer fires.
-    let mut spare = idle_after.and_then(|_| spares(&control, &host));
-    let mut accepting = listen(control, host, &gate, &engine);
+    let mut spare = idle_after.and_then(|_| spares(&listeners));
+    let mut accepting = listen(listeners, &gate, &engine);
     let endpoints_task =
         tokio::spawn(crate::endpoints::run(engine.clone(), rt.clone(), gate.clone(), stop_rx));
-    tracing::info!(runtime_dir = %rt.path().display(), pid = std::process::id(), activated, "jfgui-agentd listening");
+    // The effective idle exit is logged so it can be checked without waiting for it.
+    let idle_exit = idle_after.map_or_else(|| "off".to_string(), |d| format!("{}s", d.as_secs()));
+    tracing::info!(runtime_dir = %rt.path().display(), pid = std::process::id(), activated,
+        idle_exit = %idle_exit, "jfgui-agentd listening");
     crate::activation::notify_ready();
 
     let demo = demo_app.and_then(|app| demo::start(&app, Some(rt.path())));
@@ -212,13 +228,14 @@ where
         // An accept task may have run between the timer and this point: a connection it
         // took is live now and must be served, not dropped; accepting resumes. Connections
         // not accepted yet stay queued (for systemd's next activation when activated).
-        if matches!(stop, Stop::Idle) && *gate.live().borrow() > 0 {
-            if let Some((control, host)) = spare.take() {
-                tracing::debug!("a connection arrived as the idle timer fired; staying up");
-                spare = spares(&control, &host);
-                accepting = listen(control, host, &gate, &engine);
-                continue;
-            }
+        if matches!(stop, Stop::Idle)
+            && *gate.live().borrow() > 0
+            && let Some(listeners) = spare.take()
+        {
+            tracing::debug!("a connection arrived as the idle timer fired; staying up");
+            spare = spares(&listeners);
+            accepting = listen(listeners, &gate, &engine);
+            continue;
         }
         break stop;
     };
@@ -230,11 +247,11 @@ where
             "the runtime dir was removed or replaced; shutting down"),
     }
 
-    if !activated {
-        for name in [CONTROL_SOCKET, HOST_SOCKET] {
-            if let Err(e) = crate::runtime_dir::remove_stale_socket(&rt, name) {
-                tracing::warn!("{e}");
-            }
+    let ours: &[&str] =
+        if activated { &[MCP_SOCKET] } else { &[CONTROL_SOCKET, HOST_SOCKET, MCP_SOCKET] };
+    for name in ours {
+        if let Err(e) = crate::runtime_dir::remove_stale_socket(&rt, name) {
+            tracing::warn!("{e}");
         }
     }
     let _ = stop_tx.send(true);
@@ -252,11 +269,12 @@ where
     }
 }
 
-/// Second handles on both listeners, or `None` (then an idle exit cannot be called off).
-fn spares(control: &Listener, host: &Listener) -> Option<(Listener, Listener)> {
-    match (control.try_clone(), host.try_clone()) {
-        (Ok(c), Ok(h)) => Some((c, h)),
-        (Err(e), _) | (_, Err(e)) => {
+/// Second handles on every listener, or `None` (then an idle exit cannot be called off).
+fn spares(listeners: &Listeners) -> Option<Listeners> {
+    let Listeners { control, host, mcp } = listeners;
+    match (control.try_clone(), host.try_clone(), mcp.try_clone()) {
+        (Ok(control), Ok(host), Ok(mcp)) => Some(Listeners { control, host, mcp }),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
             tracing::warn!(error = %e, "cannot duplicate the listening sockets");
             None
         }

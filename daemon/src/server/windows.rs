@@ -1,5 +1,5 @@
 //! The daemon's life on Windows: named pipes in the user's namespace
-//! (`\\.\pipe\jfgui-agent-<SID>-control`, `-host`, `-app-SLUG`; see `transport::windows`).
+//! (`\\.\pipe\jfgui-agent-<SID>-control`, `-host`, `-mcp`, `-app-SLUG`; see `transport::windows`).
 //!
 //! Single instance: the control pipe is created first with `FILE_FLAG_FIRST_PIPE_INSTANCE`;
 //! if the name exists, another daemon of this user runs and we exit 4. There is no runtime
@@ -14,7 +14,7 @@ use tokio::sync::watch;
 
 use super::gate::Gate;
 use super::port::EnginePort;
-use super::{SHUTDOWN_SLACK, demo, idle, listen};
+use super::{Listeners, SHUTDOWN_SLACK, demo, idle, listen};
 use crate::EndpointNaming;
 use crate::config::{Config, exit, to_usize};
 use crate::endpoints::EndpointSpace;
@@ -73,11 +73,18 @@ where
             return exit::RUNTIME;
         }
     };
+    let mcp = match Listener::bind(&space, Pipe::Mcp) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!("{}: {e}", space.pipe_name(Pipe::Mcp));
+            return exit::RUNTIME;
+        }
+    };
     // Pipe names have room for any slug the spec allows (48 characters).
     let engine = make(&config, None, space.naming(), usize::MAX);
     let gate = Gate::new(to_usize(config.max_clients), to_usize(config.max_apps));
     let (stop_tx, stop_rx) = watch::channel(false);
-    let accepting = listen(control, host, &gate, &engine);
+    let accepting = listen(Listeners { control, host, mcp }, &gate, &engine);
     let endpoints_task = tokio::spawn(crate::endpoints::run(
         engine.clone(),
         std::sync::Arc::new(space.clone()),

@@ -164,14 +164,11 @@ impl Document {
 
     /// Keeps the transaction's changes as one undo step (none if nothing changed).
     pub fn commit(&mut self) {
-        if let Some(saved) = self.transaction.take() {
-            if saved.revision != self.revision {
-                push_bounded(
-                    &mut self.undo,
-                    Snapshot { text: saved.text, selection: saved.selection },
-                );
-                self.redo.clear();
-            }
+        if let Some(saved) = self.transaction.take()
+            && saved.revision != self.revision
+        {
+            push_bounded(&mut self.undo, Snapshot { text: saved.text, selection: saved.selection });
+            self.redo.clear();
         }
     }
 

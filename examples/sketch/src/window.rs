@@ -82,10 +82,10 @@ impl Window {
 
     fn local(&mut self, action: &str, input: &Value) {
         self.notice = self.link.local(&mut self.app, action, input).err().map(|e| e.message);
-        if let Some(id) = self.selected {
-            if self.app.canvas().get(id).is_none() {
-                self.selected = None;
-            }
+        if let Some(id) = self.selected
+            && self.app.canvas().get(id).is_none()
+        {
+            self.selected = None;
         }
     }
 
@@ -256,10 +256,10 @@ impl Window {
                     };
                     shapes.push(paint::shape(moved.as_ref().unwrap_or(&item.shape), &view));
                 }
-                if let Some(Gesture::Draw(kind, points)) = &self.gesture {
-                    if points.len() >= 2 {
-                        shapes.push(paint::shape(&self.new_shape(*kind, points.clone()), &view));
-                    }
+                if let Some(Gesture::Draw(kind, points)) = &self.gesture
+                    && points.len() >= 2
+                {
+                    shapes.push(paint::shape(&self.new_shape(*kind, points.clone()), &view));
                 }
                 painter.extend(shapes);
                 if let Some(item) = self.selected.and_then(|id| self.app.canvas().get(id)) {

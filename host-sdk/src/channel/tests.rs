@@ -300,6 +300,7 @@ fn disabling_with_queued_requests_rejects_them_all() {
 }
 
 mod properties {
+    use jfgui_proto::channel::{DEFAULT_MAX_FRAME, decode_message};
     use proptest::prelude::*;
 
     use super::*;
@@ -321,12 +322,15 @@ mod properties {
         /// decoders: a fatal error, never a panic or a host call.
         #[test]
         fn framed_garbage_is_a_protocol_error(body in "[{}\\[\\]\":,a-z0-9 ]{1,200}") {
+            // A body that happens to be a valid daemon message is not garbage.
+            let limits = super::super::frame_json_limits(DEFAULT_MAX_FRAME);
+            prop_assume!(decode_message::<DaemonMessage>(body.as_bytes(), &limits).is_err());
             let (mut e, mut host, _) = registered(true);
             let mut frame = (body.len() as u32).to_be_bytes().to_vec();
             frame.extend_from_slice(body.as_bytes());
-            if e.feed(&frame).is_err() {
-                prop_assert_eq!(e.status(), &Status::Failed);
-            }
+            let fed = e.feed(&frame);
+            prop_assert!(matches!(fed, Err(ProtocolError::Frame(_))), "{:?}", fed);
+            prop_assert_eq!(e.status(), &Status::Failed);
             e.pump(&mut host, 16);
             prop_assert_eq!(host.executed, 0);
         }

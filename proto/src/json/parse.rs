@@ -138,11 +138,11 @@ impl Parser<'_> {
                             Some(b'}') => {
                                 self.pos += 1;
                                 // Objects past the pairwise size were not checked per key.
-                                if entries.len() > PAIRWISE_KEYS {
-                                    if let Some(i) = first_duplicate(entries) {
-                                        let key_at = self.key_offsets[*offsets_from + i];
-                                        return Err(self.err(JsonErrorKind::DuplicateKey, key_at));
-                                    }
+                                if entries.len() > PAIRWISE_KEYS
+                                    && let Some(i) = first_duplicate(entries)
+                                {
+                                    let key_at = self.key_offsets[*offsets_from + i];
+                                    return Err(self.err(JsonErrorKind::DuplicateKey, key_at));
                                 }
                                 self.key_offsets.truncate(*offsets_from);
                                 value = Value::Object(Map::from_unique_entries(core::mem::take(

@@ -214,10 +214,10 @@ mod unix {
         let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty()) else {
             return Ok(());
         };
-        if dir.file_name().is_some_and(|name| name == APPS_DIR) {
-            if let Some(runtime) = dir.parent().filter(|d| !d.as_os_str().is_empty()) {
-                check_dir(runtime)?;
-            }
+        if dir.file_name().is_some_and(|name| name == APPS_DIR)
+            && let Some(runtime) = dir.parent().filter(|d| !d.as_os_str().is_empty())
+        {
+            check_dir(runtime)?;
         }
         check_dir(dir)
     }

@@ -128,14 +128,14 @@ fn check<'v>(
             Ok(())
         }
         (Schema::String { max_length, one_of }, Value::String(s)) => {
-            if let Some(choices) = one_of {
-                if !choices.contains(&s.as_str()) {
-                    return Err(format!(
-                        "expected one of {}, found \"{}\"",
-                        list_choices(choices),
-                        excerpt(s)
-                    ));
-                }
+            if let Some(choices) = one_of
+                && !choices.contains(&s.as_str())
+            {
+                return Err(format!(
+                    "expected one of {}, found \"{}\"",
+                    list_choices(choices),
+                    excerpt(s)
+                ));
             }
             if let Some(max) = max_length {
                 // Count Unicode scalar values, stopping early: the answer only needs "> max".
@@ -151,13 +151,13 @@ fn check<'v>(
             Ok(())
         }
         (Schema::Array { items, max_items }, Value::Array(elements)) => {
-            if let Some(max) = max_items {
-                if elements.len() > *max as usize {
-                    return Err(format!(
-                        "expected an array of at most {max} items, found {}",
-                        elements.len()
-                    ));
-                }
+            if let Some(max) = max_items
+                && elements.len() > *max as usize
+            {
+                return Err(format!(
+                    "expected an array of at most {max} items, found {}",
+                    elements.len()
+                ));
             }
             for (i, element) in elements.iter().enumerate() {
                 descend(items, element, Step::Index(i), path, budget)?;

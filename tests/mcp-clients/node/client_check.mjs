@@ -4,6 +4,9 @@
 //   node client_check.mjs --sdk client --mode auto     @modelcontextprotocol/client, discover -> 2026-07-28
 //   node client_check.mjs --sdk client --mode legacy   @modelcontextprotocol/client, initialize -> 2025-11-25
 //   node client_check.mjs --sdk sdk --mode legacy      @modelcontextprotocol/sdk 1.x (speaks only 2025-11-25 and older)
+//   node client_check.mjs --sdk client --mode auto --all-apps "Notes A,Notes B"
+//        `jfgui-agent mcp` with these Notepads; restarts an app and the daemon mid-session
+//        through driver.py's control socket (JFGUI_CONTROL)
 //
 // Needs JFGUI_AGENT (the gateway binary), JFGUI_PYTHON, JFGUI_RECORDER and JFGUI_RECORD_DIR in
 // the environment (driver.py sets them). The gateway is started as the SDK starts servers by
@@ -13,6 +16,7 @@
 // failure.
 
 import { readFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { parseArgs } from 'node:util';
 
 const NINE_TOOLS = [
@@ -30,7 +34,7 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
 const EXPECTED_VERSION = { auto: '2026-07-28', legacy: '2025-11-25' };
 
 const { values: args } = parseArgs({
-    options: { sdk: { type: 'string' }, mode: { type: 'string' } },
+    options: { sdk: { type: 'string' }, mode: { type: 'string' }, 'all-apps': { type: 'string' } },
 });
 if (!['client', 'sdk'].includes(args.sdk) || !(args.mode in EXPECTED_VERSION) || (args.sdk === 'sdk' && args.mode !== 'legacy')) {
     console.error('usage: client_check.mjs --sdk client --mode auto|legacy | --sdk sdk --mode legacy');
@@ -42,7 +46,8 @@ const packageName = args.sdk === 'client' ? '@modelcontextprotocol/client' : '@m
 const packageVersion = JSON.parse(
     readFileSync(new URL(`./node_modules/${packageName}/package.json`, import.meta.url), 'utf8'),
 ).version;
-const label = `node ${packageName} ${packageVersion} ${EXPECTED_VERSION[args.mode]}`;
+const allApps = args['all-apps'] ? args['all-apps'].split(',') : null;
+const label = `node ${packageName} ${packageVersion} ${EXPECTED_VERSION[args.mode]}${allApps ? ' mcp' : ''}`;
 let passed = 0;
 let failed = 0;
 
@@ -88,6 +93,103 @@ function recording(transport, seen) {
 const sc = (r) => r.structuredContent ?? {};
 const textOf = (r) => (r.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join(' ');
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/// One command to driver.py's control socket; rejects unless it answers ok.
+function control(line) {
+    return new Promise((resolve, reject) => {
+        const socket = createConnection(process.env.JFGUI_CONTROL);
+        let answer = '';
+        socket.on('connect', () => socket.write(`${line}\n`));
+        socket.on('data', (chunk) => {
+            answer += chunk;
+        });
+        socket.on('error', reject);
+        socket.on('close', () => (answer.trim() === 'ok' ? resolve() : reject(new Error(`driver control ${line}: ${answer.trim()}`))));
+    });
+}
+
+const slug = (name) => name.toLowerCase().split(/\s+/).join('-');
+
+/// `jfgui-agent mcp`: the app list, a call to each app, an app restarted and the daemon
+/// restarted under one client session that is never restarted.
+async function runAllApps() {
+    const { Client, StdioClientTransport } = await loadSdk();
+    const [first, second] = allApps;
+    const transport = new StdioClientTransport({
+        command: process.env.JFGUI_PYTHON,
+        args: [process.env.JFGUI_RECORDER, process.env.JFGUI_RECORD_DIR, process.env.JFGUI_AGENT, 'mcp'],
+        stderr: 'inherit',
+    });
+    const options = args.sdk === 'client' && args.mode === 'auto' ? { versionNegotiation: { mode: 'auto' } } : {};
+    const client = new Client({ name: 'jfgui-mcp-client-check', version: '1.0.0' }, options);
+    await client.connect(transport);
+    try {
+        if (typeof client.getNegotiatedProtocolVersion === 'function') {
+            const negotiated = client.getNegotiatedProtocolVersion();
+            check('negotiated revision', negotiated === EXPECTED_VERSION[args.mode], negotiated);
+        }
+        const { tools } = await client.listTools();
+        const names = tools.map((t) => t.name).sort();
+        check('lists jfgui_apps_list and the nine tools', JSON.stringify(names) === JSON.stringify(['jfgui_apps_list', ...NINE_TOOLS].sort()), names);
+        check('the nine tools take `app`', tools.filter((t) => NINE_TOOLS.includes(t.name)).every((t) => t.inputSchema.properties?.app));
+        const callTool = (name, toolArgs) => client.callTool({ name, arguments: toolArgs });
+        const apps = async () => {
+            const r = await callTool('jfgui_apps_list', {});
+            return JSON.stringify((sc(r).apps ?? []).map((a) => [a.app, a.displayName]).sort());
+        };
+        const both = JSON.stringify(allApps.map((n) => [slug(n), n]).sort());
+        let listed = await apps();
+        check('jfgui_apps_list lists both apps', listed === both, listed);
+        for (const name of allApps) {
+            const r = await callTool('jfgui_state_inspect', { app: slug(name) });
+            check(`a call reaches ${name}`, sc(r).state?.text === `text of ${name}`, r);
+        }
+        let r = await callTool('jfgui_state_inspect', { app: first });
+        const revision = sc(r).revision;
+        r = await callTool('jfgui_actions_execute', {
+            app: first,
+            action: 'document.text.insert',
+            input: { text: ' edited' },
+            expectedRevision: revision,
+        });
+        check(`a write to ${first} by display name`, !r.isError && sc(r).revision === revision + 1, r);
+
+        await control(`kill-app ${second}`);
+        r = await callTool('jfgui_state_inspect', { app: slug(second) });
+        let error = sc(r).error ?? {};
+        check(
+            'an app that left is not_found/app listing the others',
+            r.isError === true &&
+                error.class === 'not_found' &&
+                error.reason === 'app' &&
+                JSON.stringify(error.data?.apps) === JSON.stringify([{ app: slug(first), displayName: first }]),
+            r,
+        );
+        await control(`start-app ${second}`);
+        r = await callTool('jfgui_state_inspect', { app: slug(second) });
+        check('the restarted app is reached by the same value', !r.isError && sc(r).state?.text === `text of ${second}`, r);
+
+        await control('stop-daemon');
+        r = await callTool('jfgui_state_inspect', { app: slug(first) });
+        error = sc(r).error ?? {};
+        check(
+            'while the daemon is away: isError outcome_unknown/daemon_unavailable',
+            r.isError === true && error.class === 'outcome_unknown' && error.reason === 'daemon_unavailable',
+            r,
+        );
+        await control('start-daemon');
+        r = await callTool('jfgui_state_inspect', { app: slug(first) });
+        check(
+            'after the daemon restarted and the apps re-registered, the next call succeeds',
+            !r.isError && (sc(r).state?.text ?? '').endsWith(' edited'),
+            r,
+        );
+        listed = await apps();
+        check('both apps are listed again', listed === both, listed);
+    } finally {
+        await client.close();
+    }
+}
 
 async function run() {
     const { Client, StdioClientTransport } = await loadSdk();
@@ -246,7 +348,7 @@ try {
         console.log(`${label}: ${passed} passed, ${failed} failed`);
         process.exit(1);
     }, 120000);
-    await run();
+    await (allApps ? runAllApps() : run());
     clearTimeout(timer);
 } catch (e) {
     check('session ran to the end', false, `${e?.name}: ${e?.message}`);

@@ -7,6 +7,9 @@ MCP SDK (PyPI `mcp`, version pinned in requirements.txt).
     client_check.py --mode auto --slug web-notepad   # another app with Notepad's actions
     client_check.py --mode auto --bridge-url http://127.0.0.1:PORT --token-file F
                                     # through `jfgui-agent browser-stdio` instead of `stdio SLUG`
+    client_check.py --mode legacy --all-apps "Notes A,Notes B"
+                                    # `jfgui-agent mcp` with these Notepads; restarts an app and
+                                    # the daemon mid-session through driver.py's JFGUI_CONTROL
 
 Needs JFGUI_AGENT (the gateway binary), JFGUI_PYTHON, JFGUI_RECORDER and JFGUI_RECORD_DIR in
 the environment (driver.py sets them). The gateway is started as the SDK starts servers by
@@ -208,13 +211,107 @@ async def run(mode: str, gateway: list[str], checks: Checks) -> None:
             checks.check("an unknown tool is a protocol error", e.error.code == -32602, e.error)
 
 
+async def control(line: str) -> None:
+    """One command to driver.py's control socket; raises unless it answers ok."""
+    reader, writer = await asyncio.open_unix_connection(os.environ["JFGUI_CONTROL"])
+    writer.write(line.encode() + b"\n")
+    await writer.drain()
+    answer = (await reader.readline()).decode().strip()
+    writer.close()
+    if answer != "ok":
+        raise RuntimeError(f"driver control {line!r}: {answer}")
+
+
+def slug(name: str) -> str:
+    return "-".join(name.lower().split())
+
+
+async def run_all_apps(mode: str, names: list[str], checks: Checks) -> None:
+    """`jfgui-agent mcp`: the app list, a call to each app, an app restarted and the daemon
+    restarted under one client session that is never restarted."""
+    params = StdioServerParameters(
+        command=os.environ["JFGUI_PYTHON"],
+        args=[os.environ["JFGUI_RECORDER"], os.environ["JFGUI_RECORD_DIR"], os.environ["JFGUI_AGENT"], "mcp"],
+    )
+    first, second = names
+    async with Client(params, mode=mode, read_timeout_seconds=30) as client:
+        checks.check("negotiated revision", client.protocol_version == EXPECTED_VERSION[mode], client.protocol_version)
+        tools = (await client.list_tools()).tools
+        names_listed = {t.name for t in tools}
+        checks.check("lists jfgui_apps_list and the nine tools", names_listed == NINE_TOOLS | {"jfgui_apps_list"}, sorted(names_listed))
+        checks.check(
+            "the nine tools take `app`",
+            all("app" in t.input_schema.get("properties", {}) for t in tools if t.name in NINE_TOOLS),
+        )
+
+        async def apps() -> dict:
+            r = await call(client, "jfgui_apps_list", {})
+            return {a["app"]: a["displayName"] for a in structured(r).get("apps", [])}
+
+        listed = await apps()
+        checks.check("jfgui_apps_list lists both apps", listed == {slug(n): n for n in names}, listed)
+        for name in names:
+            r = await call(client, "jfgui_state_inspect", {"app": slug(name)})
+            checks.check(f"a call reaches {name}", structured(r).get("state", {}).get("text") == f"text of {name}", r)
+        r = await call(client, "jfgui_state_inspect", {"app": first})
+        revision = structured(r).get("revision")
+        r = await call(
+            client,
+            "jfgui_actions_execute",
+            {"app": first, "action": "document.text.insert", "input": {"text": " edited"}, "expectedRevision": revision},
+        )
+        checks.check(f"a write to {first} by display name", not r.is_error and structured(r).get("revision") == revision + 1, r)
+
+        await control(f"kill-app {second}")
+        r = await call(client, "jfgui_state_inspect", {"app": slug(second)})
+        error = structured(r).get("error", {})
+        checks.check(
+            "an app that left is not_found/app listing the others",
+            r.is_error
+            and (error.get("class"), error.get("reason")) == ("not_found", "app")
+            and error.get("data", {}).get("apps") == [{"app": slug(first), "displayName": first}],
+            r,
+        )
+        await control(f"start-app {second}")
+        r = await call(client, "jfgui_state_inspect", {"app": slug(second)})
+        checks.check("the restarted app is reached by the same value", not r.is_error and structured(r).get("state", {}).get("text") == f"text of {second}", r)
+
+        await control("stop-daemon")
+        r = await call(client, "jfgui_state_inspect", {"app": slug(first)})
+        error = structured(r).get("error", {})
+        checks.check(
+            "while the daemon is away: isError outcome_unknown/daemon_unavailable",
+            r.is_error and (error.get("class"), error.get("reason")) == ("outcome_unknown", "daemon_unavailable"),
+            r,
+        )
+        await control("start-daemon")
+        r = await call(client, "jfgui_state_inspect", {"app": slug(first)})
+        checks.check(
+            "after the daemon restarted and the apps re-registered, the next call succeeds",
+            not r.is_error and structured(r).get("state", {}).get("text", "").endswith(" edited"),
+            r,
+        )
+        listed = await apps()
+        checks.check("both apps are listed again", listed == {slug(n): n for n in names}, listed)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mode", choices=sorted(EXPECTED_VERSION), required=True)
     parser.add_argument("--slug", default="notepad", help="the app's endpoint slug (default: notepad)")
     parser.add_argument("--bridge-url", help="go through `jfgui-agent browser-stdio --url URL` instead of `stdio SLUG`")
     parser.add_argument("--token-file", help="the bridge's token file (with --bridge-url; the SDK passes no env)")
+    parser.add_argument("--all-apps", help="comma-separated display names: drive them through `jfgui-agent mcp`")
     args = parser.parse_args()
+    if args.all_apps:
+        label = f"python mcp {package_version('mcp')} {EXPECTED_VERSION[args.mode]} mcp"
+        checks = Checks(label)
+        try:
+            asyncio.run(asyncio.wait_for(run_all_apps(args.mode, args.all_apps.split(","), checks), timeout=180))
+        except Exception as e:  # a crash is a failure with its reason, never a silent pass
+            checks.check("session ran to the end", False, f"{type(e).__name__}: {e}")
+        print(f"{label}: {checks.passed} passed, {checks.failed} failed", flush=True)
+        return 0 if checks.failed == 0 and checks.passed > 0 else 1
     if args.bridge_url:
         if not args.token_file:
             parser.error("--bridge-url needs --token-file")

@@ -12,6 +12,7 @@ use std::time::Instant;
 use jfgui_proto::{ActionError, Limits, Map, Value};
 
 use super::methods::{self, Method, MethodError};
+use super::peer_warnings::PeerWarnings;
 use super::replies::App;
 
 /// The only protocol revision (SPEC S6).
@@ -164,8 +165,9 @@ pub struct Json1Call {
     pub params: Map,
 }
 
-/// Checks one line of a JSON-1 connection (envelope, method, `protocolVersion`).
-pub fn prepare(line: &[u8], limits: &Limits, slug: &str) -> Prepared {
+/// Checks one line of a JSON-1 connection (envelope, method, `protocolVersion`); the warning
+/// for a dropped write goes through the connection's rate limit.
+pub fn prepare(line: &[u8], limits: &Limits, slug: &str, warnings: &mut PeerWarnings) -> Prepared {
     let envelope = match parse_envelope(line, limits, false) {
         Ok(e) => e,
         Err(Some(response)) => return Prepared::Respond(response),
@@ -174,7 +176,9 @@ pub fn prepare(line: &[u8], limits: &Limits, slug: &str) -> Prepared {
     let Some(id) = envelope.id else {
         // SPEC S11: a notification's outcome could never be reported, so nothing is run.
         if matches!(envelope.method.as_str(), "actions/execute" | "actions/batch") {
-            tracing::warn!(endpoint = slug, method = %envelope.method, "write notification (no id) dropped, not executed");
+            if let Some(suppressed) = warnings.admit() {
+                tracing::warn!(endpoint = slug, method = %envelope.method, suppressed, "write notification (no id) dropped, not executed");
+            }
         } else {
             tracing::debug!(endpoint = slug, method = %envelope.method, "notification ignored");
         }

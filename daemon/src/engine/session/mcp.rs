@@ -14,7 +14,8 @@
 //!
 //! | part | file |
 //! |---|---|
-//! | what MCP needs of one app (the seam to the engine) | `mcp/app.rs` |
+//! | what MCP needs of what it serves (the seam to the engine) | `mcp/app.rs` |
+//! | the all-apps server (`mcp.sock`): `app` argument, `jfgui_apps_list`, the no-daemon twin | `mcp/all_apps.rs` |
 //! | selection per connection and per message | `mcp/select.rs` |
 //! | 2026-07-28: `_meta` envelope, discover, cache hints | `mcp/modern.rs` |
 //! | 2025-11-25: `initialize` and its state | `mcp/legacy.rs` |
@@ -24,6 +25,7 @@
 //! | requests in flight and `notifications/cancelled` | `mcp/cancel.rs` |
 //! | JSON-RPC pieces shared by the above | `mcp/rpc.rs` |
 
+mod all_apps;
 mod app;
 mod cancel;
 mod legacy;
@@ -37,6 +39,8 @@ mod tools;
 use jfgui_proto::{Limits, Value};
 use rpc::{Reply, RpcError};
 
+pub use all_apps::OfflineMcp;
+pub(crate) use all_apps::{AllApps, EngineApps, serve as serve_all_apps};
 pub(crate) use rpc::Incoming;
 pub use rpc::{is_mcp_request_id, mcp_error_line};
 pub(crate) use select::{Protocol, Route};

@@ -260,11 +260,11 @@ impl Host for TestApp {
     }
 
     fn commit_transaction(&mut self) {
-        if let Some((_, entries)) = self.transaction.take() {
-            if let Err(e) = self.persist(&entries) {
-                // The batch is already applied in memory; the harness sees the missing lines.
-                eprintln!("jfgui-testapp: commit not persisted: {}", e.message);
-            }
+        if let Some((_, entries)) = self.transaction.take()
+            && let Err(e) = self.persist(&entries)
+        {
+            // The batch is already applied in memory; the harness sees the missing lines.
+            eprintln!("jfgui-testapp: commit not persisted: {}", e.message);
         }
     }
 

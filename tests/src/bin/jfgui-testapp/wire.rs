@@ -152,14 +152,14 @@ fn rewrite(
     while let Some(body) = decoder.next_frame().map_err(|e| bad(e.to_string()))? {
         let mut msg: AppMessage = decode_message(&body, limits).map_err(|e| bad(e.to_string()))?;
         let mut copies = 1;
-        if let AppMessage::Reply(r) = &mut msg {
-            if let Some(action) = actions.remove(&r.id) {
-                for knob in faults.of(&action) {
-                    match knob {
-                        Knob::ReplyTwice => copies = 2,
-                        Knob::ReplyUnknownId => r.id = u64::MAX - r.id,
-                        _ => {}
-                    }
+        if let AppMessage::Reply(r) = &mut msg
+            && let Some(action) = actions.remove(&r.id)
+        {
+            for knob in faults.of(&action) {
+                match knob {
+                    Knob::ReplyTwice => copies = 2,
+                    Knob::ReplyUnknownId => r.id = u64::MAX - r.id,
+                    _ => {}
                 }
             }
         }

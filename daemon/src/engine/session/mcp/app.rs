@@ -1,13 +1,15 @@
-//! What the MCP layer needs of the one app a connection is bound to: the JSON-1 methods (run
-//! once, protocol-neutral, by [`methods::call`]) and the app's resource listing.
+//! What the MCP layer needs of what a connection serves: the JSON-1 methods (run once,
+//! protocol-neutral, by [`methods::call`]), the resource listing, the instructions and the tool
+//! set.
 //!
-//! A trait rather than [`App`] itself, so the translation is tested against an in-memory app;
-//! [`App`] is the one production implementation.
+//! A trait rather than [`App`] itself, so the translation is tested against an in-memory app.
+//! [`App`] is one app's endpoint; `all_apps.rs` implements it for the all-apps server, whose
+//! methods take the app from the `app` argument and which adds `jfgui_apps_list`.
 
 use std::future::Future;
 
 use jfgui_proto::channel::{Call, CallResult, ResourceInfo};
-use jfgui_proto::{Map, Reason};
+use jfgui_proto::{ActionError, Map, Reason, Value};
 
 use crate::engine::session::App;
 use crate::engine::session::methods::{self, Method};
@@ -30,6 +32,22 @@ pub(crate) trait AppPort: Sync {
     /// The app's resource listing (empty when the host lists none).
     fn list_resources(&self)
     -> impl Future<Output = Result<Vec<ResourceInfo>, MethodError>> + Send;
+
+    /// The server's instructions for the model.
+    fn instructions(&self) -> String {
+        super::select::instructions(&self.display_name())
+    }
+
+    /// The `Tool` objects of `tools/list`.
+    fn tool_list(&self) -> &'static [Value] {
+        super::tools::tool_list()
+    }
+
+    /// The `jfgui_apps_list` result, for a server that offers that tool (`None`: the tool does
+    /// not exist here).
+    fn apps_list(&self) -> Option<Result<Map, ActionError>> {
+        None
+    }
 }
 
 impl AppPort for App {

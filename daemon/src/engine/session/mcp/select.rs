@@ -30,6 +30,7 @@ use super::rpc::{
 use super::tools;
 use crate::audit::{ClientInfo, Protocol as AuditProtocol};
 use crate::engine::session::methods::Method;
+use crate::engine::session::peer_warnings::PeerWarnings;
 
 /// Client→server request names of either MCP revision (both schemas' `ClientRequest`).
 const MCP_METHODS: [&str; 19] = [
@@ -122,8 +123,9 @@ impl Protocol {
     }
 
     /// Decides what to do with `msg`, updating the selection. Call it for every message, in
-    /// arrival order, before serving anything concurrently.
-    pub fn route(&mut self, msg: &Incoming<'_>) -> Route {
+    /// arrival order, before serving anything concurrently. The warning for a dropped write
+    /// goes through the connection's rate limit `warnings`.
+    pub fn route(&mut self, msg: &Incoming<'_>, warnings: &mut PeerWarnings) -> Route {
         match self {
             Protocol::Json1 => Route::Json1,
             Protocol::Mcp(session) => session.accept(msg),
@@ -153,10 +155,13 @@ impl Protocol {
                     // A notification is never answered and never forwarded to an app, so it
                     // cannot decide what this connection speaks.
                     if matches!(method, "actions/execute" | "actions/batch") {
-                        tracing::warn!(
-                            method,
-                            "dropped a write sent as a notification: its outcome could never be reported"
-                        );
+                        if let Some(suppressed) = warnings.admit() {
+                            tracing::warn!(
+                                method,
+                                suppressed,
+                                "dropped a write sent as a notification: its outcome could never be reported"
+                            );
+                        }
                     } else {
                         tracing::debug!(
                             method,
@@ -352,16 +357,16 @@ async fn serve<A: AppPort>(app: &A, work: Work) -> Reply {
     let (era, cache, result) = match work {
         Work::Discover => {
             let caps = resources::capabilities(resources::host_lists_resources(app).await?);
-            (Era::Modern, Cache::List, modern::discover(caps, instructions(&name)))
+            (Era::Modern, Cache::List, modern::discover(caps, app.instructions()))
         }
         Work::Initialize => {
             let caps = resources::capabilities(resources::host_lists_resources(app).await?);
             let result =
-                legacy::initialize_result(caps, modern::server_info(&name), instructions(&name));
+                legacy::initialize_result(caps, modern::server_info(&name), app.instructions());
             (Era::Legacy, Cache::None, result)
         }
         Work::ToolsList(era) => {
-            let tools = Value::Array(tools::tool_list().to_vec());
+            let tools = Value::Array(app.tool_list().to_vec());
             (era, Cache::List, object([("tools", tools)]))
         }
         Work::ToolsCall(era, params) => (era, Cache::None, tools::call(app, &params).await?),
@@ -385,8 +390,8 @@ async fn serve<A: AppPort>(app: &A, work: Work) -> Reply {
     })
 }
 
-/// The server's instructions for the model.
-fn instructions(display_name: &str) -> String {
+/// A one-app endpoint's instructions for the model.
+pub(crate) fn instructions(display_name: &str) -> String {
     format!(
         "You are connected to the application \"{display_name}\" through jfgui-agentd. Drive it with semantic actions, never screen coordinates: find actions with jfgui_actions_search, read an action's input schema with jfgui_actions_describe, read the state and its revision with jfgui_state_inspect, then run actions with jfgui_actions_execute, or several with jfgui_actions_batch (atomic: all or nothing). Writes need expectedRevision; after a stale_revision error, re-read the state and retry with data.currentRevision. Long-running actions return a task: follow it with jfgui_tasks_get, stop it with jfgui_tasks_cancel. See the view with jfgui_view_render and read resources with jfgui_resources_read."
     )

@@ -12,7 +12,9 @@ use tokio::sync::Notify;
 use super::app::{AppPort, MethodError};
 use super::rpc::{Reply, RpcError, object};
 use super::*;
+use crate::engine::PeerInfo;
 use crate::engine::session::methods::Method;
+use crate::engine::session::peer_warnings::PeerWarnings;
 
 const SCHEMA_MODERN: &str =
     include_str!("../../../../../tests/mcp-clients/schema/schema-2026-07-28.json");
@@ -205,7 +207,8 @@ fn notification(method: &str, params: &str) -> Map {
 
 /// Routes a message and, for MCP work, runs it to its reply.
 async fn send<A: AppPort>(protocol: &mut Protocol, app: &A, msg: &Map) -> Option<Reply> {
-    match protocol.route(&Incoming::from_message(msg)) {
+    match protocol.route(&Incoming::from_message(msg), &mut PeerWarnings::new(PeerInfo::default()))
+    {
         Route::Json1 => panic!("routed to JSON-1: {msg:?}"),
         Route::Answer(reply) => Some(reply),
         Route::Mcp(pending) => pending.run(app).await,
@@ -272,20 +275,20 @@ impl Schemas {
             if !types.iter().any(|t| type_matches(t.as_str().unwrap_or(""), value)) {
                 return Err(format!("{path}: type {} not in {types:?}", value.type_name()));
             }
-        } else if let Some(t) = schema.get("type").and_then(Value::as_str) {
-            if !type_matches(t, value) {
-                return Err(format!("{path}: expected {t}, found {}", value.type_name()));
-            }
+        } else if let Some(t) = schema.get("type").and_then(Value::as_str)
+            && !type_matches(t, value)
+        {
+            return Err(format!("{path}: expected {t}, found {}", value.type_name()));
         }
-        if let Some(c) = schema.get("const") {
-            if c != value {
-                return Err(format!("{path}: expected const {c:?}"));
-            }
+        if let Some(c) = schema.get("const")
+            && c != value
+        {
+            return Err(format!("{path}: expected const {c:?}"));
         }
-        if let Some(Value::Array(options)) = schema.get("enum") {
-            if !options.contains(value) {
-                return Err(format!("{path}: {value:?} not in enum"));
-            }
+        if let Some(Value::Array(options)) = schema.get("enum")
+            && !options.contains(value)
+        {
+            return Err(format!("{path}: {value:?} not in enum"));
         }
         for key in ["anyOf", "oneOf"] {
             if let Some(Value::Array(branches)) = schema.get(key) {
@@ -389,12 +392,18 @@ async fn undecided_answers_mcp_names_without_deciding() {
 async fn a_json1_method_selects_json1_for_good() {
     let mut p = Protocol::default();
     assert!(matches!(
-        p.route(&Incoming::from_message(&plain(1, "actions/list", ""))),
+        p.route(
+            &Incoming::from_message(&plain(1, "actions/list", "")),
+            &mut PeerWarnings::new(PeerInfo::default())
+        ),
         Route::Json1
     ));
     // Later MCP attempts are JSON-1's to refuse (it answers initialize with -32601).
     for msg in [initialize(2, "2025-11-25"), modern(3, "tools/list", ""), plain(4, "ping", "")] {
-        assert!(matches!(p.route(&Incoming::from_message(&msg)), Route::Json1));
+        assert!(matches!(
+            p.route(&Incoming::from_message(&msg), &mut PeerWarnings::new(PeerInfo::default())),
+            Route::Json1
+        ));
     }
 }
 
@@ -733,7 +742,10 @@ async fn resource_errors_per_revision() {
 async fn a_cancelled_request_runs_on_but_answers_nothing() {
     let app = std::sync::Arc::new(FakeApp::gated());
     let mut p = Protocol::default();
-    let Route::Mcp(init) = p.route(&Incoming::from_message(&initialize(1, "2025-11-25"))) else {
+    let Route::Mcp(init) = p.route(
+        &Incoming::from_message(&initialize(1, "2025-11-25")),
+        &mut PeerWarnings::new(PeerInfo::default()),
+    ) else {
         panic!("initialize is MCP work")
     };
     assert!(matches!(init.run(&*app).await, Some(Ok(_))));
@@ -742,7 +754,9 @@ async fn a_cancelled_request_runs_on_but_answers_nothing() {
         "tools/call",
         r#""name":"jfgui_actions_execute","arguments":{"action":"a","expectedRevision":3}"#,
     );
-    let Route::Mcp(pending) = p.route(&Incoming::from_message(&msg)) else {
+    let Route::Mcp(pending) =
+        p.route(&Incoming::from_message(&msg), &mut PeerWarnings::new(PeerInfo::default()))
+    else {
         panic!("not MCP work")
     };
     let running = tokio::spawn({
@@ -754,10 +768,16 @@ async fn a_cancelled_request_runs_on_but_answers_nothing() {
         tokio::task::yield_now().await;
     }
     let cancel = notification("notifications/cancelled", r#""requestId":7,"reason":"user""#);
-    assert!(matches!(p.route(&Incoming::from_message(&cancel)), Route::Silent));
+    assert!(matches!(
+        p.route(&Incoming::from_message(&cancel), &mut PeerWarnings::new(PeerInfo::default())),
+        Route::Silent
+    ));
     // Cancelling something not in flight changes nothing.
     let other = notification("notifications/cancelled", r#""requestId":"7""#);
-    assert!(matches!(p.route(&Incoming::from_message(&other)), Route::Silent));
+    assert!(matches!(
+        p.route(&Incoming::from_message(&other), &mut PeerWarnings::new(PeerInfo::default())),
+        Route::Silent
+    ));
     app.gate.as_ref().unwrap().notify_one();
     let reply = tokio::time::timeout(std::time::Duration::from_secs(10), running)
         .await
@@ -772,16 +792,24 @@ async fn a_cancelled_request_runs_on_but_answers_nothing() {
 #[tokio::test]
 async fn an_id_in_flight_cannot_be_reused() {
     let mut p = Protocol::default();
-    let first = p.route(&Incoming::from_message(&modern(5, "tools/list", "")));
+    let first = p.route(
+        &Incoming::from_message(&modern(5, "tools/list", "")),
+        &mut PeerWarnings::new(PeerInfo::default()),
+    );
     assert!(matches!(first, Route::Mcp(_)));
-    let Route::Answer(Err(e)) = p.route(&Incoming::from_message(&modern(5, "tools/list", "")))
-    else {
+    let Route::Answer(Err(e)) = p.route(
+        &Incoming::from_message(&modern(5, "tools/list", "")),
+        &mut PeerWarnings::new(PeerInfo::default()),
+    ) else {
         panic!("a duplicate id must be refused")
     };
     assert_eq!(e.code, -32600);
     drop(first);
     assert!(matches!(
-        p.route(&Incoming::from_message(&modern(5, "tools/list", ""))),
+        p.route(
+            &Incoming::from_message(&modern(5, "tools/list", "")),
+            &mut PeerWarnings::new(PeerInfo::default())
+        ),
         Route::Mcp(_)
     ));
 }

@@ -90,6 +90,42 @@ impl From<JsonSchema> for Value {
     }
 }
 
+/// `input` with the all-apps server's `app` argument as its first property (the nine tools'
+/// arguments are otherwise those of the one-app endpoint).
+pub(crate) fn with_app(input: JsonSchema) -> JsonSchema {
+    let app = JsonSchema::of(&STRING).with("minLength", 1u64).describe(
+        "Which application: its `app` value from jfgui_apps_list (the slug), its exact display name, or a unique prefix of its slug. May be omitted only while exactly one application is enabled.",
+    );
+    let mut properties = Map::new();
+    properties.insert("app", app);
+    let JsonSchema(mut schema) = input;
+    if let Some(Value::Object(own)) = schema.get("properties") {
+        for (name, property) in own.iter() {
+            properties.insert(name, property.clone());
+        }
+    }
+    schema.insert("properties", properties);
+    JsonSchema(schema)
+}
+
+/// Arguments of `jfgui_apps_list`: none.
+pub(crate) fn apps_list_input() -> JsonSchema {
+    JsonSchema::object().closed()
+}
+
+/// Result of `jfgui_apps_list`: the enabled apps.
+pub(crate) fn apps_list_output() -> Properties {
+    let entry = JsonSchema::object()
+        .properties([
+            ("app", JsonSchema::of(&STRING).describe("Pass this as `app` to the other tools.")),
+            ("displayName", JsonSchema::of(&STRING)),
+            ("pid", JsonSchema::integer(0, None)),
+            ("actionCount", JsonSchema::integer(0, None)),
+        ])
+        .required(&["app", "displayName", "pid", "actionCount"]);
+    vec![("apps", JsonSchema::array(entry))]
+}
+
 /// Properties of a success result, in order.
 pub(crate) type Properties = Vec<(&'static str, JsonSchema)>;
 

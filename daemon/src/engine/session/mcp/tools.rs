@@ -142,31 +142,79 @@ static TOOLS: &[ToolDef] = &[
     },
 ];
 
-/// The `Tool` objects of `tools/list`, built once.
+/// The all-apps server's own tool (SPEC S7 "All-apps MCP").
+pub(crate) const APPS_LIST: &str = "jfgui_apps_list";
+
+/// What the all-apps server adds to each of the nine descriptions.
+const APP_ARGUMENT: &str = "Pass `app` (an `app` value from jfgui_apps_list) to choose the application; call jfgui_apps_list first.";
+
+/// The `Tool` objects of a one-app endpoint's `tools/list`, built once.
 pub(crate) fn tool_list() -> &'static [Value] {
     static LIST: OnceLock<Vec<Value>> = OnceLock::new();
-    LIST.get_or_init(|| TOOLS.iter().map(ToolDef::to_tool).collect())
+    LIST.get_or_init(|| TOOLS.iter().map(|t| t.to_tool(false)).collect())
+}
+
+/// The `Tool` objects of the all-apps server's `tools/list`, built once: `jfgui_apps_list`,
+/// then the nine tools with the `app` argument.
+pub(crate) fn all_apps_tool_list() -> &'static [Value] {
+    static LIST: OnceLock<Vec<Value>> = OnceLock::new();
+    LIST.get_or_init(|| {
+        let apps = tool_value(
+            APPS_LIST,
+            "List applications",
+            "List the applications you can drive right now: call this first. Each entry's `app` is what every other jfgui_* tool takes as its `app` argument; displayName, pid and actionCount help you pick one. Applications come and go: one that quits and starts again is reached by the same `app` value once it is back, and a tool call for an application that is not there answers not_found/app with the ones that are (data.apps).".to_owned(),
+            schemas::apps_list_input(),
+            schemas::output(schemas::apps_list_output(), &["apps"]),
+            (true, true),
+        );
+        std::iter::once(apps).chain(TOOLS.iter().map(|t| t.to_tool(true))).collect()
+    })
 }
 
 impl ToolDef {
-    fn to_tool(&self) -> Value {
+    /// The tool for a one-app endpoint, or with the `app` argument for the all-apps server.
+    fn to_tool(&self, all_apps: bool) -> Value {
+        let (input, description) = if all_apps {
+            (schemas::with_app((self.input)()), format!("{} {APP_ARGUMENT}", self.description))
+        } else {
+            ((self.input)(), self.description.to_owned())
+        };
         let output = schemas::output((self.output)(), self.output_required);
-        let annotations = object([
-            ("title", self.title.into()),
-            ("readOnlyHint", self.read_only.into()),
-            ("destructiveHint", (!self.read_only).into()),
-            ("idempotentHint", self.idempotent.into()),
-            ("openWorldHint", false.into()),
-        ]);
-        Value::Object(object([
-            ("name", self.name.into()),
-            ("title", self.title.into()),
-            ("description", self.description.into()),
-            ("inputSchema", (self.input)().into()),
-            ("outputSchema", output.into()),
-            ("annotations", Value::Object(annotations)),
-        ]))
+        tool_value(
+            self.name,
+            self.title,
+            description,
+            input,
+            output,
+            (self.read_only, self.idempotent),
+        )
     }
+}
+
+/// One `Tool` object; `(read_only, idempotent)` become the annotations.
+fn tool_value(
+    name: &str,
+    title: &str,
+    description: String,
+    input: JsonSchema,
+    output: JsonSchema,
+    (read_only, idempotent): (bool, bool),
+) -> Value {
+    let annotations = object([
+        ("title", title.into()),
+        ("readOnlyHint", read_only.into()),
+        ("destructiveHint", (!read_only).into()),
+        ("idempotentHint", idempotent.into()),
+        ("openWorldHint", false.into()),
+    ]);
+    Value::Object(object([
+        ("name", name.into()),
+        ("title", title.into()),
+        ("description", description.into()),
+        ("inputSchema", input.into()),
+        ("outputSchema", output.into()),
+        ("annotations", Value::Object(annotations)),
+    ]))
 }
 
 /// Runs `tools/call` with `params` (the request's params object): the era-neutral
@@ -192,11 +240,15 @@ pub(crate) async fn call<A: AppPort>(app: &A, params: &Map) -> Result<Map, RpcEr
         }
     };
     let Some(tool) = TOOLS.iter().find(|t| t.name == name) else {
+        if let Some(listed) = (name == APPS_LIST).then(|| app.apps_list()).flatten() {
+            return match listed {
+                Ok(result) => success(result),
+                Err(error) => failure(error.to_wire(), hint(&error)),
+            };
+        }
         let mut data = object([("reason", "unknown_tool".into()), ("tool", name.into())]);
-        data.insert(
-            "tools",
-            Value::Array(TOOLS.iter().map(|t| Value::from(t.name)).collect::<Vec<_>>()),
-        );
+        let names = app.tool_list().iter().filter_map(|t| t.get("name").cloned());
+        data.insert("tools", Value::Array(names.collect::<Vec<_>>()));
         return Err(RpcError::with_data(INVALID_PARAMS, format!("Unknown tool: {name}."), data));
     };
     let arguments = match params.get("arguments") {
@@ -216,6 +268,7 @@ pub(crate) async fn call<A: AppPort>(app: &A, params: &Map) -> Result<Map, RpcEr
         Ok(result) => success(result),
         Err(MethodError::Action(error)) => failure(error.to_wire(), hint(&error)),
         Err(MethodError::InvalidParams { message, mut data }) => {
+            let names_app = data.get("param").and_then(Value::as_str) == Some("app");
             let reason = match data.remove("reason") {
                 Some(Value::String(reason)) => reason,
                 _ => "invalid_params".to_owned(),
@@ -227,10 +280,14 @@ pub(crate) async fn call<A: AppPort>(app: &A, params: &Map) -> Result<Map, RpcEr
                 ("message", message.into()),
                 ("data", Value::Object(data)),
             ]);
-            let hint = format!(
-                "Nothing happened: the arguments do not fit {}'s inputSchema; fix them and call again.",
-                tool.name
-            );
+            let hint = if names_app {
+                "Nothing happened: name the application with `app`, one of the `app` values in data.apps (jfgui_apps_list lists them all), and call again.".to_owned()
+            } else {
+                format!(
+                    "Nothing happened: the arguments do not fit {}'s inputSchema; fix them and call again.",
+                    tool.name
+                )
+            };
             failure(Value::Object(error), hint)
         }
         Err(MethodError::Internal { message }) => Err(RpcError::new(INTERNAL_ERROR, message)),
@@ -293,6 +350,8 @@ fn hint(error: &ActionError) -> String {
         ),
         Reason::RevisionRequired => "Nothing happened: write actions need expectedRevision. Get the current revision with jfgui_state_inspect and retry with it.".to_owned(),
         Reason::UnknownAction { .. } | Reason::Action { .. } => "No such action. Find the available actions with jfgui_actions_search.".to_owned(),
+        Reason::App { .. } => "Nothing happened: no enabled application answers to that `app` value. data.apps lists the ones that are there (jfgui_apps_list too); an application that was restarted is reached again by the same value once it is back.".to_owned(),
+        Reason::DaemonUnavailable => "jfgui-agentd is not reachable right now (not started yet or restarting); the connection is retried by itself. If this call was sent before the daemon went away it may or may not have run: once jfgui_apps_list answers again, inspect the state before retrying.".to_owned(),
         Reason::SchemaViolation { pointer } => format!(
             "Nothing happened: the input does not match the action's inputSchema at \"{pointer}\". Check it with jfgui_actions_describe and retry."
         ),
@@ -382,26 +441,53 @@ mod tests {
         assert!(d.contains("stale_revision") && d.contains("currentRevision"));
     }
 
-    /// The rendered tool list, one tool per line, as the official SDK clients last accepted
-    /// it (`tests/mcp-clients/run.sh`). A deliberate change regenerates the file with
-    /// `JFGUI_UPDATE_GOLDEN=1 cargo test -p daemon tool_list_matches`.
+    /// The rendered tool lists (one-app endpoint, all-apps server), one tool per line, as the
+    /// official SDK clients last accepted them (`tests/mcp-clients/run.sh`). A deliberate
+    /// change regenerates the files with `JFGUI_UPDATE_GOLDEN=1 cargo test -p daemon
+    /// tool_list_matches`.
     #[test]
     fn tool_list_matches_the_golden_file() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/engine/session/mcp/tools.golden");
+        matches_golden(tool_list(), "tools.golden");
+        matches_golden(all_apps_tool_list(), "tools-all-apps.golden");
+    }
+
+    fn matches_golden(list: &[Value], file: &str) {
+        let path = format!("{}/src/engine/session/mcp/{file}", env!("CARGO_MANIFEST_DIR"));
         let mut rendered = String::new();
-        for tool in tool_list() {
+        for tool in list {
             let line = jfgui_proto::encode(tool, &Limits::DEFAULT).unwrap();
             rendered.push_str(std::str::from_utf8(&line).unwrap());
             rendered.push('\n');
         }
         if std::env::var_os("JFGUI_UPDATE_GOLDEN").is_some() {
-            std::fs::write(path, &rendered).unwrap();
+            std::fs::write(&path, &rendered).unwrap();
         }
-        let golden = std::fs::read_to_string(path).unwrap();
+        let golden = std::fs::read_to_string(&path).unwrap();
         for (got, want) in rendered.lines().zip(golden.lines()) {
             assert_eq!(got, want);
         }
         assert_eq!(rendered.lines().count(), golden.lines().count());
+    }
+
+    #[test]
+    fn the_all_apps_list_is_apps_list_then_the_nine_with_app_first() {
+        let list = all_apps_tool_list();
+        assert_eq!(list.len(), 10);
+        assert_eq!(list[0].get("name").and_then(Value::as_str), Some(APPS_LIST));
+        for (all, one) in list[1..].iter().zip(tool_list()) {
+            assert_eq!(all.get("name"), one.get("name"));
+            let props = all.get("inputSchema").and_then(|s| s.get("properties")).unwrap();
+            let props = props.as_object().unwrap();
+            assert_eq!(props.keys().next(), Some("app"));
+            // Everything else is the one-app schema, unchanged.
+            let own = one.get("inputSchema").and_then(|s| s.get("properties")).unwrap();
+            let own = own.as_object().unwrap();
+            assert_eq!(props.len(), own.len() + 1);
+            assert!(own.iter().all(|(k, v)| props.get(k) == Some(v)));
+            assert_eq!(all.get("outputSchema"), one.get("outputSchema"));
+            let d = all.get("description").and_then(Value::as_str).unwrap();
+            assert!(d.ends_with(APP_ARGUMENT) && d.contains("jfgui_apps_list"), "{d}");
+        }
     }
 
     #[test]
