@@ -160,6 +160,28 @@ impl Client {
         interpret(&value, id, method)
     }
 
+    /// The next notification's `params` (for a stream the daemon sends after answering, like
+    /// `audit/follow`), without a time bound; `None` when the peer closes.
+    pub async fn next_notification(&mut self) -> Result<Option<Map>, Failure> {
+        let lost = |detail: &str| {
+            Failure::new(Exit::Daemon, "connection_lost", format!("the stream ended: {detail}"))
+        };
+        loop {
+            let bytes = match self.reader.next().await {
+                Ok(Some(Line::Complete(bytes))) => bytes,
+                Ok(Some(Line::TooLong)) => continue,
+                Ok(None) => return Ok(None),
+                Err(e) => return Err(lost(&e.to_string())),
+            };
+            let value = jfgui_proto::parse(&bytes, &Limits::DEFAULT).map_err(|e| {
+                Failure::new(Exit::Protocol, "malformed_response", format!("not strict JSON: {e}"))
+            })?;
+            if let Some(Value::Object(params)) = value.get("params") {
+                return Ok(Some(params.clone()));
+            }
+        }
+    }
+
     /// Waits until the peer closes the connection (for `browser-bridge`, which holds its
     /// control connection open: the daemon keeps the bridge exactly as long).
     pub async fn closed(&mut self) {

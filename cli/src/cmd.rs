@@ -11,6 +11,7 @@ mod describe;
 mod headless;
 mod inspect;
 mod list;
+mod log;
 mod man;
 mod mcp;
 mod read;
@@ -113,6 +114,9 @@ pub enum Command {
     /// Gateway: pipe JSON-1 or MCP lines between stdin/stdout and a bridge's browser app.
     #[command(after_help = browser_stdio::AFTER_HELP)]
     BrowserStdio(browser_stdio::BrowserStdioArgs),
+    /// Show the audit log: who changed what in which app, and how it ended.
+    #[command(after_help = log::AFTER_HELP)]
+    Log(log::LogArgs),
     /// Show the daemon's status: pid, version, uptime, apps, connections.
     #[command(after_help = "Example:\n  jfgui-agent status --json")]
     Status(status::StatusArgs),
@@ -157,6 +161,7 @@ impl Command {
             Command::Read(a) => Format::choose(a.json, false),
             Command::Render(a) => Format::choose(a.json, false),
             Command::Status(a) => Format::choose(a.out.json, false),
+            Command::Log(a) => Format::choose(a.json, true),
             Command::BrowserCall(a) => Format::choose(a.out.json, true),
             // stdout belongs to the protocol (or to the generated script): errors go to stderr only.
             Command::Mcp
@@ -188,6 +193,7 @@ impl Command {
             Command::BrowserCall(a) => browser_call::run(a, ctx, format).await,
             Command::BrowserStdio(a) => browser_stdio::run(a, ctx).await,
             Command::Status(_) => status::run(ctx, format).await,
+            Command::Log(a) => log::run(a, ctx, format).await,
             Command::Completions(a) => completions::run(a),
             Command::Man(a) => man::run(a),
         }

@@ -216,6 +216,31 @@ pub struct Config {
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub bridge_body_deadline: Duration,
 
+    /// Audit log directory [default: $XDG_STATE_HOME/jfgui-agent, else
+    /// ~/.local/state/jfgui-agent; macOS ~/Library/Logs/jfgui-agent; Windows
+    /// %LOCALAPPDATA%\\jfgui-agent]. Created 0700; the log audit.jsonl is 0600.
+    #[arg(long, value_name = "DIR", env = "JFGUI_AUDIT_DIR", value_parser = absolute_path)]
+    pub audit_dir: Option<PathBuf>,
+
+    /// Rotate the audit log before it grows beyond this; 4 files are kept.
+    #[arg(long, value_name = "BYTES", env = "JFGUI_AUDIT_MAX_BYTES", default_value_t = crate::audit::DEFAULT_MAX_BYTES, value_parser = clap::value_parser!(u64).range(256..))]
+    pub audit_max_bytes: u64,
+
+    /// Audit records waiting for the disk; beyond this they are dropped and counted
+    /// (daemon/status auditDropped), never delaying a call.
+    #[arg(long, value_name = "N", default_value_t = crate::audit::DEFAULT_QUEUE as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub audit_queue: u64,
+
+    /// Also record calls that only read (read actions, state/inspect, resources/read,
+    /// view/render) in the audit log.
+    #[arg(long)]
+    pub audit_reads: bool,
+
+    /// Keep each recorded call's input in the audit log (its JSON cut at 4 KiB); by default
+    /// only its size and SHA-256 are kept.
+    #[arg(long)]
+    pub audit_inputs: bool,
+
     /// Browser bridge: /rpc sessions per attached tab.
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
     pub bridge_max_sessions: u64,
@@ -237,6 +262,18 @@ impl Config {
         }
     }
 
+    /// The audit log's settings.
+    pub fn audit(&self) -> crate::audit::AuditConfig {
+        let defaults = crate::audit::AuditConfig::default();
+        crate::audit::AuditConfig {
+            dir: self.audit_dir.clone().or(defaults.dir),
+            max_bytes: self.audit_max_bytes,
+            queue: to_usize(self.audit_queue),
+            reads: self.audit_reads,
+            inputs: self.audit_inputs,
+        }
+    }
+
     /// The JSON bounds of client messages.
     pub fn json_limits(&self) -> jfgui_proto::Limits {
         jfgui_proto::Limits {
@@ -252,6 +289,12 @@ impl Config {
 /// Saturates: a bound above the address space is as good as unbounded.
 pub fn to_usize(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// An absolute path (a relative one would depend on the directory the daemon started in).
+fn absolute_path(text: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(text);
+    if path.is_absolute() { Ok(path) } else { Err(format!("{text:?} must be an absolute path")) }
 }
 
 /// Parses `250ms`, `5s`, `2m` or `0`; a unit is required otherwise, so `5` is never misread.

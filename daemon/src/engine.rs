@@ -53,6 +53,7 @@ pub use registry::EndpointEvents;
 pub(crate) use session::json1;
 pub use session::{OfflineMcp, is_mcp_request_id, mcp_error_line};
 
+use crate::audit::{Audit, Transport};
 use registry::Registry;
 use tasks::TaskTable;
 
@@ -97,6 +98,8 @@ pub struct EngineConfig {
     /// How the OS layer names an enabled app's endpoint, for `apps/list`. `None` (headless)
     /// reports `null`.
     pub endpoint_naming: Option<EndpointNaming>,
+    /// The audit log client calls are recorded in (SPEC S13); `None` records nothing.
+    pub audit: Option<Audit>,
 }
 
 /// The OS layer's rule from a slug to the address of its endpoint: `RUNTIME_DIR/apps/SLUG.sock`
@@ -141,6 +144,7 @@ impl Default for EngineConfig {
             max_slug_len: 48,
             runtime_dir: None,
             endpoint_naming: None,
+            audit: None,
         }
     }
 }
@@ -158,13 +162,16 @@ impl EngineConfig {
     }
 }
 
-/// Who is on the other end of a connection (for logs only; the OS layer has already checked).
+/// Who is on the other end of a connection (for logs and the audit log; the OS layer has
+/// already checked).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PeerInfo {
     /// Peer process id, when the transport tells.
     pub pid: Option<u32>,
     /// Peer user id, when the transport tells.
     pub uid: Option<u32>,
+    /// How a client reached the app (for app connections: [`Transport::Endpoint`], unused).
+    pub transport: Transport,
 }
 
 /// Endpoint lifecycle: `Up` when an app is connected and enabled, `Down` when it is disabled
@@ -319,12 +326,26 @@ impl Engine {
         if *self.0.shutdown.borrow() {
             return;
         }
-        let Some(link) = self.0.registry.get(slug).filter(link::AppHandle::is_enabled) else {
+        let Some(link) = self.enabled_link(slug) else {
             tracing::info!(slug, ?peer, "client for an endpoint that is not up; closing");
             return;
         };
-        let app = session::App::new(link, self.0.tasks.clone());
+        let app = self.client_app(link, peer);
         session::serve(stream, app, self.partial(), self.0.shutdown.subscribe(), peer).await;
+    }
+
+    /// `link`'s app as a client connection from `peer` uses it: with the task table, and its
+    /// calls audited when the engine has an audit log. Every kind of client session (per-app
+    /// endpoint, all-apps MCP, bridge, headless) builds its apps here.
+    pub(crate) fn client_app(&self, link: link::AppHandle, peer: PeerInfo) -> session::App {
+        let app = session::App::new(link, self.0.tasks.clone());
+        match &self.0.config.audit {
+            Some(audit) => {
+                let caller = session::Caller::new(audit.clone(), peer, app.link());
+                app.audited(caller)
+            }
+            None => app,
+        }
     }
 
     /// Runs one all-apps MCP connection (`mcp.sock`): MCP only, both revisions, every enabled
@@ -338,7 +359,7 @@ impl Engine {
         if *self.0.shutdown.borrow() {
             return;
         }
-        let apps = session::EngineApps::new(self.0.registry.clone(), self.0.tasks.clone());
+        let apps = session::EngineApps::new(self.clone(), peer);
         let server = session::AllApps::new(apps);
         let partial = self.partial();
         let shutdown = self.0.shutdown.subscribe();
@@ -386,7 +407,12 @@ impl Engine {
 
     /// Whether endpoint `slug` has a registered app with agent access enabled.
     pub(crate) fn is_enabled(&self, slug: &str) -> bool {
-        self.0.registry.get(slug).is_some_and(|link| link.is_enabled())
+        self.enabled_link(slug).is_some()
+    }
+
+    /// The link of endpoint `slug`'s app, when it is registered with agent access enabled.
+    fn enabled_link(&self, slug: &str) -> Option<link::AppHandle> {
+        self.0.registry.get(slug).filter(link::AppHandle::is_enabled)
     }
 
     /// The link of the registered app of endpoint `slug`.

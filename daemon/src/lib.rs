@@ -5,6 +5,7 @@
 //! below) binds it to the runtime directory, the lock, sockets or named pipes, socket
 //! activation and signals. `docs/ARCHITECTURE.md` maps both.
 
+pub mod audit;
 mod engine;
 
 pub use engine::{

@@ -88,6 +88,7 @@ pub fn agent_command(rt: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(agent());
     cmd.env("JFGUI_RUNTIME_DIR", rt)
         .env_remove("XDG_RUNTIME_DIR")
+        .env("JFGUI_AUDIT_DIR", crate::audit_dir(rt))
         .env("RUST_BACKTRACE", "1")
         .args(args);
     cmd
@@ -112,6 +113,7 @@ pub fn run_agent_in_pty(rt: &Path, args: &[&str]) -> Run {
     cmd.args(["--quiet", "--return", "--command", &line, "/dev/null"])
         .env("JFGUI_RUNTIME_DIR", rt)
         .env_remove("XDG_RUNTIME_DIR")
+        .env("JFGUI_AUDIT_DIR", crate::audit_dir(rt))
         .env("TERM", "xterm")
         .env("RUST_BACKTRACE", "1");
     run_command(cmd, b"")

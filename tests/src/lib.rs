@@ -328,12 +328,21 @@ impl Drop for Proc {
     }
 }
 
+/// The audit log directory the daemon and CLI of runtime dir `rt` use in tests (`RT.audit`
+/// beside it), so no test writes the user's own log.
+pub fn audit_dir(rt: &Path) -> PathBuf {
+    let mut name = rt.file_name().unwrap_or_default().to_os_string();
+    name.push(".audit");
+    rt.with_file_name(name)
+}
+
 /// A daemon command for runtime dir `rt` (through `JFGUI_RUNTIME_DIR`, with `XDG_RUNTIME_DIR`
-/// removed so nothing leaks in from the environment).
+/// removed so nothing leaks in from the environment; its audit log in [`audit_dir`]).
 pub fn daemon_command(rt: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(agentd());
     cmd.env("JFGUI_RUNTIME_DIR", rt)
         .env_remove("XDG_RUNTIME_DIR")
+        .env("JFGUI_AUDIT_DIR", audit_dir(rt))
         .env("JFGUI_LOG", "debug")
         .args(args);
     cmd

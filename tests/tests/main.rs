@@ -5,6 +5,7 @@
 mod activation;
 mod all_apps_mcp;
 mod app_faults;
+mod audit;
 mod backpressure;
 mod bridge_http;
 mod capi;

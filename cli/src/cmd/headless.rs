@@ -7,6 +7,7 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use clap::Args;
+use jfgui_daemon::audit::{Audit, AuditConfig, Transport};
 use jfgui_daemon::{EndpointEvent, EndpointEvents, Engine, EngineConfig, PeerInfo};
 use jfgui_proto::locations::ENV_HOST_CHANNEL;
 use tokio::process::{Child, Command};
@@ -73,9 +74,11 @@ pub async fn run(args: HeadlessArgs, ctx: Context) -> Result<(), Failure> {
         ));
     };
 
-    let engine = Engine::new(EngineConfig::default());
+    // Calls are audited as the daemon's are, into the same log (SPEC S13).
+    let audit = Some(Audit::start(AuditConfig::default()));
+    let engine = Engine::new(EngineConfig { audit, ..EngineConfig::default() });
     let mut events = engine.subscribe();
-    let app_peer = PeerInfo { pid: child.id(), uid: None };
+    let app_peer = PeerInfo { pid: child.id(), uid: None, transport: Transport::CliHeadless };
     let app_engine = engine.clone();
     let mut app_task = tokio::spawn(async move {
         app_engine.serve_app(tokio::io::join(app_out, app_in), app_peer).await;
@@ -116,6 +119,15 @@ pub async fn run(args: HeadlessArgs, ctx: Context) -> Result<(), Failure> {
     result
 }
 
+/// The client of a headless session is whoever started us on its stdio (an MCP client, a
+/// script): our parent, where the OS tells.
+fn client_pid() -> u32 {
+    #[cfg(unix)]
+    return std::os::unix::process::parent_id();
+    #[cfg(not(unix))]
+    return std::process::id();
+}
+
 /// Serves our stdio as one client of the endpoint `slug`, through the same gateway as `stdio`.
 async fn serve(
     engine: &Engine,
@@ -131,7 +143,7 @@ async fn serve(
             .serve_client(
                 theirs,
                 &owned_slug,
-                PeerInfo { pid: Some(std::process::id()), uid: None },
+                PeerInfo { pid: Some(client_pid()), uid: None, transport: Transport::CliHeadless },
             )
             .await;
     });

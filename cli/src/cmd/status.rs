@@ -38,12 +38,17 @@ fn render(status: &Map) -> String {
     let uptime =
         status.get("uptimeMs").and_then(Value::as_u64).map_or_else(|| String::from("?"), duration);
     format!(
-        "jfgui-agentd {} (pid {}), up {uptime}\nruntime dir: {}\napps: {}\nclients: {}",
+        "jfgui-agentd {} (pid {}), up {uptime}\nruntime dir: {}\napps: {}\nclients: {}{}",
         field("version"),
         field("pid"),
         field("runtimeDir"),
         field("apps"),
         field("clients"),
+        match status.get("auditDir") {
+            Some(_) =>
+                format!("\naudit log: {} ({} dropped)", field("auditDir"), field("auditDropped")),
+            None => String::new(),
+        },
     )
 }
 

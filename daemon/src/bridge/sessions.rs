@@ -20,7 +20,12 @@ use jfgui_proto::{Limits, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tokio::sync::oneshot;
 
+use crate::audit::Transport;
 use crate::{Engine, PeerInfo};
+
+/// Bridge sessions come over HTTP on 127.0.0.1, which tells no pid or uid; the token holder
+/// is the client.
+const BRIDGE_PEER: PeerInfo = PeerInfo { pid: None, uid: None, transport: Transport::Bridge };
 
 /// Buffer of a session's in-memory pipe.
 const PIPE_BUFFER: usize = 64 * 1024;
@@ -211,7 +216,7 @@ impl Table {
         });
         let engine = engine.clone();
         let slug = slug.to_owned();
-        tokio::spawn(async move { engine.serve_client(theirs, &slug, PeerInfo::default()).await });
+        tokio::spawn(async move { engine.serve_client(theirs, &slug, BRIDGE_PEER).await });
         tokio::spawn(read_responses(session.clone(), rd, *limits));
         sessions.insert(name.to_owned(), session.clone());
         Ok(session)

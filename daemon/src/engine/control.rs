@@ -1,10 +1,14 @@
 //! The control socket `agentd.sock` (SPEC S8): line-delimited JSON-RPC 2.0 with the same codec
-//! and bounds as the endpoints; `daemon/status` and `apps/list` (paged), plus the methods of the OS
-//! layer's [`ControlMethods`] (the browser bridge's `bridge/open` and `bridge/close`).
+//! and bounds as the endpoints; `daemon/status` and `apps/list` (paged), plus the methods of
+//! the OS layer's [`ControlMethods`] (the browser bridge's `bridge/open` and `bridge/close`),
+//! and `audit/follow`, which turns the connection into a stream of audit records
+//! (`control/follow.rs`).
 //!
 //! Requests are answered one at a time in order, yielding to other connections between two:
 //! every method is local and immediate (`apps/list` is paged), so there is nothing to run
 //! concurrently, and the writer's backpressure is the socket itself.
+
+mod follow;
 
 use jfgui_proto::{Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -58,7 +62,14 @@ pub async fn serve<S>(
             _ = until(&mut shutdown, |s| *s) => break,
         };
         let response = match line {
-            Ok(Some(Line::Complete(bytes))) => answer(engine, extra.as_deref_mut(), &bytes),
+            Ok(Some(Line::Complete(bytes))) => match follow::check(engine, &bytes) {
+                follow::Follow::No => answer(engine, extra.as_deref_mut(), &bytes),
+                follow::Follow::Refused(response) => Some(response),
+                follow::Follow::Yes(id) => {
+                    follow::run(engine, id, lines, &mut wr).await;
+                    break;
+                }
+            },
             Ok(Some(Line::TooLong)) => Some(json1::too_long_response(&limits)),
             Ok(None) => break,
             Err(e) => {
@@ -114,7 +125,7 @@ fn answer(
                 None => {
                     let mut data = json1::reason_data("unknown_method");
                     data.insert("method", other);
-                    let mut all = vec!["daemon/status", "apps/list"];
+                    let mut all = vec!["daemon/status", "apps/list", follow::METHOD];
                     all.extend_from_slice(names);
                     let last = all.pop().unwrap_or_default();
                     let message = format!(
@@ -172,6 +183,16 @@ fn status(engine: &Engine) -> Map {
     );
     m.insert("apps", engine.apps().len() as u64);
     m.insert("clients", engine.client_count() as u64);
+    // Records the audit log lost (full queue, write errors); null when there is no log.
+    let audit = config.audit.as_ref();
+    m.insert("auditDropped", audit.map_or(Value::Null, |a| Value::from(a.dropped())));
+    m.insert(
+        "auditDir",
+        match audit.and_then(|a| a.dir()) {
+            Some(dir) => Value::from(dir.to_string_lossy().into_owned()),
+            None => Value::Null,
+        },
+    );
     // Process-wide: log lines lost to a stalled stderr (logging.rs; 0 when nothing logs).
     m.insert("logDropped", crate::logging::dropped_lines());
     m

@@ -21,6 +21,7 @@
 pub mod json1;
 mod mcp;
 pub mod methods;
+mod observer;
 mod peer_warnings;
 mod replies;
 
@@ -34,6 +35,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, WriteHalf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
+pub use observer::Caller;
 use peer_warnings::PeerWarnings;
 pub use replies::App;
 
@@ -192,7 +194,7 @@ impl ClientSession {
                     return;
                 }
                 mcp::Route::Mcp(pending) => {
-                    let app = self.app.clone();
+                    let app = self.app.clone().speaking(pending.protocol());
                     let output = self.output.clone();
                     let id = envelope.id;
                     self.calls.spawn(async move {

@@ -6,6 +6,7 @@ use std::future::Future;
 use std::path::Path;
 
 use super::port::{EndpointFeed, EnginePort};
+use crate::audit::{Audit, Transport};
 use crate::bridge::Bridges;
 use crate::config::{Config, to_usize};
 use crate::transport::{Peer, Stream};
@@ -47,13 +48,14 @@ pub fn engine(
         max_slug_len: SPEC_MAX_SLUG.min(max_slug_len),
         runtime_dir: runtime_dir.map(Path::to_path_buf),
         endpoint_naming: Some(endpoints),
+        audit: Some(Audit::start(config.audit())),
     });
     let bridges = Bridges::new(engine.clone(), config.bridge_limits());
     EngineSessions { engine, bridges }
 }
 
 fn info(peer: Peer) -> PeerInfo {
-    PeerInfo { pid: peer.pid, uid: peer.uid }
+    PeerInfo { pid: peer.pid, uid: peer.uid, transport: Transport::Endpoint }
 }
 
 impl EnginePort for EngineSessions {

@@ -23,6 +23,12 @@ const ENVIRONMENT: &[(&str, &str)] = &[
          either, a per-user fallback directory. jfgui-agent status prints the one in use.",
     ),
     (
+        "JFGUI_AUDIT_DIR",
+        "Where jfgui-agent log reads the audit log when the daemon does not say (it is not \
+         running), and where jfgui-agent headless writes its records; else \
+         $XDG_STATE_HOME/jfgui-agent, else ~/.local/state/jfgui-agent.",
+    ),
+    (
         "COMPLETE",
         "Set by the scripts of jfgui-agent completions: jfgui-agent then prints completion \
          candidates for the words after -- (endpoint and action names from the running daemon) \
@@ -31,6 +37,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
 ];
 
 const FILES: &[(&str, &str)] = &[
+    (
+        "STATE_DIR/jfgui-agent/audit.jsonl",
+        "The audit log read by jfgui-agent log (with audit.jsonl.1 to .3, rotated).",
+    ),
     ("RUNTIME_DIR/agentd.sock", "The daemon's control socket (list, status, endpoint lookup)."),
     (
         "RUNTIME_DIR/apps/SLUG.sock",

@@ -19,6 +19,17 @@ const ENVIRONMENT: &[(&str, &str)] = &[
         "Without either of the above the runtime directory is $XDG_RUNTIME_DIR/jfgui-agent, \
          else a per-user fallback directory; the daemon logs the one it uses.",
     ),
+    (
+        "JFGUI_AUDIT_DIR, JFGUI_AUDIT_MAX_BYTES",
+        "The audit log directory and rotation size when --audit-dir and --audit-max-bytes are \
+         not given.",
+    ),
+    (
+        "XDG_STATE_HOME",
+        "Without JFGUI_AUDIT_DIR the audit log is in $XDG_STATE_HOME/jfgui-agent, else \
+         ~/.local/state/jfgui-agent (macOS ~/Library/Logs/jfgui-agent, Windows \
+         %LOCALAPPDATA%\\jfgui-agent).",
+    ),
     ("JFGUI_LOG", "The log filter (tracing's EnvFilter syntax, e.g. debug or jfgui_daemon=trace)."),
     ("RUST_LOG", "The log filter when JFGUI_LOG is not set; without either, info."),
     (
@@ -34,6 +45,11 @@ const FILES: &[(&str, &str)] = &[
     ("RUNTIME_DIR/agentd.sock", "The control socket (apps/list, daemon/status)."),
     ("RUNTIME_DIR/host.sock", "Where apps register (the host channel)."),
     ("RUNTIME_DIR/apps/SLUG.sock", "One endpoint per enabled app, for clients."),
+    (
+        "STATE_DIR/jfgui-agent/audit.jsonl",
+        "The audit log (0600 in a 0700 dir): one JSON line per call that could change an app; \
+         rotated at --audit-max-bytes into audit.jsonl.1 to .3.",
+    ),
 ];
 
 /// Writes the page.

@@ -15,6 +15,7 @@ use jfgui_proto::channel::{
 };
 use jfgui_proto::{ActionError, MAX_REVISION, Map, Reason, Value};
 
+use super::observer::Observer;
 use super::replies::{App, invalid_reply};
 use crate::engine::tasks::Refused;
 
@@ -245,7 +246,17 @@ impl Params {
 
 /// One call for one app (see the module docs). `params` are the JSON-1 params without
 /// `protocolVersion`; the result is the JSON-1 result object without `protocolVersion`.
+/// Calls that can change the app are recorded in the audit log (`observer.rs`).
 pub async fn call(app: &App, method: Method, params: Map) -> Result<Map, MethodError> {
+    let observer = Observer::start(app, method, &params);
+    let result = dispatch(app, method, params).await;
+    if let Some(observer) = observer {
+        observer.finish(&result);
+    }
+    result
+}
+
+async fn dispatch(app: &App, method: Method, params: Map) -> Result<Map, MethodError> {
     let mut p = Params::new(params);
     match method {
         Method::AgentInfo => {

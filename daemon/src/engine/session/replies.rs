@@ -14,6 +14,8 @@ use jfgui_proto::channel::{BatchOutcome, Call, CallResult, TaskSnapshot};
 use jfgui_proto::{ActionError, MAX_REVISION, Reason};
 
 use super::methods::MethodError;
+use super::observer::Caller;
+use crate::audit::Protocol;
 use crate::engine::link::{AppHandle, CallOutcome, Waiter};
 use crate::engine::tasks::TaskTable;
 
@@ -25,12 +27,31 @@ pub struct App {
     tasks: Arc<Mutex<TaskTable>>,
     /// Task updates refused so far (for a log that cannot be flooded).
     dropped_updates: Arc<AtomicU64>,
+    /// Who calls, when calls are audited (`observer.rs`).
+    caller: Option<Caller>,
 }
 
 impl App {
-    /// `link`'s app with the engine's task table.
+    /// `link`'s app with the engine's task table (calls not audited: see [`App::audited`]).
     pub fn new(link: AppHandle, tasks: Arc<Mutex<TaskTable>>) -> App {
-        App { link, tasks, dropped_updates: Arc::default() }
+        App { link, tasks, dropped_updates: Arc::default(), caller: None }
+    }
+
+    /// The same app, its calls recorded in the audit log as made by `caller`.
+    pub fn audited(mut self, caller: Caller) -> App {
+        self.caller = Some(caller);
+        self
+    }
+
+    /// The same app, called in `protocol` (MCP sets the revision and `clientInfo` per request).
+    pub fn speaking(mut self, protocol: &Protocol) -> App {
+        self.caller = self.caller.map(|c| c.speaking(protocol.clone()));
+        self
+    }
+
+    /// Who calls, when calls are audited.
+    pub fn caller(&self) -> Option<&Caller> {
+        self.caller.as_ref()
     }
 
     /// The link: registration cache, status, configuration.

@@ -18,7 +18,7 @@
 //! while the daemon is away, so every answer has exactly the daemon's shape, and every tool
 //! call is `outcome_unknown/daemon_unavailable`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use jfgui_proto::channel::ResourceInfo;
 use jfgui_proto::resolve::{self, Candidate, Resolved};
@@ -31,14 +31,13 @@ use super::app::{AppPort, MethodError};
 use super::rpc::{Incoming, object};
 use super::select::{McpSession, Pending, Protocol, Route};
 use super::{mcp_error_line, response_line, tools};
+use crate::audit::{Protocol as AuditProtocol, Transport};
 use crate::engine::lines::{Line, LineReader};
 use crate::engine::partial::Partial;
-use crate::engine::registry::Registry;
 use crate::engine::session::methods::{self, Method};
 use crate::engine::session::peer_warnings::PeerWarnings;
 use crate::engine::session::{Admission, App, CallPermit, Output, finish, json1};
-use crate::engine::tasks::TaskTable;
-use crate::engine::{AppSummary, EngineConfig, PeerInfo, until};
+use crate::engine::{AppSummary, Engine, EngineConfig, PeerInfo, until};
 
 /// The name the all-apps server gives itself (`serverInfo.title`).
 const SERVER_NAME: &str = "All apps";
@@ -56,24 +55,25 @@ pub(crate) trait AppSource: Send + Sync {
 
 /// The daemon's own apps.
 pub(crate) struct EngineApps {
-    registry: Arc<Registry>,
-    tasks: Arc<Mutex<TaskTable>>,
+    engine: Engine,
+    /// The connection's client (transport: the all-apps server), for the audit log.
+    peer: PeerInfo,
 }
 
 impl EngineApps {
-    pub(crate) fn new(registry: Arc<Registry>, tasks: Arc<Mutex<TaskTable>>) -> EngineApps {
-        EngineApps { registry, tasks }
+    pub(crate) fn new(engine: Engine, peer: PeerInfo) -> EngineApps {
+        EngineApps { engine, peer: PeerInfo { transport: Transport::AllAppsMcp, ..peer } }
     }
 }
 
 impl AppSource for EngineApps {
     fn enabled(&self) -> Result<Vec<AppSummary>, ActionError> {
-        Ok(self.registry.summaries().into_iter().filter(|a| a.enabled).collect())
+        Ok(self.engine.apps().into_iter().filter(|a| a.enabled).collect())
     }
 
     fn open(&self, slug: &str) -> Option<App> {
-        let link = self.registry.get(slug).filter(|link| link.is_enabled())?;
-        Some(App::new(link, self.tasks.clone()))
+        let link = self.engine.enabled_link(slug)?;
+        Some(self.engine.client_app(link, self.peer))
     }
 }
 
@@ -115,6 +115,12 @@ pub(crate) struct AllApps<S> {
 impl<S: AppSource> AllApps<S> {
     pub(crate) fn new(source: S) -> AllApps<S> {
         AllApps { source }
+    }
+
+    /// One request's view of the server: the apps it opens are called in `protocol` (the
+    /// revision and `clientInfo` the audit log records).
+    pub(crate) fn speaking<'a>(&'a self, protocol: &'a AuditProtocol) -> Speaking<'a, S> {
+        Speaking { server: self, protocol }
     }
 
     /// The app a call's `app` argument (taken out of `params`) names.
@@ -196,13 +202,19 @@ fn app_ref(app: &AppSummary) -> Value {
     ]))
 }
 
-impl<S: AppSource> AppPort for AllApps<S> {
+/// [`AllApps`] answering one request ([`AllApps::speaking`]).
+pub(crate) struct Speaking<'a, S> {
+    server: &'a AllApps<S>,
+    protocol: &'a AuditProtocol,
+}
+
+impl<S: AppSource> AppPort for Speaking<'_, S> {
     fn display_name(&self) -> String {
         SERVER_NAME.to_owned()
     }
 
     async fn call(&self, method: Method, mut params: Map) -> Result<Map, MethodError> {
-        let app = self.target(&mut params)?;
+        let app = self.server.target(&mut params)?.speaking(self.protocol);
         methods::call(&app, method, params).await
     }
 
@@ -219,7 +231,7 @@ impl<S: AppSource> AppPort for AllApps<S> {
     }
 
     fn apps_list(&self) -> Option<Result<Map, ActionError>> {
-        let listed = self.source.enabled().map(|apps| {
+        let listed = self.server.source.enabled().map(|apps| {
             let rows = apps.iter().map(|a| {
                 Value::Object(object([
                     ("app", a.slug.as_str().into()),
@@ -321,7 +333,8 @@ pub(crate) async fn serve<S>(
                     // state run here, one at a time, so pipelining costly ones buys no extra
                     // tasks; calls that wait for an app run concurrently.
                     Step::Run(pending, id) if pending.is_local() => {
-                        if let Some(reply) = pending.run(&*server).await {
+                        let protocol = pending.protocol().clone();
+                        if let Some(reply) = pending.run(&server.speaking(&protocol)).await {
                             output.send(response_line(id.as_ref(), reply, &limits)).await;
                         }
                     }
@@ -329,7 +342,8 @@ pub(crate) async fn serve<S>(
                         let server = server.clone();
                         let output = output.clone();
                         calls.spawn(async move {
-                            if let Some(reply) = pending.run(&*server).await {
+                            let protocol = pending.protocol().clone();
+                            if let Some(reply) = pending.run(&server.speaking(&protocol)).await {
                                 let response = response_line(id.as_ref(), reply, &limits);
                                 permit.bytes.observe(response.len());
                                 output.send(response).await;
@@ -394,7 +408,8 @@ impl OfflineMcp {
             Step::Send(line) => Some(line),
             Step::Silent => None,
             Step::Run(pending, id) => {
-                let reply = pending.run(&self.server).await?;
+                let protocol = pending.protocol().clone();
+                let reply = pending.run(&self.server.speaking(&protocol)).await?;
                 Some(response_line(id.as_ref(), reply, &limits))
             }
         }

@@ -4,6 +4,7 @@
 use jfgui_proto::{Map, Value};
 
 use super::rpc::{INVALID_PARAMS, RpcError, object};
+use crate::audit::ClientInfo;
 
 /// The revision this module serves.
 pub(crate) const LEGACY_VERSION: &str = "2025-11-25";
@@ -18,8 +19,9 @@ pub(crate) struct LegacyState {
 }
 
 /// Checks `initialize` params (`protocolVersion`, `capabilities`, `clientInfo{name,version}`,
-/// all required by the schema) and returns the version the client offered.
-pub(crate) fn check_initialize(params: Option<&Value>) -> Result<String, RpcError> {
+/// all required by the schema) and returns the version the client offered and its
+/// `clientInfo` (for the audit log).
+pub(crate) fn check_initialize(params: Option<&Value>) -> Result<(String, ClientInfo), RpcError> {
     let bad = |what: &str| {
         RpcError::with_data(
             INVALID_PARAMS,
@@ -38,12 +40,12 @@ pub(crate) fn check_initialize(params: Option<&Value>) -> Result<String, RpcErro
         return Err(bad("capabilities must be an object"));
     }
     let info = params.get("clientInfo");
-    let info_ok = info.and_then(|i| i.get("name")).and_then(Value::as_str).is_some()
-        && info.and_then(|i| i.get("version")).and_then(Value::as_str).is_some();
-    if !info_ok {
+    let name = info.and_then(|i| i.get("name")).and_then(Value::as_str);
+    let version = info.and_then(|i| i.get("version")).and_then(Value::as_str);
+    let (Some(name), Some(version)) = (name, version) else {
         return Err(bad("clientInfo must be an object with string name and version"));
-    }
-    Ok(offered.to_owned())
+    };
+    Ok((offered.to_owned(), ClientInfo { name: name.to_owned(), version: version.to_owned() }))
 }
 
 /// The `InitializeResult`. We answer 2025-11-25 whatever was offered: the offered version when
@@ -77,7 +79,7 @@ mod tests {
     #[test]
     fn any_offered_version_is_accepted_for_the_counteroffer() {
         for v in ["2025-11-25", "2026-07-28", "2099-01-01", "2024-11-05"] {
-            assert_eq!(check_initialize(Some(&params(v))).unwrap(), v);
+            assert_eq!(check_initialize(Some(&params(v))).unwrap().0, v);
         }
     }
 

@@ -6,6 +6,7 @@ use jfgui_proto::{Map, Value};
 
 use super::legacy::LEGACY_VERSION;
 use super::rpc::{INVALID_PARAMS, RpcError, UNSUPPORTED_PROTOCOL_VERSION, object};
+use crate::audit::ClientInfo;
 
 /// The revision this module serves.
 pub(crate) const MODERN_VERSION: &str = "2026-07-28";
@@ -106,6 +107,14 @@ pub(crate) fn check_envelope(params: &Map) -> Result<(), RpcError> {
         ));
     }
     Ok(())
+}
+
+/// The `_meta` clientInfo of a request that passed [`check_envelope`], for the audit log.
+pub(crate) fn client_info(params: &Map) -> Option<ClientInfo> {
+    let info = params.get("_meta")?.get(META_CLIENT_INFO)?;
+    let name = info.get("name")?.as_str()?.to_owned();
+    let version = info.get("version")?.as_str()?.to_owned();
+    Some(ClientInfo { name, version })
 }
 
 /// -32022 with the versions a client can fall back to (SPEC S7: both revisions, so a client

@@ -14,6 +14,8 @@
 //! other id (null, 1.5, an object, ...) gets -32600 without the id echoed, on an MCP connection
 //! and for an MCP request on an undecided one (which it does not decide).
 
+use std::sync::Arc;
+
 use jfgui_proto::{Map, Value};
 
 use super::app::AppPort;
@@ -26,6 +28,7 @@ use super::rpc::{
     is_mcp_request_id, object,
 };
 use super::tools;
+use crate::audit::{ClientInfo, Protocol as AuditProtocol};
 use crate::engine::session::methods::Method;
 use crate::engine::session::peer_warnings::PeerWarnings;
 
@@ -82,6 +85,8 @@ pub(crate) enum Route {
 pub(crate) struct McpSession {
     legacy: LegacyState,
     in_flight: InFlight,
+    /// The `clientInfo` of the accepted `initialize` (legacy requests are audited with it).
+    client_info: Option<Arc<ClientInfo>>,
 }
 
 /// The revision a request is served under.
@@ -96,6 +101,8 @@ enum Era {
 pub(crate) struct Pending {
     ticket: Ticket,
     work: Work,
+    /// The revision and client the request came with, for the audit log.
+    protocol: AuditProtocol,
 }
 
 #[derive(Debug)]
@@ -195,7 +202,7 @@ impl McpSession {
         };
         if method == "initialize" {
             return match legacy::check_initialize(msg.params) {
-                Ok(offered) => {
+                Ok((offered, info)) => {
                     if offered != legacy::LEGACY_VERSION {
                         tracing::info!(
                             offered,
@@ -204,7 +211,9 @@ impl McpSession {
                         );
                     }
                     self.legacy.initialized = true;
-                    self.pending(key, Work::Initialize)
+                    self.client_info = Some(Arc::new(info));
+                    let protocol = self.legacy_protocol();
+                    self.pending(key, Work::Initialize, protocol)
                 }
                 Err(e) => Route::Answer(Err(e)),
             };
@@ -214,6 +223,10 @@ impl McpSession {
             if let Err(e) = modern::check_envelope(&params) {
                 return Route::Answer(Err(e));
             }
+            let protocol = AuditProtocol::Mcp {
+                revision: modern::MODERN_VERSION,
+                client_info: modern::client_info(&params).map(Arc::new),
+            };
             let work = match method {
                 "server/discover" => Work::Discover,
                 "tools/list" => match no_cursor(&params, method) {
@@ -226,7 +239,7 @@ impl McpSession {
                 "resources/read" => Work::ResourcesRead(Era::Modern, Some(params)),
                 _ => return Route::Answer(Err(not_in_revision(method, modern::MODERN_VERSION))),
             };
-            return self.pending(key, work);
+            return self.pending(key, work, protocol);
         }
         if method == "ping" {
             return Route::Answer(Ok(Map::new()));
@@ -258,12 +271,20 @@ impl McpSession {
             "resources/read" => Work::ResourcesRead(Era::Legacy, params),
             _ => return Route::Answer(Err(not_in_revision(method, legacy::LEGACY_VERSION))),
         };
-        self.pending(key, work)
+        let protocol = self.legacy_protocol();
+        self.pending(key, work, protocol)
     }
 
-    fn pending(&mut self, key: IdKey, work: Work) -> Route {
+    fn legacy_protocol(&self) -> AuditProtocol {
+        AuditProtocol::Mcp {
+            revision: legacy::LEGACY_VERSION,
+            client_info: self.client_info.clone(),
+        }
+    }
+
+    fn pending(&mut self, key: IdKey, work: Work, protocol: AuditProtocol) -> Route {
         match self.in_flight.begin(key) {
-            Some(ticket) => Route::Mcp(Pending { ticket, work }),
+            Some(ticket) => Route::Mcp(Pending { ticket, work, protocol }),
             None => Route::Answer(Err(RpcError::with_data(
                 INVALID_REQUEST,
                 "Invalid request: this id belongs to a request still in flight; ids must not be reused until answered.",
@@ -321,6 +342,11 @@ impl Pending {
             Work::ToolsCall(_, params) => tools::is_local(params),
             _ => false,
         }
+    }
+
+    /// The protocol revision and client of this request (for the audit log).
+    pub fn protocol(&self) -> &AuditProtocol {
+        &self.protocol
     }
 
     /// Serves the request. `None` means the client cancelled it meanwhile: nothing may be sent.

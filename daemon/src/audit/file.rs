@@ -1,0 +1,190 @@
+//! The audit file on disk: a private directory (0700) holding `audit.jsonl` (0600), opened
+//! with `O_APPEND` (and, on Unix, `O_NOFOLLOW`: a symlink planted at the log's name is
+//! refused, not followed) and written one record per `write`. At the size bound the file is
+//! rotated: `audit.jsonl` → `.1` → `.2` → `.3`, the oldest removed, so [`KEPT_FILES`] files
+//! exist at most.
+//!
+//! Any error closes the file; the next record tries to open it again, so a directory that
+//! becomes writable again (disk space freed, permissions fixed) resumes the log by itself.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use super::location::FILE_NAME;
+
+/// Files kept: the live one and three rotated ones.
+pub const KEPT_FILES: usize = 4;
+/// The default rotation bound.
+pub const DEFAULT_MAX_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The open log (or the knowledge of where to open it).
+#[derive(Debug)]
+pub struct AuditFile {
+    dir: PathBuf,
+    max_bytes: u64,
+    open: Option<(File, u64)>,
+}
+
+impl AuditFile {
+    /// The log in `dir`, rotated beyond `max_bytes`. Nothing is touched until the first write.
+    pub fn new(dir: PathBuf, max_bytes: u64) -> AuditFile {
+        AuditFile { dir, max_bytes: max_bytes.max(1), open: None }
+    }
+
+    /// `dir/audit.jsonl` (`n` = 0) or its `n`th rotated file.
+    pub fn path(dir: &Path, n: usize) -> PathBuf {
+        match n {
+            0 => dir.join(FILE_NAME),
+            n => dir.join(format!("{FILE_NAME}.{n}")),
+        }
+    }
+
+    /// Appends `line` and its newline in one write, rotating first when it would cross the
+    /// bound. On error the file is closed (and reopened by the next call).
+    pub fn append(&mut self, line: &[u8]) -> io::Result<()> {
+        let result = self.try_append(line);
+        if result.is_err() {
+            self.open = None;
+        }
+        result
+    }
+
+    fn try_append(&mut self, line: &[u8]) -> io::Result<()> {
+        let mut buf = Vec::with_capacity(line.len() + 1);
+        buf.extend_from_slice(line);
+        buf.push(b'\n');
+        let len = buf.len() as u64;
+        if self.open.as_ref().is_some_and(|(_, size)| *size > 0 && size + len > self.max_bytes) {
+            self.open = None;
+            self.rotate()?;
+        }
+        let (file, size) = match &mut self.open {
+            Some(open) => open,
+            slot @ None => slot.insert(open_file(&self.dir)?),
+        };
+        let written = file.write(&buf)?;
+        *size += written as u64;
+        if written != buf.len() {
+            return Err(io::Error::new(io::ErrorKind::WriteZero, "short write to the audit log"));
+        }
+        Ok(())
+    }
+
+    fn rotate(&self) -> io::Result<()> {
+        for n in (1..KEPT_FILES).rev() {
+            let from = Self::path(&self.dir, n - 1);
+            match std::fs::rename(&from, Self::path(&self.dir, n)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Opens (creating) `dir/audit.jsonl` for appending; returns it with its current size.
+fn open_file(dir: &Path) -> io::Result<(File, u64)> {
+    make_private_dir(dir)?;
+    let file = open_append(&AuditFile::path(dir, 0))?;
+    let size = file.metadata()?.len();
+    Ok((file, size))
+}
+
+#[cfg(unix)]
+fn make_private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    let meta = std::fs::symlink_metadata(dir)?;
+    if !meta.is_dir() {
+        return Err(io::Error::other(format!("{} is not a directory", dir.display())));
+    }
+    // An existing dir made by someone else's umask: records are the user's business only.
+    if meta.permissions().mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn make_private_dir(dir: &Path) -> io::Result<()> {
+    // %LOCALAPPDATA% is private to the user by its inherited ACL.
+    std::fs::create_dir_all(dir)
+}
+
+#[cfg(unix)]
+fn open_append(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let file = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::other(format!("{} is not a regular file", path.display())));
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(file)
+}
+
+#[cfg(not(unix))]
+fn open_append(path: &Path) -> io::Result<File> {
+    OpenOptions::new().append(true).create(true).open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("jfgui-audit-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn rotation_keeps_four_files_and_never_splits_a_record() {
+        let dir = temp_dir("rotate");
+        let mut f = AuditFile::new(dir.join("state"), 100);
+        for i in 0..40 {
+            f.append(format!("{{\"n\":{i:03},\"pad\":\"xxxxxxxxxxxxxxx\"}}").as_bytes()).unwrap();
+        }
+        let mut names: Vec<String> = std::fs::read_dir(dir.join("state"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2", "audit.jsonl.3"]);
+        for n in 0..KEPT_FILES {
+            let text = std::fs::read_to_string(AuditFile::path(&dir.join("state"), n)).unwrap();
+            assert!(text.len() <= 100 && text.ends_with('\n'), "{text:?}");
+        }
+        let newest = std::fs::read_to_string(AuditFile::path(&dir.join("state"), 0)).unwrap();
+        assert!(newest.contains("\"n\":039"), "{newest}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn modes_are_private_and_a_symlink_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = temp_dir("modes");
+        let state = dir.join("state");
+        let mut f = AuditFile::new(state.clone(), 1 << 20);
+        f.append(b"{}").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&state), 0o700);
+        assert_eq!(mode(&AuditFile::path(&state, 0)), 0o600);
+        std::fs::remove_file(AuditFile::path(&state, 0)).unwrap();
+        std::os::unix::fs::symlink(dir.join("elsewhere"), AuditFile::path(&state, 0)).unwrap();
+        let mut f = AuditFile::new(state, 1 << 20);
+        assert!(f.append(b"{}").is_err());
+        assert!(!dir.join("elsewhere").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

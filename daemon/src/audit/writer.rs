@@ -1,0 +1,130 @@
+//! The writer thread: takes records from a bounded queue, encodes them (input hash included),
+//! appends them to the file and hands each line to the live followers (`audit/follow`).
+//!
+//! A call only ever does a non-blocking `try_send`: a full queue drops the record and counts
+//! it, so a slow or stuck disk never delays a call. A write error drops the record the same
+//! way. Drops not yet reported are written as `{"time":…,"dropped":N}` before the next
+//! record that can be written, and the running total is `daemon/status.auditDropped`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, mpsc};
+
+use tokio::sync::broadcast;
+
+use super::file::AuditFile;
+use super::record::{Record, dropped_line};
+use super::time::now_ms;
+
+/// Lines for followers, shared by all of them.
+pub type Line = Arc<[u8]>;
+
+/// Records dropped: in all (for status) and not yet reported in the file.
+#[derive(Debug, Default)]
+struct Drops {
+    total: AtomicU64,
+    unreported: AtomicU64,
+}
+
+impl Drops {
+    fn add(&self, n: u64) {
+        self.total.fetch_add(n, Ordering::Relaxed);
+        self.unreported.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// The sending side, held by the [`Audit`](super::Audit) handle.
+#[derive(Debug)]
+pub struct Writer {
+    queue: SyncSender<Box<Record>>,
+    drops: Arc<Drops>,
+    follow: broadcast::Sender<Line>,
+}
+
+/// Live followers may fall this many lines behind before they are told they missed some.
+const FOLLOW_BACKLOG: usize = 1024;
+
+impl Writer {
+    /// Starts the thread writing to `file` (`None`: no place for the log, so every record is
+    /// dropped and counted) with a queue of `capacity` records.
+    pub fn start(file: Option<AuditFile>, capacity: usize, keep_input: bool) -> Writer {
+        let (queue, rx) = mpsc::sync_channel(capacity.max(1));
+        let drops = Arc::new(Drops::default());
+        let (follow, _) = broadcast::channel(FOLLOW_BACKLOG);
+        let thread_drops = drops.clone();
+        let thread_follow = follow.clone();
+        let spawned = std::thread::Builder::new()
+            .name("audit-writer".into())
+            .spawn(move || run(rx, file, keep_input, &thread_drops, &thread_follow));
+        if let Err(e) = spawned {
+            // The receiver went with the closure: every submit now counts as dropped.
+            tracing::error!("audit: cannot start the writer thread: {e}");
+        }
+        Writer { queue, drops, follow }
+    }
+
+    /// Queues `record` without ever blocking; a full queue (or a dead writer) drops it.
+    pub fn submit(&self, record: Record) {
+        match self.queue.try_send(Box::new(record)) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => self.drops.add(1),
+        }
+    }
+
+    /// Records dropped since start.
+    pub fn dropped(&self) -> u64 {
+        self.drops.total.load(Ordering::Relaxed)
+    }
+
+    /// A receiver of every line written from now on.
+    pub fn follow(&self) -> broadcast::Receiver<Line> {
+        self.follow.subscribe()
+    }
+}
+
+fn run(
+    rx: Receiver<Box<Record>>,
+    mut file: Option<AuditFile>,
+    keep_input: bool,
+    drops: &Drops,
+    follow: &broadcast::Sender<Line>,
+) {
+    let mut failing = false;
+    while let Ok(record) = rx.recv() {
+        let line = record.to_line(keep_input);
+        let unreported = drops.unreported.swap(0, Ordering::Relaxed);
+        let notice = (unreported > 0).then(|| dropped_line(now_ms(), unreported));
+        for l in notice.iter().chain([&line]) {
+            // Followers see a send error only when there are none.
+            let _ = follow.send(Arc::from(l.as_slice()));
+        }
+        let written = match file.as_mut() {
+            None => Err((std::io::Error::other("no audit directory (no HOME or state dir)"), true)),
+            Some(file) => notice
+                .as_ref()
+                .map_or(Ok(()), |n| file.append(n).map_err(|e| (e, true)))
+                .and_then(|()| file.append(&line).map_err(|e| (e, false))),
+        };
+        match written {
+            Ok(()) => {
+                if failing {
+                    tracing::info!("audit: the log is writable again");
+                }
+                failing = false;
+            }
+            Err((e, notice_lost)) => {
+                // This record is lost, and the drop notice too unless it made it.
+                if notice_lost {
+                    drops.unreported.fetch_add(unreported, Ordering::Relaxed);
+                }
+                drops.add(1);
+                if !failing {
+                    tracing::warn!(
+                        "audit: cannot write the log, records are dropped and counted: {e}"
+                    );
+                }
+                failing = true;
+            }
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! What the audit log sees of a call (SPEC S13): the one hook in [`methods::call`], so JSON-1,
+//! MCP (per-app and all-apps), the bridge and headless sessions are recorded alike.
+//!
+//! Recorded: `actions/execute` of a write action (or of a name the app does not have: an
+//! attempt to change something), `actions/batch` holding a write (or an unknown name), and
+//! `tasks/cancel`; with `--audit-reads` also read actions, read-only batches, `state/inspect`,
+//! `resources/read` and `view/render`. Never: `agent/info`, `actions/list`,
+//! `actions/describe`, `tasks/get` (answered by the daemon, nothing reaches the app to act).
+//!
+//! The call path only clones what the call holds and queues the record without blocking
+//! (`audit/writer.rs` hashes and writes); the outcome is read from the result the client gets:
+//! a refusal (invalid params, `not_executed`, `not_found`) is `refused`, `outcome_unknown` is
+//! `unknown`, never `failed`.
+//!
+//! [`methods::call`]: super::methods::call
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use jfgui_proto::{ActionKind, Map, Value};
+
+use super::methods::{Method, MethodError};
+use super::replies::App;
+use crate::audit::{Action, AppRef, Audit, Client, Outcome, Protocol, Record, time};
+use crate::engine::PeerInfo;
+use crate::engine::link::AppHandle;
+
+/// Who calls, for the audit log: fixed for a connection, except the protocol revision and
+/// `clientInfo`, which MCP sets per request ([`App::speaking`]).
+#[derive(Debug, Clone)]
+pub struct Caller {
+    audit: Audit,
+    client: Arc<Client>,
+    app: Arc<AppRef>,
+    protocol: Protocol,
+}
+
+impl Caller {
+    /// The caller of a connection from `peer` to `link`'s app (JSON-1 until MCP says otherwise).
+    pub fn new(audit: Audit, peer: PeerInfo, link: &AppHandle) -> Caller {
+        Caller {
+            audit,
+            client: Arc::new(Client::new(peer.uid, peer.pid, peer.transport)),
+            app: Arc::new(AppRef {
+                slug: link.slug().to_owned(),
+                display_name: link.display_name().to_owned(),
+                pid: link.pid(),
+            }),
+            protocol: Protocol::Json1,
+        }
+    }
+
+    /// The same caller speaking `protocol`.
+    pub fn speaking(mut self, protocol: Protocol) -> Caller {
+        self.protocol = protocol;
+        self
+    }
+}
+
+/// One recorded call between [`Observer::start`] and [`Observer::finish`].
+#[derive(Debug)]
+pub struct Observer {
+    caller: Caller,
+    started: Instant,
+    time_ms: u64,
+    method: Method,
+    action: Action,
+    input: Option<Value>,
+    expected_revision: Option<u64>,
+}
+
+impl Observer {
+    /// Starts observing a call of `method` with `params`, when it is one to record.
+    pub fn start(app: &App, method: Method, params: &Map) -> Option<Observer> {
+        let caller = app.caller()?;
+        let reads = caller.audit.records_reads();
+        let kind_of =
+            |name: &str| app.link().actions().iter().find(|a| a.name == name).map(|a| a.kind);
+        let changes = |name: &str| kind_of(name) != Some(ActionKind::Read);
+        let name_of = |v: &Value| v.get("action").and_then(Value::as_str).unwrap_or("").to_owned();
+        let revision_of = |v: &Map| v.get("expectedRevision").and_then(Value::as_u64);
+        let (action, input, expected_revision) = match method {
+            Method::ActionsExecute => {
+                let name = params.get("action").and_then(Value::as_str).unwrap_or("");
+                if !reads && !changes(name) {
+                    return None;
+                }
+                let input =
+                    params.get("input").cloned().unwrap_or_else(|| Value::Object(Map::new()));
+                (Action::One(name.to_owned()), Some(input), revision_of(params))
+            }
+            Method::ActionsBatch => {
+                let calls = params.get("calls").and_then(Value::as_array).unwrap_or(&[]);
+                let names: Vec<String> = calls.iter().map(name_of).collect();
+                if !reads && !names.iter().any(|n| changes(n)) {
+                    return None;
+                }
+                let atomic = params.get("atomic").and_then(Value::as_bool).unwrap_or(false);
+                let expected = calls.iter().find_map(|c| c.as_object().and_then(revision_of));
+                let input = params.get("calls").cloned();
+                (Action::Calls { names, atomic }, input, expected)
+            }
+            Method::TasksCancel => {
+                let id = params.get("id").and_then(Value::as_str).unwrap_or("");
+                (Action::CancelTask(id.to_owned()), None, None)
+            }
+            Method::StateInspect | Method::ViewRender if reads => {
+                let input =
+                    params.get("input").cloned().unwrap_or_else(|| Value::Object(Map::new()));
+                (Action::One(method.name().to_owned()), Some(input), None)
+            }
+            Method::ResourcesRead if reads => {
+                (Action::One(method.name().to_owned()), Some(Value::Object(params.clone())), None)
+            }
+            _ => return None,
+        };
+        Some(Observer {
+            caller: caller.clone(),
+            started: Instant::now(),
+            time_ms: time::now_ms(),
+            method,
+            action,
+            input,
+            expected_revision,
+        })
+    }
+
+    /// Records how the call ended (`result` as the client gets it).
+    pub fn finish(self, result: &Result<Map, MethodError>) {
+        let duration_us = u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let (revision, outcome) = match result {
+            Ok(m) => (m.get("revision").and_then(Value::as_u64), batch_outcome(m)),
+            Err(MethodError::InvalidParams { data, .. }) => {
+                (None, Outcome::Refused { class: "invalid_params", reason: reason_of(data) })
+            }
+            Err(MethodError::Internal { .. }) => {
+                (None, Outcome::Failed { class: "internal", reason: "internal".into() })
+            }
+            Err(MethodError::Action(e)) => {
+                let data = e.reason.data();
+                let current = data.get("currentRevision").and_then(Value::as_u64);
+                (current, outcome_of(e.class().as_str(), e.reason.as_str().to_owned()))
+            }
+        };
+        let record = Record {
+            time_ms: self.time_ms,
+            client: self.caller.client,
+            protocol: self.caller.protocol,
+            app: self.caller.app,
+            method: self.method.name(),
+            action: self.action,
+            input: self.input,
+            expected_revision: self.expected_revision,
+            revision,
+            outcome,
+            duration_us,
+        };
+        self.caller.audit.submit(record);
+    }
+}
+
+/// A batch result's outcome: its first failed call's (an atomic batch reports the one that
+/// rolled it back); any other result is `ok`.
+fn batch_outcome(result: &Map) -> Outcome {
+    let failed = result
+        .get("results")
+        .and_then(Value::as_array)
+        .and_then(|entries| entries.iter().find_map(|e| e.get("error")));
+    match failed {
+        None => Outcome::Ok,
+        Some(error) => {
+            let class = error.get("class").and_then(Value::as_str).unwrap_or("failed");
+            let reason = error.get("reason").and_then(Value::as_str).unwrap_or("").to_owned();
+            outcome_of(class, reason)
+        }
+    }
+}
+
+fn outcome_of(class: &str, reason: String) -> Outcome {
+    match class {
+        "not_executed" => Outcome::Refused { class: "not_executed", reason },
+        "not_found" => Outcome::Refused { class: "not_found", reason },
+        "outcome_unknown" => Outcome::Unknown { reason },
+        "internal" => Outcome::Failed { class: "internal", reason },
+        _ => Outcome::Failed { class: "failed", reason },
+    }
+}
+
+fn reason_of(data: &Map) -> String {
+    data.get("reason").and_then(Value::as_str).unwrap_or("invalid_params").to_owned()
+}
