@@ -60,8 +60,7 @@ pub async fn serve<S>(
     let (rd, wr) = tokio::io::split(stream);
     let mut lines = LineReader::new(rd, config.json.max_bytes, partial);
     let output = Output::start(wr, config.json.max_bytes);
-    let in_flight = Arc::new(Semaphore::new(config.max_in_flight_per_client.max(1)));
-    let admission = Admission::new(config.json.max_bytes, config.max_in_flight_per_client);
+    let backpressure = Backpressure::new(&config);
     let mut status = link.status();
     let mut session = ClientSession {
         app: app.clone(),
@@ -74,14 +73,8 @@ pub async fn serve<S>(
 
     let ended = loop {
         // Backpressure first: a free in-flight slot and room in the output buffer.
-        let ready = async {
-            let count = in_flight.clone().acquire_owned().await?;
-            output.wait_room().await;
-            let bytes = admission.acquire().await?;
-            Ok::<_, tokio::sync::AcquireError>(CallPermit { _count: count, bytes })
-        };
         let permit = tokio::select! {
-            p = ready => match p { Ok(p) => p, Err(_) => break "closed" },
+            p = backpressure.permit(&output) => match p { Ok(p) => p, Err(_) => break "closed" },
             _ = until(&mut status, |s| *s != LinkStatus::Enabled) => break "app left",
             _ = until(&mut shutdown, |s| *s) => break "shutdown",
         };
@@ -228,6 +221,30 @@ impl ClientSession {
                 });
             }
         }
+    }
+}
+
+/// What a connection's next request must wait for: a free in-flight slot, room in the output
+/// buffer, and its share of the response-byte budget ([`Admission`]).
+struct Backpressure {
+    in_flight: Arc<Semaphore>,
+    admission: Admission,
+}
+
+impl Backpressure {
+    fn new(config: &super::EngineConfig) -> Backpressure {
+        Backpressure {
+            in_flight: Arc::new(Semaphore::new(config.max_in_flight_per_client.max(1))),
+            admission: Admission::new(config.json.max_bytes, config.max_in_flight_per_client),
+        }
+    }
+
+    /// Waits until the next request may be read; an error means the connection is closing.
+    async fn permit(&self, output: &Output) -> Result<CallPermit, tokio::sync::AcquireError> {
+        let count = self.in_flight.clone().acquire_owned().await?;
+        output.wait_room().await;
+        let bytes = self.admission.acquire().await?;
+        Ok(CallPermit { _count: count, bytes })
     }
 }
 

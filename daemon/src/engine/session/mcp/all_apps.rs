@@ -24,7 +24,7 @@ use jfgui_proto::channel::ResourceInfo;
 use jfgui_proto::resolve::{self, Candidate, Resolved};
 use jfgui_proto::{ActionError, AppRef, Limits, Map, Reason, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::app::{AppPort, MethodError};
@@ -36,7 +36,7 @@ use crate::engine::lines::{Line, LineReader};
 use crate::engine::partial::Partial;
 use crate::engine::session::methods::{self, Method};
 use crate::engine::session::peer_warnings::PeerWarnings;
-use crate::engine::session::{Admission, App, CallPermit, Output, finish, json1};
+use crate::engine::session::{App, Backpressure, Output, finish, json1};
 use crate::engine::{AppSummary, Engine, EngineConfig, PeerInfo, until};
 
 /// The name the all-apps server gives itself (`serverInfo.title`).
@@ -302,22 +302,15 @@ pub(crate) async fn serve<S>(
     let (rd, wr) = tokio::io::split(stream);
     let mut lines = LineReader::new(rd, limits.max_bytes, partial);
     let output = Output::start(wr, limits.max_bytes);
-    let in_flight = Arc::new(Semaphore::new(config.max_in_flight_per_client.max(1)));
-    let admission = Admission::new(limits.max_bytes, config.max_in_flight_per_client);
+    let backpressure = Backpressure::new(config);
     let server = Arc::new(server);
     let mut protocol = Protocol::Mcp(McpSession::default());
     let mut warnings = PeerWarnings::new(peer);
     let mut calls = JoinSet::new();
     tracing::debug!(?peer, "all-apps MCP client connected");
     let ended = loop {
-        let ready = async {
-            let count = in_flight.clone().acquire_owned().await?;
-            output.wait_room().await;
-            let bytes = admission.acquire().await?;
-            Ok::<_, tokio::sync::AcquireError>(CallPermit { _count: count, bytes })
-        };
         let permit = tokio::select! {
-            p = ready => match p { Ok(p) => p, Err(_) => break "closed" },
+            p = backpressure.permit(&output) => match p { Ok(p) => p, Err(_) => break "closed" },
             _ = until(&mut shutdown, |s| *s) => break "shutdown",
         };
         let line = tokio::select! {
