@@ -169,6 +169,23 @@ mod tests {
     }
 
     #[test]
+    fn typed_decoding_sees_the_tree() {
+        let raw = RawJson::encode(&sample(), &Limits::DEFAULT).unwrap();
+        assert_eq!(crate::from_value::<Value>(Value::Raw(raw.clone())).unwrap(), sample());
+        #[derive(serde::Deserialize)]
+        struct Named {
+            name: String,
+        }
+        let mut outer = Map::new();
+        outer.insert("name", "x");
+        let named = RawJson::encode(&outer.into(), &Limits::DEFAULT).unwrap();
+        let decoded: Vec<Named> = crate::from_value(Value::Array(vec![Value::Raw(named)])).unwrap();
+        assert_eq!(decoded[0].name, "x");
+        let e = crate::from_value::<Vec<u8>>(Value::Raw(raw)).unwrap_err();
+        assert!(e.message().contains("map"), "{e}");
+    }
+
+    #[test]
     fn a_fragment_within_a_fragment_keeps_its_shape() {
         let inner = RawJson::encode(&sample(), &Limits::DEFAULT).unwrap();
         let outer = RawJson::encode(&vec![Value::Raw(inner)].into(), &Limits::DEFAULT).unwrap();

@@ -3,10 +3,10 @@
 //! `protocolVersion`.
 //!
 //! `actions/list`, `actions/describe` and `tasks/get` are answered from the registration cache
-//! (whose answer objects are encoded once, `catalog.rs`) and the task table (filled from replies and task updates, `replies.rs`); everything else
-//! is forwarded to the app as a host-channel call. Params
-//! are checked strictly: unknown params, wrong types, inexact or out-of-range integers are
-//! -32602 with `data.reason` and `data.param`.
+//! (whose answer objects are encoded once, `catalog.rs`) and the task table (filled from
+//! replies and task updates, `replies.rs`); everything else is forwarded to the app as a
+//! host-channel call. Params are checked strictly: unknown params, wrong types, inexact or
+//! out-of-range integers are -32602 with `data.reason` and `data.param`.
 
 use std::fmt;
 
