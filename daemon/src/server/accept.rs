@@ -111,7 +111,7 @@ mod tests {
     fn parsed(line: &str) -> Value {
         let body = line.strip_suffix('\n').expect("a newline at the end");
         assert!(!body.contains('\n'), "{line}");
-        jfgui_proto::json::parse(body.as_bytes(), &Limits::default()).expect("strict JSON")
+        jfgui_proto::parse(body.as_bytes(), &Limits::default()).expect("strict JSON")
     }
 
     #[test]

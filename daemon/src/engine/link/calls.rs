@@ -287,10 +287,16 @@ impl AppHandle {
     pub(super) fn expire(&self, now: Instant) -> Option<Instant> {
         let (expired, next) = {
             let mut calls = self.lock_calls();
-            let ids: Vec<u64> =
-                calls.pending.iter().filter(|(_, p)| p.deadline <= now).map(|(id, _)| *id).collect();
-            let expired: Vec<(u64, Pending)> =
-                ids.into_iter().filter_map(|id| calls.pending.remove(&id).map(|p| (id, p))).collect();
+            let ids: Vec<u64> = calls
+                .pending
+                .iter()
+                .filter(|(_, p)| p.deadline <= now)
+                .map(|(id, _)| *id)
+                .collect();
+            let expired: Vec<(u64, Pending)> = ids
+                .into_iter()
+                .filter_map(|id| calls.pending.remove(&id).map(|p| (id, p)))
+                .collect();
             let next = calls.pending.values().map(|p| p.deadline).min();
             calls.watched = next.is_some();
             (expired, next)
