@@ -29,6 +29,7 @@
 //! about two maximum-size messages of memory (ssh-agent's rule, FAULTS C2).
 
 mod app;
+mod catalog;
 mod control;
 mod lines;
 mod link;

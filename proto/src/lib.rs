@@ -52,8 +52,8 @@ pub use action::{
 };
 pub use action_error::{ActionError, AppRef, ErrorClass, Reason};
 pub use json::{
-    DecodeError, JsonError, JsonErrorKind, Limits, Map, Number, Value, encode, encode_into,
-    from_value, parse, to_value,
+    DecodeError, JsonError, JsonErrorKind, Limits, Map, Number, RawJson, Value, encode,
+    encode_into, from_value, parse, to_value,
 };
 pub use line::{Line, LineDecoder};
 pub use schema::{Property, Schema, SchemaViolation};

@@ -399,6 +399,22 @@ impl Drop for AbortOnDrop {
 /// cost one syscall instead of one each.
 const COALESCE: usize = 64 * 1024;
 
+/// Most bytes written before the writer lets other tasks run: a client that reads a large
+/// answer as fast as it comes would otherwise hold the thread for the whole answer (fairness:
+/// an 800 KB `actions/describe` answer is a dozen slices).
+const WRITE_SLICE: usize = 64 * 1024;
+
+async fn write_sliced<W: AsyncWrite>(wr: &mut WriteHalf<W>, bytes: &[u8]) -> std::io::Result<()> {
+    let mut slices = bytes.chunks(WRITE_SLICE).peekable();
+    while let Some(slice) = slices.next() {
+        wr.write_all(slice).await?;
+        if slices.peek().is_some() {
+            tokio::task::yield_now().await;
+        }
+    }
+    Ok(())
+}
+
 async fn write_lines<W: AsyncWrite>(
     mut wr: WriteHalf<W>,
     mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
@@ -421,7 +437,7 @@ async fn write_lines<W: AsyncWrite>(
             }
         }
         let len = batch.len();
-        let written = wr.write_all(&batch).await;
+        let written = write_sliced(&mut wr, &batch).await;
         buffered.send_modify(|b| *b -= len);
         if let Err(e) = written {
             tracing::debug!("client write failed: {e}");

@@ -1512,3 +1512,37 @@ async fn an_undecodable_hello_is_refused_with_the_reason() {
     }
     assert!(engine.apps().is_empty());
 }
+
+#[tokio::test]
+async fn describe_and_list_splice_the_cached_encoding_within_the_bounds() {
+    let mut cfg = config();
+    cfg.json.max_bytes = 4096;
+    let engine = Engine::new(cfg);
+    let mut big = action("big.schema", ActionKind::Read, "Has a large \"schema\"\n");
+    big.input_schema =
+        parse(&format!(r#"{{"type":"object","description":"{}\u2028"}}"#, "x\\n".repeat(1500)));
+    let mut actions = notepad_actions();
+    actions.push(big.clone());
+    let app = FakeApp::register(&engine, "Notepad", true, actions).await;
+    let mut c = Client::connect(&engine, &app.slug);
+    // Byte for byte what encoding the registration entry's tree gives.
+    c.send(r#"{"jsonrpc":"2.0","id":7,"method":"actions/describe","params":{"action":"document.get"}}"#)
+        .await;
+    let line = c.recv_raw().await.unwrap();
+    let mut expected =
+        br#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":"1","action":"#.to_vec();
+    let info = jfgui_proto::to_value(&notepad_actions()[1]).unwrap();
+    jfgui_proto::encode_into(&info, &jfgui_proto::Limits::DEFAULT, &mut expected).unwrap();
+    expected.extend_from_slice(b"}}");
+    assert_eq!(String::from_utf8(line).unwrap(), String::from_utf8(expected).unwrap());
+    // A cached object over the answer's bound is still refused as a whole, never cut.
+    let r = c.call("actions/describe", r#"{"action":"big.schema"}"#).await;
+    assert_error(&r, 1003, "response_too_large");
+    assert_eq!(s(&r, "error.data.action"), "big.schema");
+    // The list rows are spliced too, escapes and all.
+    let r = c.call("actions/list", r#"{"query":"large"}"#).await;
+    assert_eq!(s(&r, "result.actions.0.description"), "Has a large \"schema\"\n");
+    assert_eq!(s(&r, "result.actions.0.kind"), "read");
+    let r = c.call("actions/list", "{}").await;
+    assert_eq!(at(&r, "result.actions").as_array().unwrap().len(), 4);
+}

@@ -131,7 +131,7 @@ impl From<Error> for DecodeError {
 /// assert_eq!(e.pointer(), "/a/1");
 /// ```
 pub fn from_value<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, DecodeError> {
-    T::deserialize(ValueDeserializer(value)).map_err(DecodeError::from)
+    T::deserialize(ValueDeserializer::new(value)).map_err(DecodeError::from)
 }
 
 /// What a value is, for "invalid type" messages.
@@ -143,6 +143,7 @@ fn unexpected(value: &Value) -> Unexpected<'_> {
         Value::String(s) => Unexpected::Str(s),
         Value::Array(_) => Unexpected::Seq,
         Value::Object(_) => Unexpected::Map,
+        Value::Raw(raw) => Unexpected::Other(raw.type_name()),
     }
 }
 
@@ -152,6 +153,16 @@ fn invalid_type(value: &Value, expected: &dyn de::Expected) -> Error {
 
 /// Deserializes from an owned value.
 struct ValueDeserializer(Value);
+
+impl ValueDeserializer {
+    /// A pre-encoded fragment is decoded as the tree it was encoded from.
+    fn new(value: Value) -> Self {
+        match value {
+            Value::Raw(raw) => ValueDeserializer(raw.to_value()),
+            value => ValueDeserializer(value),
+        }
+    }
+}
 
 macro_rules! deserialize_integer {
     ($($method:ident => $visit:ident($ty:ty) via $exact:ident;)*) => {$(
@@ -181,6 +192,7 @@ impl<'de> de::Deserializer<'de> for ValueDeserializer {
             Value::String(s) => visitor.visit_string(s),
             Value::Array(items) => visit_array(items, visitor),
             Value::Object(map) => visit_object(map, visitor),
+            Value::Raw(raw) => ValueDeserializer(raw.to_value()).deserialize_any(visitor),
         }
     }
 
@@ -250,7 +262,7 @@ impl<'de> de::Deserializer<'de> for ValueDeserializer {
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.0 {
             Value::Null => visitor.visit_none(),
-            other => visitor.visit_some(ValueDeserializer(other)),
+            other => visitor.visit_some(ValueDeserializer::new(other)),
         }
     }
 
@@ -392,7 +404,7 @@ impl<'de> de::SeqAccess<'de> for SeqDeserializer {
         let Some(item) = self.items.next() else { return Ok(None) };
         let index = self.index;
         self.index += 1;
-        seed.deserialize(ValueDeserializer(item)).map(Some).map_err(|e| e.at_index(index))
+        seed.deserialize(ValueDeserializer::new(item)).map(Some).map_err(|e| e.at_index(index))
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -424,7 +436,7 @@ impl<'de> de::MapAccess<'de> for MapDeserializer {
         let Some((key, value)) = self.pending.take() else {
             return Err(de::Error::custom("a map value was requested before its key"));
         };
-        seed.deserialize(ValueDeserializer(value)).map_err(|e| e.at(&key))
+        seed.deserialize(ValueDeserializer::new(value)).map_err(|e| e.at(&key))
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -519,12 +531,12 @@ impl<'de> de::VariantAccess<'de> for VariantDeserializer {
 
     fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, Error> {
         let (name, value) = self.content("a newtype variant")?;
-        seed.deserialize(ValueDeserializer(value)).map_err(|e| e.at(&name))
+        seed.deserialize(ValueDeserializer::new(value)).map_err(|e| e.at(&name))
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
         let (name, value) = self.content("a tuple variant")?;
-        de::Deserializer::deserialize_seq(ValueDeserializer(value), visitor)
+        de::Deserializer::deserialize_seq(ValueDeserializer::new(value), visitor)
             .map_err(|e| e.at(&name))
     }
 
@@ -534,7 +546,7 @@ impl<'de> de::VariantAccess<'de> for VariantDeserializer {
         visitor: V,
     ) -> Result<V::Value, Error> {
         let (name, value) = self.content("a struct variant")?;
-        de::Deserializer::deserialize_map(ValueDeserializer(value), visitor)
+        de::Deserializer::deserialize_map(ValueDeserializer::new(value), visitor)
             .map_err(|e| e.at(&name))
     }
 }

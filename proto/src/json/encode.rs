@@ -1,10 +1,13 @@
 //! The encoder: compact output, no literal line breaks, the same bounds as the parser.
 //!
 //! Like the parser it walks containers with an explicit stack, so encoding never recurses.
+//! Pre-encoded fragments ([`Value::Raw`]) are copied verbatim after their recorded shape is
+//! checked against the bounds at the depth where they are placed.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::raw::{RawJson, Shape};
 use super::scan::plain_run_end;
 use super::{JsonError, JsonErrorKind, Limits, Value};
 
@@ -22,8 +25,18 @@ pub fn encode(value: &Value, limits: &Limits) -> Result<Vec<u8>, JsonError> {
 /// Appends the encoding of `value` to `out` (see [`encode`]). On error `out` is restored to its
 /// length before the call.
 pub fn encode_into(value: &Value, limits: &Limits, out: &mut Vec<u8>) -> Result<(), JsonError> {
+    encode_shaped(value, limits, out).map(drop)
+}
+
+/// [`encode_into`], also giving the shape of what it wrote (for [`RawJson`]).
+pub(super) fn encode_shaped(
+    value: &Value,
+    limits: &Limits,
+    out: &mut Vec<u8>,
+) -> Result<Shape, JsonError> {
     let start = out.len();
-    let result = Encoder { out: &mut *out, start, limits, values: 0 }.run(value);
+    let mut encoder = Encoder { out: &mut *out, start, limits, shape: Shape::default() };
+    let result = encoder.run(value).map(|()| encoder.shape);
     if result.is_err() {
         out.truncate(start);
     }
@@ -40,7 +53,8 @@ struct Encoder<'o, 'l> {
     out: &'o mut Vec<u8>,
     start: usize,
     limits: &'l Limits,
-    values: usize,
+    /// What has been written so far; its `values` is checked as it grows.
+    shape: Shape,
 }
 
 impl Encoder<'_, '_> {
@@ -49,8 +63,8 @@ impl Encoder<'_, '_> {
         let mut next = Some(root);
         loop {
             if let Some(value) = next.take() {
-                self.values += 1;
-                if self.values > self.limits.max_values {
+                self.shape.values += 1;
+                if self.shape.values > self.limits.max_values {
                     return Err(self.err(JsonErrorKind::TooManyValues));
                 }
                 match value {
@@ -59,6 +73,7 @@ impl Encoder<'_, '_> {
                     Value::Bool(false) => self.out.extend_from_slice(b"false"),
                     Value::Number(n) => self.out.extend_from_slice(n.as_bytes()),
                     Value::String(s) => self.string(s)?,
+                    Value::Raw(raw) => self.splice(stack.len(), raw)?,
                     Value::Array(items) => {
                         self.open(stack.len(), items.len())?;
                         self.out.push(b'[');
@@ -118,13 +133,36 @@ impl Encoder<'_, '_> {
     }
 
     /// Enters a container of `members` when `open` are already open.
-    fn open(&self, open: usize, members: usize) -> Result<(), JsonError> {
+    fn open(&mut self, open: usize, members: usize) -> Result<(), JsonError> {
         if open >= self.limits.max_depth {
             return Err(self.err(JsonErrorKind::TooDeep));
         }
         if members > self.limits.max_members {
             return Err(self.err(JsonErrorKind::TooManyMembers));
         }
+        self.shape.absorb(open, &Shape { depth: 1, values: 0, members, string_bytes: 0 });
+        Ok(())
+    }
+
+    /// Copies a fragment placed `open` containers deep, after checking that its tree would
+    /// have passed every bound here (its own value was already counted).
+    fn splice(&mut self, open: usize, raw: &RawJson) -> Result<(), JsonError> {
+        let inner = raw.shape();
+        if open + inner.depth > self.limits.max_depth {
+            return Err(self.err(JsonErrorKind::TooDeep));
+        }
+        self.shape.values += inner.values - 1;
+        if self.shape.values > self.limits.max_values {
+            return Err(self.err(JsonErrorKind::TooManyValues));
+        }
+        if inner.members > self.limits.max_members {
+            return Err(self.err(JsonErrorKind::TooManyMembers));
+        }
+        if inner.string_bytes > self.limits.max_string_bytes {
+            return Err(self.err(JsonErrorKind::StringTooLong));
+        }
+        self.shape.absorb(open, inner);
+        self.out.extend_from_slice(raw.as_bytes());
         Ok(())
     }
 
@@ -133,6 +171,7 @@ impl Encoder<'_, '_> {
         if s.len() > self.limits.max_string_bytes {
             return Err(self.err(JsonErrorKind::StringTooLong));
         }
+        self.shape.string_bytes = self.shape.string_bytes.max(s.len());
         let bytes = s.as_bytes();
         self.out.reserve(bytes.len() + 2);
         self.out.push(b'"');

@@ -30,12 +30,13 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use jfgui_proto::channel::{ActionInfo, Call, CallResult, DaemonMessage, Request, encode_frame};
+use jfgui_proto::channel::{Call, CallResult, DaemonMessage, Request, encode_frame};
 use jfgui_proto::{ActionError, Reason};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use super::Registration;
+use crate::engine::catalog::{Catalog, CatalogAction};
 use crate::engine::search::SearchText;
 use crate::engine::{AppSummary, EngineConfig};
 
@@ -64,7 +65,8 @@ struct AppInner {
     display_name: String,
     display_name_truncated: bool,
     pid: u32,
-    actions: Vec<ActionInfo>,
+    /// The registered actions, with their answers pre-encoded.
+    catalog: Catalog,
     /// Lower-cased names and descriptions of `actions`, for `actions/list` queries.
     search: SearchText,
     /// Whether calls may be sent; changed only through `Registry::set_enabled`.
@@ -148,7 +150,7 @@ impl AppHandle {
             display_name_truncated: registration.display_name_truncated,
             pid: registration.pid,
             search: SearchText::new(&registration.actions),
-            actions: registration.actions,
+            catalog: Catalog::new(&registration.actions),
             enabled: AtomicBool::new(registration.enabled),
             status: watch::Sender::new(status),
             calls: Mutex::new(Calls {
@@ -184,8 +186,8 @@ impl AppHandle {
         self.0.pid
     }
     /// The registered actions, in registration order.
-    pub fn actions(&self) -> &[ActionInfo] {
-        &self.0.actions
+    pub fn actions(&self) -> &[CatalogAction] {
+        self.0.catalog.actions()
     }
     /// The lower-cased search text of [`AppHandle::actions`].
     pub fn search_text(&self) -> &SearchText {
@@ -211,7 +213,7 @@ impl AppHandle {
             display_name_truncated: self.0.display_name_truncated,
             pid: self.0.pid,
             enabled: self.is_enabled(),
-            action_count: self.0.actions.len(),
+            action_count: self.actions().len(),
         }
     }
 

@@ -3,10 +3,10 @@
 //! `protocolVersion`.
 //!
 //! `actions/list`, `actions/describe` and `tasks/get` are answered from the registration cache
-//! and the task table (filled from replies and task updates, `replies.rs`); everything else
-//! is forwarded to the app as a host-channel call. Params
-//! are checked strictly: unknown params, wrong types, inexact or out-of-range integers are
-//! -32602 with `data.reason` and `data.param`.
+//! (whose answer objects are encoded once, `catalog.rs`) and the task table (filled from
+//! replies and task updates, `replies.rs`); everything else is forwarded to the app as a
+//! host-channel call. Params are checked strictly: unknown params, wrong types, inexact or
+//! out-of-range integers are -32602 with `data.reason` and `data.param`.
 
 use std::fmt;
 
@@ -274,7 +274,7 @@ async fn dispatch(app: &App, method: Method, params: Map) -> Result<Map, MethodE
                 )
                 .into());
             };
-            Ok(one("action", to_value(info)?))
+            Ok(one("action", info.described()))
         }
         Method::ActionsExecute => {
             let execute = execute_call(&mut p)?;
@@ -429,7 +429,7 @@ async fn actions_list(app: &App, mut p: Params) -> Result<Map, MethodError> {
     let mut page = Vec::with_capacity(limit.min(actions.len()));
     let mut next = None;
     let mut scanned = 0;
-    for (i, a) in actions.iter().enumerate().skip(start) {
+    for (i, action) in actions.iter().enumerate().skip(start) {
         let hit = match &needle {
             None => true,
             Some(q) => {
@@ -443,11 +443,7 @@ async fn actions_list(app: &App, mut p: Params) -> Result<Map, MethodError> {
                 next = Some(i);
                 break;
             }
-            let mut m = Map::with_capacity(3);
-            m.insert("name", a.name.as_str());
-            m.insert("description", a.description.as_str());
-            m.insert("kind", kind_name(a.kind));
-            page.push(Value::Object(m));
+            page.push(action.row());
         }
         if scanned >= SEARCH_SLICE {
             scanned = 0;
@@ -491,13 +487,6 @@ fn parse_cursor(cursor: &str, fingerprint: u64) -> Option<usize> {
         return None;
     }
     offset.parse().ok().filter(|&o| o > 0)
-}
-
-fn kind_name(kind: jfgui_proto::ActionKind) -> &'static str {
-    match kind {
-        jfgui_proto::ActionKind::Read => "read",
-        jfgui_proto::ActionKind::Write => "write",
-    }
 }
 
 fn execute_call(p: &mut Params) -> Result<ExecuteCall, MethodError> {
