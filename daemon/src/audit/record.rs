@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use jfgui_proto::channel::Activity;
 use jfgui_proto::{Limits, Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -14,6 +15,22 @@ use super::time::format_ms;
 
 /// With `--audit-inputs`, at most this many bytes of the input's JSON are kept.
 pub const INPUT_KEPT: usize = 4096;
+
+/// Longest text of an `activity` notice, in bytes.
+pub const ACTIVITY_TEXT: usize = 256;
+
+/// `text` cut to [`ACTIVITY_TEXT`] bytes on a character boundary, `…` marking a cut.
+fn cut(mut text: String) -> String {
+    if text.len() > ACTIVITY_TEXT {
+        let mut end = ACTIVITY_TEXT - '…'.len_utf8();
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}
 
 /// How the client reached the app.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -225,6 +242,33 @@ impl Record {
         }
     }
 
+    /// The `activity` notice for the app that served the call: the client in a few words
+    /// (`clientInfo` name and version, else the executable's name and pid; then the
+    /// transport), the action as [`Record::action_text`] gives it, and the outcome. Texts are
+    /// cut to [`ACTIVITY_TEXT`] bytes: the notice is for a status line, the record has it all.
+    pub fn activity(&self) -> Activity {
+        let who = match (&self.protocol, self.client.pid) {
+            (Protocol::Mcp { client_info: Some(info), .. }, _) => {
+                format!("{} {}", info.name, info.version)
+            }
+            (_, Some(pid)) => format!("{}[{pid}]", self.client_name()),
+            (_, None) => self.client_name(),
+        };
+        let client = format!("{who} via {}", self.client.transport.as_str());
+        let reason = match &self.outcome {
+            Outcome::Ok => None,
+            Outcome::Refused { reason, .. }
+            | Outcome::Failed { reason, .. }
+            | Outcome::Unknown { reason } => Some(cut(reason.clone())),
+        };
+        Activity {
+            client: cut(client),
+            action: cut(self.action_text()),
+            outcome: self.outcome.word().to_owned(),
+            reason,
+        }
+    }
+
     /// The record's JSON line (without the newline). `keep_input`: `--audit-inputs`.
     pub fn to_line(&self, keep_input: bool) -> Vec<u8> {
         let mut m = Map::with_capacity(12);
@@ -405,6 +449,22 @@ mod tests {
         let outcome = v.get("outcome").unwrap().get("refused").unwrap();
         assert_eq!(outcome.get("reason").unwrap().as_str(), Some("stale_revision"));
         assert_eq!(v.get("expectedRevision").unwrap().as_u64(), Some(3));
+    }
+
+    #[test]
+    fn the_activity_names_the_client_briefly_and_is_bounded() {
+        let mut r = record(Value::Null);
+        let a = r.activity();
+        assert_eq!(a.client, "claude 1 via endpoint");
+        assert_eq!(a.action, "document.text.insert");
+        assert_eq!((a.outcome.as_str(), a.reason.as_deref()), ("refused", Some("stale_revision")));
+        r.protocol = Protocol::Json1;
+        r.outcome = Outcome::Ok;
+        r.action = Action::Calls { names: vec!["é".repeat(400)], atomic: true };
+        let a = r.activity();
+        assert_eq!(a.client, "python3[42] via endpoint");
+        assert_eq!((a.outcome.as_str(), a.reason), ("ok", None));
+        assert!(a.action.len() <= ACTIVITY_TEXT && a.action.ends_with('…'), "{}", a.action);
     }
 
     #[test]

@@ -25,7 +25,9 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use jfgui_proto::channel::{ActionInfo, Call, CallResult, DaemonMessage, Request, encode_frame};
+use jfgui_proto::channel::{
+    ActionInfo, Activity, Call, CallResult, DaemonMessage, Request, encode_frame,
+};
 use jfgui_proto::{ActionError, Reason};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -63,6 +65,8 @@ struct AppInner {
     search: SearchText,
     /// Whether calls may be sent; changed only through `Registry::set_enabled`.
     enabled: AtomicBool,
+    /// Whether the app asked for `activity` notices in its hello.
+    activity: bool,
     status: watch::Sender<LinkStatus>,
     calls: Mutex<Calls>,
     queue: mpsc::Sender<Outgoing>,
@@ -93,9 +97,9 @@ struct Pending {
     sent: bool,
 }
 
-/// A request frame waiting for the writer.
+/// A frame waiting for the writer: a request (with its id), or a notice that has no reply.
 pub(super) struct Outgoing {
-    pub(super) id: u64,
+    pub(super) id: Option<u64>,
     pub(super) frame: Vec<u8>,
 }
 
@@ -136,6 +140,7 @@ impl AppHandle {
             search: SearchText::new(&registration.actions),
             actions: registration.actions,
             enabled: AtomicBool::new(registration.enabled),
+            activity: registration.activity,
             status: watch::Sender::new(status),
             calls: Mutex::new(Calls { next_id: 0, pending: HashMap::new(), closed: None }),
             queue,
@@ -162,6 +167,30 @@ impl AppHandle {
     /// The pid the app announced.
     pub fn pid(&self) -> u32 {
         self.0.pid
+    }
+    /// Whether the app asked for `activity` notices in its hello.
+    pub fn wants_activity(&self) -> bool {
+        self.0.activity
+    }
+
+    /// Queues `activity` for the app without waiting. False when it was not queued: the app
+    /// did not ask for notices, the link is closing, or the queue has no slot beyond those
+    /// the app's calls may still need (a notice never makes a call `busy`).
+    pub fn notify(&self, activity: Activity) -> bool {
+        if !self.0.activity {
+            return false;
+        }
+        let config = &self.0.config;
+        let message = DaemonMessage::Activity(activity);
+        let Ok(frame) = encode_frame(&message, &config.frame_limits(), config.max_frame) else {
+            return false;
+        };
+        let calls = self.lock_calls();
+        let room_for_calls = config.max_queued_per_app.saturating_sub(calls.pending.len());
+        if calls.closed.is_some() || self.0.queue.capacity() <= room_for_calls {
+            return false;
+        }
+        self.0.queue.try_send(Outgoing { id: None, frame }).is_ok()
     }
     /// The registered actions, in registration order.
     pub fn actions(&self) -> &[ActionInfo] {
@@ -236,7 +265,7 @@ impl AppHandle {
             if calls.pending.len() >= config.max_queued_per_app {
                 return Err(busy_error());
             }
-            match self.0.queue.try_send(Outgoing { id, frame }) {
+            match self.0.queue.try_send(Outgoing { id: Some(id), frame }) {
                 Ok(()) => {}
                 Err(mpsc::error::TrySendError::Full(_)) => return Err(busy_error()),
                 Err(mpsc::error::TrySendError::Closed(_)) => {

@@ -12,6 +12,10 @@
 //! a refusal (invalid params, `not_executed`, `not_found`) is `refused`, `outcome_unknown` is
 //! `unknown`, never `failed`.
 //!
+//! After the record, an app that asked for it in `hello` gets an `activity` notice (who, what,
+//! outcome) queued without waiting; no room in its queue drops the notice and counts it
+//! (`daemon/status.activityDropped`), the call is never delayed or failed by it.
+//!
 //! [`methods::call`]: super::methods::call
 
 use std::sync::Arc;
@@ -67,6 +71,8 @@ pub struct Observer {
     action: Action,
     input: Option<Value>,
     expected_revision: Option<u64>,
+    /// The app, when it asked for `activity` notices.
+    notify: Option<AppHandle>,
 }
 
 impl Observer {
@@ -122,6 +128,7 @@ impl Observer {
             action,
             input,
             expected_revision,
+            notify: app.link().wants_activity().then(|| app.link().clone()),
         })
     }
 
@@ -155,6 +162,11 @@ impl Observer {
             outcome,
             duration_us,
         };
+        if let Some(link) = &self.notify
+            && !link.notify(record.activity())
+        {
+            self.caller.audit.activity_dropped_one();
+        }
         self.caller.audit.submit(record);
     }
 }
