@@ -11,7 +11,7 @@ use jfgui_tests::cli::{Session, agent_command, run_agent};
 use jfgui_tests::serde_json::{self, Value, json};
 use jfgui_tests::{
     Daemon, LineClient, PATIENCE, TempDir, TestApp, audit_dir, daemon_command, json1, mode, my_uid,
-    rpc, wait_until,
+    notepad, rpc, wait_until,
 };
 use sha2::{Digest, Sha256};
 
@@ -484,4 +484,100 @@ fn follow_is_refused_cleanly_with_params_and_the_method_is_listed() {
     assert_eq!(response["error"]["data"]["reason"], "unknown_param");
     let unknown = rpc(&d.control(), "audit/nope", json!({})).unwrap();
     assert!(unknown["error"]["message"].as_str().unwrap().contains("audit/follow"), "{unknown}");
+}
+
+/// The `last agent action` lines Notepad printed for the daemon's `activity` notices.
+fn activity_lines(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("jfgui-notepad: last agent action: "))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn an_app_that_asked_gets_one_activity_per_recorded_call_through_json1_and_all_apps_mcp() {
+    let tmp = TempDir::new();
+    let d = Daemon::start(&tmp.rt(), &[]);
+    let app = notepad(&d.rt, &["--agent-enable"]);
+    let ep = d.wait_endpoint("notepad");
+    let rev = |ep: &Path| revision(ep);
+    let mut c = LineClient::connect(&ep).unwrap();
+    let insert = |c: &mut LineClient, text: &str, expected: u64| {
+        c.call(
+            "actions/execute",
+            json!({"action": "document.text.insert", "input": {"text": text}, "expectedRevision": expected}),
+        )
+        .unwrap()
+    };
+    let r0 = rev(&ep);
+    let ok = insert(&mut c, "a", r0);
+    assert!(ok.get("result").is_some(), "{ok}");
+    let stale = insert(&mut c, "b", r0);
+    assert_eq!(stale["error"]["data"]["reason"], "stale_revision", "{stale}");
+    // Reads are not recorded, so they bring no notice.
+    let read = c.call("actions/execute", json!({"action": "document.get", "input": {}})).unwrap();
+    assert!(read.get("result").is_some(), "{read}");
+    let r1 = rev(&ep);
+    let calls = json!([
+        {"action": "document.text.insert", "input": {"text": "c"}, "expectedRevision": r1},
+        {"action": "document.text.insert", "input": {"text": "d"}, "expectedRevision": r1},
+    ]);
+    let batch = c.call("actions/batch", json!({"calls": calls, "atomic": true})).unwrap();
+    assert!(batch.get("result").is_some(), "{batch}");
+    let mut all = LineClient::connect(&d.rt.join("mcp.sock")).unwrap();
+    let response = all
+        .call(
+            "tools/call",
+            json!({"name": "jfgui_actions_execute",
+                   "arguments": {"app": "Notepad", "action": "document.text.insert", "input": {"text": "d"}, "expectedRevision": rev(&ep)},
+                   "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                             "io.modelcontextprotocol/clientCapabilities": {},
+                             "io.modelcontextprotocol/clientInfo": {"name": "activity-suite", "version": "4"}}}),
+        )
+        .unwrap();
+    assert_eq!(response["result"]["isError"], false, "{response}");
+
+    let me = std::process::id();
+    let exe = std::env::current_exe().unwrap();
+    let exe = exe.file_name().unwrap().to_string_lossy();
+    let expected = [
+        format!("{exe}[{me}] via endpoint: document.text.insert -> ok"),
+        format!("{exe}[{me}] via endpoint: document.text.insert -> refused (stale_revision)"),
+        format!(
+            "{exe}[{me}] via endpoint: batch(document.text.insert, document.text.insert) -> ok"
+        ),
+        "activity-suite 4 via all-apps-mcp: document.text.insert -> ok".to_owned(),
+    ];
+    let mut seen = Vec::new();
+    let complete = wait_until(PATIENCE, || {
+        seen = activity_lines(&app.stderr());
+        seen.len() >= expected.len()
+    });
+    assert!(complete, "notices seen: {seen:#?}\nnotepad stderr:\n{}", app.stderr());
+    // Exactly one per recorded call, in order: nothing more arrives.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(activity_lines(&app.stderr()), expected);
+    assert_eq!(records(&d.rt).len(), expected.len(), "one record per notice");
+    assert_eq!(d.status()["activityDropped"], 0);
+}
+
+#[test]
+fn an_app_that_did_not_ask_gets_no_activity_and_keeps_working() {
+    // The test app's hello has no `activity` member (the original shape): it registers, and a
+    // notice it did not ask for would be a protocol error that drops its connection.
+    let mut w = world(&[], &[]);
+    let mut c = LineClient::connect(&w.ep).unwrap();
+    for n in 0..5 {
+        let input = json!({"by": 1, "tag": format!("quiet-{n}")});
+        let response = write(&mut c, &input, revision(&w.ep));
+        assert!(response.get("result").is_some(), "{response}");
+    }
+    marker(&w.ep, "end");
+    assert_eq!(records_until(&w.d.rt, "end").len(), 6);
+    let apps = w.d.apps();
+    assert!(apps.iter().any(|a| a["slug"] == "target" && a["enabled"] == true), "{apps:?}");
+    assert!(w.app.proc.try_status().is_none(), "test app stderr:\n{}", w.app.proc.stderr());
+    assert!(!w.app.proc.stderr().contains("unexpected"), "{}", w.app.proc.stderr());
+    assert_eq!(w.d.status()["activityDropped"], 0);
 }

@@ -97,6 +97,9 @@ struct Pending {
     sent: bool,
 }
 
+/// Slots of an app's outgoing queue beyond its calls' (`max_queued_per_app`), for notices.
+pub(super) const NOTICE_SLOTS: usize = 16;
+
 /// A frame waiting for the writer: a request (with its id), or a notice that has no reply.
 pub(super) struct Outgoing {
     pub(super) id: Option<u64>,
@@ -175,7 +178,8 @@ impl AppHandle {
 
     /// Queues `activity` for the app without waiting. False when it was not queued: the app
     /// did not ask for notices, the link is closing, or the queue has no slot beyond those
-    /// the app's calls may still need (a notice never makes a call `busy`).
+    /// the app's calls may still need (a notice never makes a call `busy`): at most
+    /// [`NOTICE_SLOTS`] notices wait at once.
     pub fn notify(&self, activity: Activity) -> bool {
         if !self.0.activity {
             return false;
