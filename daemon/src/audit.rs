@@ -112,6 +112,13 @@ impl Audit {
         self.0.activity_dropped.load(Ordering::Relaxed)
     }
 
+    /// Waits (at most `limit`, off the async threads) until every record queued so far is
+    /// written: called at exit, so the last calls' records are not lost with the process.
+    pub async fn flush(&self, limit: std::time::Duration) -> bool {
+        let audit = self.clone();
+        tokio::task::spawn_blocking(move || audit.0.writer.flush(limit)).await.unwrap_or(false)
+    }
+
     /// Records dropped (full queue, write errors) since start.
     pub fn dropped(&self) -> u64 {
         self.0.writer.dropped()

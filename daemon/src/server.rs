@@ -35,8 +35,9 @@ pub use unix::run;
 #[cfg(windows)]
 pub use windows::run;
 
-/// Slack on top of `--shutdown-drain` before the daemon stops waiting for the engine.
-const SHUTDOWN_SLACK: Duration = Duration::from_secs(2);
+/// Slack on top of `--shutdown-drain` before the daemon stops waiting for the engine: its
+/// grace for peers that do not let go, then the audit flush.
+const SHUTDOWN_SLACK: Duration = Duration::from_secs(2).saturating_add(crate::engine::AUDIT_FLUSH);
 
 /// Completes once no connection has existed for `after` (never when `after` is `None`).
 async fn idle(mut live: watch::Receiver<usize>, after: Option<Duration>) {

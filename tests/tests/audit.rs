@@ -581,3 +581,23 @@ fn an_app_that_did_not_ask_gets_no_activity_and_keeps_working() {
     assert!(!w.app.proc.stderr().contains("unexpected"), "{}", w.app.proc.stderr());
     assert_eq!(w.d.status()["activityDropped"], 0);
 }
+
+#[test]
+fn records_of_calls_answered_just_before_sigterm_are_in_the_file() {
+    let mut w = world(&[], &[]);
+    let mut c = LineClient::connect(&w.ep).unwrap();
+    // Large inputs keep the writer (which hashes them) busy behind the calls.
+    let big = "x".repeat(240 * 1024);
+    let mut rev = revision(&w.ep);
+    for n in 0..12 {
+        let input = json!({"by": 1, "tag": format!("{n}-{big}")});
+        let response = write(&mut c, &input, rev);
+        rev = response["result"]["revision"].as_u64().unwrap_or_else(|| panic!("{response}"));
+    }
+    w.d.proc.signal("TERM");
+    let status = w.d.proc.wait_exit(PATIENCE).expect("the daemon exits on SIGTERM");
+    assert!(status.success(), "{status:?}\n{}", w.d.proc.stderr());
+    let found = records(&w.d.rt);
+    assert_eq!(found.len(), 12, "{}", w.d.proc.stderr());
+    assert_eq!(found[11]["revision"], rev);
+}
