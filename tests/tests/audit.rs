@@ -363,7 +363,12 @@ fn rotation_at_a_small_bound_keeps_four_files_of_whole_records() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2", "audit.jsonl.3"]);
+    // `audit.lock` serializes rotations between processes.
+    assert_eq!(
+        names,
+        ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2", "audit.jsonl.3", "audit.lock"]
+    );
+    names.pop();
     for name in &names {
         let path = dir.join(name);
         let text = std::fs::read_to_string(&path).unwrap();
@@ -600,4 +605,68 @@ fn records_of_calls_answered_just_before_sigterm_are_in_the_file() {
     let found = records(&w.d.rt);
     assert_eq!(found.len(), 12, "{}", w.d.proc.stderr());
     assert_eq!(found[11]["revision"], rev);
+}
+
+#[test]
+fn two_processes_rotating_one_log_lose_no_record_and_rotate_once() {
+    // Two daemons (as a daemon and a headless `jfgui-agent` may) append to one log with a small
+    // bound; every record must end up in exactly one of the kept files.
+    const BOUND: usize = 8192;
+    let bound = BOUND.to_string();
+    let args = ["--audit-max-bytes", bound.as_str()];
+    let a = world(&args, &[]);
+    let tmp_b = TempDir::new();
+    let mut cmd = daemon_command(&tmp_b.rt(), &args);
+    cmd.env("JFGUI_AUDIT_DIR", audit_dir(&a.d.rt));
+    let b_daemon = Daemon::start_command(&tmp_b.rt(), cmd);
+    let _b_app = TestApp::start(&b_daemon.rt, tmp_b.path(), "Target", &[]);
+    let b_ep = b_daemon.wait_endpoint("target");
+    const EACH: usize = 20;
+    let run = |ep: PathBuf, side: &'static str| {
+        std::thread::spawn(move || {
+            let mut c = LineClient::connect(&ep).unwrap();
+            for i in 0..EACH {
+                let response =
+                    write(&mut c, &json!({"by": 1, "tag": format!("{side}{i}")}), revision(&ep));
+                assert!(response.get("result").is_some(), "{response}");
+            }
+        })
+    };
+    let (ta, tb) = (run(a.ep.clone(), "a"), run(b_ep, "b"));
+    ta.join().unwrap();
+    tb.join().unwrap();
+    let dir = audit_dir(&a.d.rt);
+    let read_all = || {
+        let mut tags = Vec::new();
+        let mut files = Vec::new();
+        for n in 0..6 {
+            let name = if n == 0 { "audit.jsonl".to_owned() } else { format!("audit.jsonl.{n}") };
+            let Ok(text) = std::fs::read_to_string(dir.join(&name)) else { continue };
+            for line in text.lines() {
+                let r: Value =
+                    serde_json::from_str(line).unwrap_or_else(|e| panic!("{name}: {e}: {line}"));
+                tags.push(r["input"]["sha256"].as_str().unwrap_or_default().to_owned());
+            }
+            files.push((name, text.len()));
+        }
+        (tags, files)
+    };
+    let (mut tags, mut files) = (Vec::new(), Vec::new());
+    let all_there = wait_until(PATIENCE, || {
+        (tags, files) = read_all();
+        tags.len() >= 2 * EACH
+    });
+    assert!(all_there, "{} records in {files:?}", tags.len());
+    assert!(files.len() >= 2 && files.len() <= 4, "rotated, four files at most: {files:?}");
+    for (name, len) in &files {
+        // Two processes may each pass the size check before either appends: one record over.
+        assert!(*len <= BOUND + 1024, "{name}: {len} bytes");
+    }
+    for side in ["a", "b"] {
+        for i in 0..EACH {
+            let sha = sha256(&json!({"by": 1, "tag": format!("{side}{i}")}));
+            let n = tags.iter().filter(|t| **t == sha).count();
+            assert_eq!(n, 1, "record {side}{i} found {n} times in {files:?}");
+        }
+    }
 }
