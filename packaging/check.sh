@@ -30,7 +30,7 @@ command -v systemd-analyze >/dev/null || missing+=(systemd)
 command -v man >/dev/null || missing+=(man-db)
 /usr/bin/python3 -c 'import seccomp' 2>/dev/null || missing+=(python3-seccomp)
 if [ ${#missing[@]} -gt 0 ]; then
-    apt-get update && apt-get install -y --no-install-recommends "${missing[@]}"
+    apt-get -o DPkg::Lock::Timeout=600 update && apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends "${missing[@]}"
 fi
 command -v cargo-deb >/dev/null || cargo install cargo-deb --locked
 rustup target add x86_64-pc-windows-gnu x86_64-apple-darwin

@@ -27,8 +27,8 @@ command -v make >/dev/null || packages+=(make)
 # Python with Tk and venv (Debian's python3 has Tk only with python3-tk).
 python3 -c 'import tkinter, venv, ensurepip' 2>/dev/null || packages+=(python3 python3-venv python3-tk)
 if ((${#packages[@]} > 0)); then
-    apt-get update
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${packages[@]}"
+    apt-get -o DPkg::Lock::Timeout=600 update
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends "${packages[@]}"
 fi
 # The header's bytes depend on the cbindgen version: pinned.
 cbindgen_version=0.29.4
