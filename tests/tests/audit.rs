@@ -315,7 +315,7 @@ fn an_app_dying_mid_call_is_recorded_unknown_never_failed() {
 }
 
 #[test]
-fn a_client_killed_mid_call_is_recorded_with_what_the_app_did() {
+fn a_client_killed_mid_call_is_recorded_unknown_with_what_the_app_did() {
     let w = world(&[], &["--fault", "counter.add:sleep=3000"]);
     let input = json!({"by": 1, "tag": "orphan"});
     let rev = revision(&w.ep).to_string();
@@ -340,9 +340,16 @@ fn a_client_killed_mid_call_is_recorded_with_what_the_app_did() {
         !found.is_empty()
     }));
     assert_eq!(found.len(), 1, "{found:#?}");
-    // The daemon saw the app's answer: the record says what happened, as the ledger does.
-    assert_eq!(found[0]["outcome"], "ok", "{}", found[0]);
+    // The agent never learned the outcome; what the app did (the ledger has it) is kept beside.
+    let r = &found[0];
+    assert_eq!(
+        r["outcome"],
+        json!({"unknown": {"class": "outcome_unknown", "reason": "client_disconnected"}}),
+        "{r}"
+    );
+    assert_eq!(r["appOutcome"], "ok", "{r}");
     assert!(w.app.ledger().iter().any(|l| l.starts_with("orphan ")), "{:?}", w.app.ledger());
+    assert!(r["revision"].as_u64().is_some_and(|v| v > rev.parse::<u64>().unwrap()), "{r}");
     assert_input(&found[0], &input);
     assert!(found[0]["client"]["exe"].as_str().is_some_and(|e| e.ends_with("/jfgui-agent")));
 }
@@ -669,4 +676,28 @@ fn two_processes_rotating_one_log_lose_no_record_and_rotate_once() {
             assert_eq!(n, 1, "record {side}{i} found {n} times in {files:?}");
         }
     }
+}
+
+#[test]
+fn a_client_that_half_closes_and_reads_its_answer_is_recorded_as_answered() {
+    // `jfgui-agent stdio` and `nc -N` shut their sending side at EOF and still read: their
+    // calls were delivered, whatever the order of EOF and the answer.
+    use std::io::{BufRead, BufReader, Write};
+    let w = world(&[], &["--fault", "counter.add:sleep=1500"]);
+    let input = json!({"by": 1, "tag": "half"});
+    let mut s = std::os::unix::net::UnixStream::connect(&w.ep).unwrap();
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "actions/execute",
+        "params": {"protocolVersion": "1", "action": "counter.add", "input": input, "expectedRevision": revision(&w.ep)}});
+    s.write_all(format!("{request}\n").as_bytes()).unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut line = String::new();
+    BufReader::new(&s).read_line(&mut line).unwrap();
+    assert!(line.contains("\"result\""), "{line}");
+    let mut found = Vec::new();
+    assert!(wait_until(PATIENCE, || {
+        found = records(&w.d.rt);
+        !found.is_empty()
+    }));
+    assert_eq!(found[0]["outcome"], "ok", "{}", found[0]);
+    assert!(found[0].get("appOutcome").is_none(), "{}", found[0]);
 }

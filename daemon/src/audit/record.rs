@@ -16,6 +16,9 @@ use super::time::format_ms;
 /// With `--audit-inputs`, at most this many bytes of the input's JSON are kept.
 pub const INPUT_KEPT: usize = 4096;
 
+/// The reason of `unknown` when the client left before its answer was delivered.
+pub const CLIENT_DISCONNECTED: &str = "client_disconnected";
+
 /// Longest text of an `activity` notice, in bytes.
 pub const ACTIVITY_TEXT: usize = 256;
 
@@ -214,13 +217,28 @@ pub struct Record {
     pub expected_revision: Option<u64>,
     /// The app's revision after the call, when the answer tells.
     pub revision: Option<u64>,
-    /// How it ended.
+    /// How it ended, for the client.
     pub outcome: Outcome,
+    /// What the app reported, when the client never got it (`outcome` is then
+    /// `unknown{client_disconnected}`).
+    pub app_outcome: Option<Outcome>,
     /// How long it took.
     pub duration_us: u64,
 }
 
 impl Record {
+    /// The same call as recorded when the client's connection was gone before its answer
+    /// was delivered: the client never learned the outcome (`unknown{client_disconnected}`),
+    /// and what the app reported is kept beside it.
+    pub fn undelivered(mut self) -> Record {
+        let app = std::mem::replace(
+            &mut self.outcome,
+            Outcome::Unknown { reason: CLIENT_DISCONNECTED.to_owned() },
+        );
+        self.app_outcome = Some(app);
+        self
+    }
+
     /// The name people know the client by: MCP `clientInfo.name`, else the executable's file
     /// name, else the transport.
     pub fn client_name(&self) -> String {
@@ -301,6 +319,9 @@ impl Record {
         }
         m.insert("revision", self.revision.map_or(Value::Null, Value::from));
         m.insert("outcome", self.outcome.to_value());
+        if let Some(app_outcome) = &self.app_outcome {
+            m.insert("appOutcome", app_outcome.to_value());
+        }
         m.insert("durationUs", self.duration_us);
         encode(Value::Object(m))
     }
@@ -417,6 +438,7 @@ mod tests {
             expected_revision: Some(3),
             revision: Some(4),
             outcome: Outcome::Refused { class: "not_executed", reason: "stale_revision".into() },
+            app_outcome: None,
             duration_us: 12,
         }
     }

@@ -195,6 +195,7 @@ mod tests {
             expected_revision: None,
             revision: Some(n),
             outcome: Outcome::Ok,
+            app_outcome: None,
             duration_us: 1,
         }
     }
