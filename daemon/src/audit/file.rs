@@ -38,8 +38,11 @@ pub struct AuditFile {
 struct Open {
     file: File,
     /// Device and inode at open (Unix): another process's rotation replaces the live file.
-    id: Option<(u64, u64)>,
+    id: Option<FileId>,
 }
+
+/// Device and inode.
+type FileId = (u64, u64);
 
 /// The name of the lock file rotations take, beside the log.
 pub const LOCK_NAME: &str = "audit.lock";
@@ -94,7 +97,7 @@ impl AuditFile {
     }
 
     /// The live file's size and identity, `None` when there is none.
-    fn live(&self) -> io::Result<Option<(u64, Option<(u64, u64)>)>> {
+    fn live(&self) -> io::Result<Option<(u64, Option<FileId>)>> {
         match std::fs::symlink_metadata(Self::path(&self.dir, 0)) {
             Ok(meta) => Ok(Some((meta.len(), file_id(&meta)))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -134,13 +137,13 @@ fn open_file(dir: &Path) -> io::Result<Open> {
 }
 
 #[cfg(unix)]
-fn file_id(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+fn file_id(meta: &std::fs::Metadata) -> Option<FileId> {
     use std::os::unix::fs::MetadataExt;
     Some((meta.dev(), meta.ino()))
 }
 
 #[cfg(not(unix))]
-fn file_id(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+fn file_id(_meta: &std::fs::Metadata) -> Option<FileId> {
     None
 }
 
