@@ -45,7 +45,8 @@ struct Open {
 type FileId = (u64, u64);
 
 /// The name of the lock file rotations take, beside the log.
-pub const LOCK_NAME: &str = "audit.lock";
+#[cfg(unix)]
+const LOCK_NAME: &str = "audit.lock";
 
 impl AuditFile {
     /// The log in `dir`, rotated beyond `max_bytes`. Nothing is touched until the first write.
@@ -246,7 +247,7 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        let lock: &[&str] = if cfg!(unix) { &[LOCK_NAME] } else { &[] };
+        let lock: &[&str] = if cfg!(unix) { &["audit.lock"] } else { &[] };
         let logs = ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2", "audit.jsonl.3"];
         assert_eq!(names, [&logs[..], lock].concat());
         for n in 0..KEPT_FILES {
