@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 
 #[cfg(unix)]
 use crate::runtime_dir::{RuntimeDir, remove_stale_socket};
-use crate::server::accept::accept_loop;
+use crate::server::accept::{TurnAway, accept_loop};
 use crate::server::gate::{Class, Gate};
 use crate::server::port::{EndpointFeed, EnginePort};
 use crate::transport::Listener;
@@ -160,6 +160,7 @@ impl<E: EnginePort, P: EndpointSpace> Endpoints<E, P> {
             listener,
             self.gate.clone(),
             Class::Client,
+            TurnAway::JsonRpc,
             move |stream, peer| engine.clone().serve_client(stream, served.clone(), peer),
         ));
         self.bound.insert(slug, task);

@@ -23,10 +23,11 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use accept::accept_loop;
+use accept::{TurnAway, accept_loop};
 use gate::{Class, Gate};
 use port::EnginePort;
 
+use crate::config::{Config, to_usize};
 use crate::transport::Listener;
 
 pub use engine_adapter::engine;
@@ -38,6 +39,20 @@ pub use windows::run;
 /// Slack on top of `--shutdown-drain` before the daemon stops waiting for the engine: its
 /// grace for peers that do not let go, then the audit flush.
 const SHUTDOWN_SLACK: Duration = Duration::from_secs(2).saturating_add(crate::engine::AUDIT_FLUSH);
+
+/// The async runtime: the current thread by default, a pool of `--worker-threads` workers
+/// otherwise (the same on every platform).
+fn runtime(config: &Config) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = match config.worker_threads {
+        0 => tokio::runtime::Builder::new_current_thread(),
+        n => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(to_usize(n));
+            b
+        }
+    };
+    builder.enable_all().build()
+}
 
 /// Completes once no connection has existed for `after` (never when `after` is `None`).
 async fn idle(mut live: watch::Receiver<usize>, after: Option<Duration>) {
@@ -66,15 +81,15 @@ struct Listeners {
 fn listen<E: EnginePort>(listeners: Listeners, gate: &Gate, engine: &E) -> [JoinHandle<()>; 3] {
     let Listeners { control, host, mcp } = listeners;
     [
-        tokio::spawn(accept_loop(control, gate.clone(), Class::Client, {
+        tokio::spawn(accept_loop(control, gate.clone(), Class::Client, TurnAway::JsonRpc, {
             let s = engine.clone();
             move |stream, peer| s.clone().serve_control(stream, peer)
         })),
-        tokio::spawn(accept_loop(host, gate.clone(), Class::App, {
+        tokio::spawn(accept_loop(host, gate.clone(), Class::App, TurnAway::Close, {
             let s = engine.clone();
             move |stream, peer| s.clone().serve_app(stream, peer)
         })),
-        tokio::spawn(accept_loop(mcp, gate.clone(), Class::Client, {
+        tokio::spawn(accept_loop(mcp, gate.clone(), Class::Client, TurnAway::Mcp, {
             let s = engine.clone();
             move |stream, peer| s.clone().serve_mcp(stream, peer)
         })),

@@ -279,6 +279,12 @@ impl Connector {
                     if let Err(e) = self.endpoint.feed(&self.buf[..n]) {
                         return self.disconnect(e.to_string());
                     }
+                    // A short read took everything the transport had: another read would only
+                    // say `WouldBlock` (one wasted syscall per request). Bytes arriving later
+                    // make the next wait return at once.
+                    if n < self.buf.len() {
+                        return;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -306,6 +312,11 @@ impl Connector {
 pub fn run<H: Host + ?Sized>(connector: &mut Connector, host: &mut H) -> io::Error {
     loop {
         let wait = connector.poll(host, DEFAULT_BUDGET);
+        // Nothing to wait for when work is due now (requests already buffered beyond the
+        // budget, a retry due): a zero-timeout wait would only cost a syscall.
+        if wait.timeout == Some(Duration::ZERO) {
+            continue;
+        }
         if let Err(e) = connector.wait(&wait) {
             return e;
         }

@@ -124,7 +124,7 @@ fn idle_exit_waits_for_the_last_connection() {
 }
 
 #[test]
-fn connection_cap_turns_away_with_an_error_line() {
+fn connection_cap_turns_away_with_an_error_line_and_no_null_id_on_mcp_sock() {
     let _wd = Watchdog::arm(Duration::from_secs(60));
     let tmp = TempDir::new();
     let d = Daemon::start(&tmp.rt(), &["--max-clients", "3"]);
@@ -149,7 +149,16 @@ fn connection_cap_turns_away_with_an_error_line() {
     let v: serde_json::Value = serde_json::from_str(&line).unwrap();
     assert_eq!(v["error"]["data"]["reason"], "too_many_connections", "{line}");
     assert_eq!(v["error"]["data"]["limit"], 3);
+    // agentd.sock has not chosen a protocol yet: JSON-RPC 2.0's null id.
+    assert_eq!(v.get("id"), Some(&serde_json::Value::Null), "{line}");
     assert!(extra.read_line().unwrap().is_none(), "then closed");
+    // mcp.sock speaks only MCP, whose schemas allow no null id: the line has no id member.
+    let mut mcp = LineClient::connect(&d.rt.join("mcp.sock")).unwrap();
+    let line = mcp.read_line().unwrap().expect("an error line on mcp.sock");
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["error"]["data"]["reason"], "too_many_connections", "{line}");
+    assert!(v.get("id").is_none(), "{line}");
+    assert!(mcp.read_line().unwrap().is_none(), "then closed");
     held.pop();
     assert!(wait_until(PATIENCE, || {
         LineClient::connect(&d.control())

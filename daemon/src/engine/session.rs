@@ -87,8 +87,11 @@ pub async fn serve<S>(
             Ok(Some(Line::Complete(bytes))) => {
                 session.handle_line(&bytes, permit).await;
                 // Fairness (SPEC S8): lines already buffered are not worked through in one go;
-                // every other runnable connection gets its turn between two lines.
-                tokio::task::yield_now().await;
+                // every other runnable connection gets its turn between two lines (a line the
+                // reader waited for came after such a turn already).
+                if !lines.waited() {
+                    tokio::task::yield_now().await;
+                }
             }
             Ok(Some(Line::TooLong)) => {
                 output.send(session.unreadable_id(json1::too_long_response(&config.json))).await;

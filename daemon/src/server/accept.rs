@@ -9,9 +9,25 @@ use tracing::Instrument;
 use super::gate::{Class, Gate};
 use crate::transport::{Listener, Peer, Stream};
 
+/// How a connection over the cap is told so before it is closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnAway {
+    /// A JSON-RPC 2.0 error line with `"id": null` (JSON-1 and undecided sockets).
+    JsonRpc,
+    /// The same error line without the `id` member (`mcp.sock`: MCP's schemas allow no null id).
+    Mcp,
+    /// A plain close (the host socket: apps speak frames, not lines).
+    Close,
+}
+
 /// Accepts forever (the task running it is aborted to stop listening).
-pub async fn accept_loop<F, Fut>(mut listener: Listener, gate: Gate, class: Class, serve: F)
-where
+pub async fn accept_loop<F, Fut>(
+    mut listener: Listener,
+    gate: Gate,
+    class: Class,
+    refusal: TurnAway,
+    serve: F,
+) where
     F: Fn(Stream, Peer) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
@@ -33,7 +49,7 @@ where
             }
             None => {
                 refusals.log(&socket, gate.cap(class));
-                turn_away(&stream, class, gate.cap(class));
+                turn_away(&stream, refusal, gate.cap(class));
             }
         }
     }
@@ -41,10 +57,13 @@ where
 
 /// Over the cap: clients (JSON-RPC lines) get one error line, best effort and without
 /// waiting; apps get a plain close. Either way the descriptor is released at once.
-fn turn_away(stream: &Stream, class: Class, cap: usize) {
-    if class == Class::Client {
-        let _ = stream.try_write(turn_away_line(cap).as_bytes());
-    }
+fn turn_away(stream: &Stream, refusal: TurnAway, cap: usize) {
+    let id = match refusal {
+        TurnAway::JsonRpc => r#""id":null,"#,
+        TurnAway::Mcp => "",
+        TurnAway::Close => return,
+    };
+    let _ = stream.try_write(turn_away_line(id, cap).as_bytes());
 }
 
 /// At most one "too many connections" line per listener and interval, so a flood cannot
@@ -75,9 +94,10 @@ impl Refusals {
     }
 }
 
-fn turn_away_line(cap: usize) -> String {
+/// The error line; `id` is the `"id":null,` member or empty.
+fn turn_away_line(id: &str, cap: usize) -> String {
     format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{{\"code\":-32000,\"message\":\"too many \
+        "{{\"jsonrpc\":\"2.0\",{id}\"error\":{{\"code\":-32000,\"message\":\"too many \
          connections: this daemon serves at most {cap} client connections\",\"data\":\
          {{\"reason\":\"too_many_connections\",\"limit\":{cap}}}}}}}\n"
     )
@@ -85,11 +105,27 @@ fn turn_away_line(cap: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use jfgui_proto::{Limits, Value};
+
+    /// Parses `line` (one line with its newline) with the daemon's strict parser.
+    fn parsed(line: &str) -> Value {
+        let body = line.strip_suffix('\n').expect("a newline at the end");
+        assert!(!body.contains('\n'), "{line}");
+        jfgui_proto::parse(body.as_bytes(), &Limits::default()).expect("strict JSON")
+    }
+
     #[test]
-    fn turn_away_line_is_one_balanced_json_line() {
-        let line = super::turn_away_line(7);
-        assert!(line.ends_with("}\n") && line.matches('\n').count() == 1, "{line}");
-        assert_eq!(line.matches('{').count(), line.matches('}').count());
-        assert!(line.contains("\"limit\":7") && line.contains("at most 7 client"), "{line}");
+    fn turn_away_line_is_one_strict_json_line_with_a_null_id() {
+        let line = super::turn_away_line(r#""id":null,"#, 7);
+        assert_eq!(parsed(&line).get("id"), Some(&Value::Null), "{line}");
+        assert!(line.contains(r#""limit":7"#) && line.contains("at most 7 client"), "{line}");
+    }
+
+    #[test]
+    fn mcp_turn_away_line_has_no_id_member() {
+        let line = super::turn_away_line("", 7);
+        let v = parsed(&line);
+        assert_eq!(v.get("id"), None, "{line}");
+        assert!(v.get("error").is_some() && line.contains("too_many_connections"), "{line}");
     }
 }

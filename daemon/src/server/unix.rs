@@ -80,15 +80,7 @@ where
             return exit::RUNTIME_DIR_REFUSED;
         }
     };
-    let mut builder = match config.worker_threads {
-        0 => tokio::runtime::Builder::new_current_thread(),
-        n => {
-            let mut b = tokio::runtime::Builder::new_multi_thread();
-            b.worker_threads(to_usize(n));
-            b
-        }
-    };
-    let runtime = match builder.enable_all().build() {
+    let runtime = match super::runtime(&config) {
         Ok(runtime) => runtime,
         Err(e) => {
             tracing::error!("cannot start the async runtime: {e}");
@@ -314,7 +306,7 @@ fn raise_descriptor_limit(config: &Config) {
 /// Descriptors beyond the connection caps (see [`raise_descriptor_limit`]).
 const DESCRIPTOR_MARGIN: u64 = 64;
 
-/// Completes once the runtime dir is gone (never when `every` is zero).
+/// The stop signals: SIGTERM and SIGINT.
 struct Signals {
     term: tokio::signal::unix::Signal,
     int: tokio::signal::unix::Signal,

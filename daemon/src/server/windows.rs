@@ -30,7 +30,7 @@ where
         Ok(app) => app,
         Err(code) => return code,
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match super::runtime(&config) {
         Ok(runtime) => runtime,
         Err(e) => {
             tracing::error!("cannot start the async runtime: {e}");

@@ -1,7 +1,8 @@
 //! The measured product: `jfgui-agentd` with one Notepad per document size, at its default
 //! log level (as users run it). Its JSON-1 path (client → daemon → Notepad → back, for
 //! `actions/execute` of `document.get`), the checked replies the other paths copy, and the
-//! daemon's own probes: idle RSS, idle wake-ups, and RSS with 64 apps × 16 clients.
+//! daemon's own probes: idle RSS, idle wake-ups, and RSS with 64 apps × 16 clients. The
+//! bench runs it twice: on one thread (the default) and with `--worker-threads 2`.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -43,10 +44,11 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// Starts the daemon on `rt` and the two Notepads; measures the idle daemon (one app,
-    /// no client) over `idle_seconds` before the second app starts.
-    pub fn start(rt: &Path, idle_seconds: u64) -> Setup {
-        let mut cmd = daemon_command(rt, &["--max-clients", "4096"]);
+    /// Starts the daemon on `rt` with `extra` arguments and the two Notepads; measures the
+    /// idle daemon (one app, no client) over `idle_seconds` before the second app starts.
+    pub fn start(rt: &Path, extra: &[&str], idle_seconds: u64) -> Setup {
+        let args: Vec<&str> = ["--max-clients", "4096"].iter().chain(extra).copied().collect();
+        let mut cmd = daemon_command(rt, &args);
         cmd.env_remove("JFGUI_LOG");
         let daemon = Daemon::start_command(rt, cmd);
         let pid = daemon.proc.pid();

@@ -14,7 +14,9 @@
 //!   and correlating ids, the baseline the daemon's middle hop is held to;
 //! - **dbus-broker** (`dbus.rs`): zbus client and service on a private bus (dbus-daemon where
 //!   dbus-broker is not installed; skipped with a message without either);
-//! - **jfgui-agentd JSON-1** (`daemon.rs`): `actions/execute` through the daemon to Notepad;
+//! - **jfgui-agentd JSON-1** (`daemon.rs`): `actions/execute` through the daemon to Notepad,
+//!   on one thread (the default) and, as a second daemon, on a 2-worker runtime
+//!   (`--worker-threads 2`), for the multi-core comparison;
 //! - **jfgui-agentd MCP** (`mcp.rs`): `tools/call` of `jfgui_actions_execute` through
 //!   `jfgui-agent stdio SLUG --protocol mcp` (3 hops), beside **rmcp** (`rmcp_noop.rs`): an
 //!   rmcp stdio server answering a no-op tool directly (1 hop), the MCP baseline.
@@ -22,8 +24,9 @@
 //! With 1, 4 and 16 clients (each one connection, one call at a time): p50/p99 latency, calls/s,
 //! CPU per call of the middle processes (`/proc/PID/stat`), allocations per call of the
 //! bench's own middles (`count_alloc.rs`), then the ratios of issue 14's goals, each taken
-//! within a round and reported as the median over the rounds with every round's value; idle
-//! RSS and idle wake-ups of the daemon; RSS with 64 apps × 16 clients.
+//! within a round and reported as the median over the rounds with every round's value; the
+//! 2-worker daemon against the one-thread one at every client count; idle RSS and idle
+//! wake-ups of the daemon; RSS with 64 apps × 16 clients.
 //!
 //! `JFGUI_BENCH_SECONDS` (default 3) is the measured time per path and client count, split
 //! into `JFGUI_BENCH_ROUNDS` (default 3) rounds; within a round the paths take turns (in a
@@ -112,7 +115,9 @@ fn main() {
     let load_before = probe::load_average();
     let tmp = TempDir::new();
     let dir = tmp.path();
-    let setup = daemon::Setup::start(&tmp.rt(), plan.idle_seconds);
+    let setup = daemon::Setup::start(&tmp.rt(), &[], plan.idle_seconds);
+    let pool_tmp = TempDir::new();
+    let pool = daemon::Setup::start(&pool_tmp.rt(), &["--worker-threads", "2"], 1);
     let request = execute_request();
 
     let mut rows: Vec<(Row, Box<dyn Target>)> = Vec::new();
@@ -120,6 +125,7 @@ fn main() {
         daemon_idle_rss: setup.idle.rss_kib,
         idle_wakeups: setup.idle.wakeups,
         idle_seconds: setup.idle.seconds,
+        others_idle_rss: vec![("jfgui-agentd --worker-threads 2".into(), pool.idle.rss_kib)],
         ..Probes::default()
     };
     let results: Vec<(Size, String)> = Size::ALL
@@ -143,6 +149,7 @@ fn main() {
             rows.push((Row { kind: Kind::Bus(bus.name), size: Some(size) }, Box::new(path)));
         }
         rows.push((Row { kind: Kind::Daemon, size: Some(size) }, Box::new(setup.json1(size))));
+        rows.push((Row { kind: Kind::DaemonPool, size: Some(size) }, Box::new(pool.json1(size))));
     }
     if let Some(bus) = &bus {
         probes
@@ -200,6 +207,7 @@ fn main() {
     out.print_tables();
     if !plan.quick {
         out.print_goals(&probes);
+        out.print_pool();
     }
     probes.print();
     let paths = out.rows.len();

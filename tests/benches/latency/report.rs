@@ -1,7 +1,7 @@
 //! The printed result: one table per client count (medians over the rounds), then the goal
 //! table of issue 14 (each ratio taken within a round, so load from elsewhere on the machine
-//! hits both sides alike; the median over the rounds and every round's value), then memory
-//! and wake-ups.
+//! hits both sides alike; the median over the rounds and every round's value), the 2-worker
+//! daemon against the one-thread one, then memory and wake-ups.
 
 use std::collections::BTreeMap;
 
@@ -17,6 +17,8 @@ pub enum Kind {
     /// `dbus-broker` or `dbus-daemon`.
     Bus(&'static str),
     Daemon,
+    /// The daemon on a 2-worker runtime (`--worker-threads 2`).
+    DaemonPool,
     /// The daemon through the stdio gateway.
     Mcp,
     Rmcp,
@@ -29,6 +31,7 @@ impl Kind {
             Kind::JsonRelay => "JSON relay (tokio + serde_json)",
             Kind::Bus(name) => name,
             Kind::Daemon => "jfgui-agentd JSON-1",
+            Kind::DaemonPool => "jfgui-agentd JSON-1, 2 workers",
             Kind::Mcp => "jfgui-agentd MCP via gateway (3 hops)",
             Kind::Rmcp => "rmcp no-op tool (1 hop)",
         }
@@ -39,7 +42,7 @@ impl Kind {
         match self {
             Kind::Raw | Kind::JsonRelay => "relay",
             Kind::Bus(_) => "bus",
-            Kind::Daemon => "daemon",
+            Kind::Daemon | Kind::DaemonPool => "daemon",
             Kind::Mcp => "gateway + daemon",
             Kind::Rmcp => "server",
         }
@@ -257,6 +260,39 @@ impl Results {
             probes.idle_wakeups,
             yes(probes.idle_wakeups == 0)
         );
+    }
+}
+
+impl Results {
+    /// The multi-core comparison: the 2-worker daemon ÷ the one-thread daemon at every client
+    /// count and size (the default is chosen with these figures, docs/PERFORMANCE.md).
+    pub fn print_pool(&self) {
+        println!("\n### 2 workers ÷ 1 thread (ratios within a round; median, then each round)\n");
+        println!("| clients | document | calls/s | p50 | p99 | CPU/call |");
+        println!("|---|---|---|---|---|---|");
+        let counts: Vec<usize> = {
+            let mut c: Vec<usize> = self.samples.keys().map(|k| k.0).collect();
+            c.dedup();
+            c
+        };
+        for clients in counts {
+            for size in Size::ALL {
+                let pool = self.find(Kind::DaemonPool, Some(size));
+                let one = self.find(Kind::Daemon, Some(size));
+                let cell = |metric: &dyn Fn(&Sample) -> f64| {
+                    let values = self.ratios(clients, pool, one, metric);
+                    format!("{:.2} ({})", median(&values), list(&values))
+                };
+                println!(
+                    "| {clients} | {} | {} | {} | {} | {} |",
+                    size.label(),
+                    cell(&Sample::rate),
+                    cell(&|s| s.p50 as f64),
+                    cell(&|s| s.p99 as f64),
+                    cell(&Sample::cpu_per_call),
+                );
+            }
+        }
     }
 }
 

@@ -19,6 +19,11 @@
 //!
 //! The only errors made here are the link's own: disabled, busy, closed (disconnected or
 //! shut down), timeout, and a request too large for a frame.
+//!
+//! Deadlines are kept in the pending table and enforced by the link's reading side
+//! ([`AppHandle::expire`], driven by one timer per link), not by a timer per call: arming a
+//! timer while the runtime sleeps without one costs a wake-up of the driver (a write to its
+//! eventfd), which a timer per call paid on every call.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -29,7 +34,8 @@ use jfgui_proto::channel::{
     ActionInfo, Activity, Call, CallResult, DaemonMessage, Request, encode_frame,
 };
 use jfgui_proto::{ActionError, Reason};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{Notify, mpsc, oneshot, watch};
+use tokio::time::Instant;
 
 use super::Registration;
 use crate::engine::search::SearchText;
@@ -69,6 +75,8 @@ struct AppInner {
     activity: bool,
     status: watch::Sender<LinkStatus>,
     calls: Mutex<Calls>,
+    /// Tells the link to look at the deadlines again: a call arrived while none was watched.
+    deadlines: Notify,
     queue: mpsc::Sender<Outgoing>,
     config: Arc<EngineConfig>,
 }
@@ -89,12 +97,18 @@ struct Calls {
     pending: HashMap<u64, Pending>,
     /// Set when the link is closing: new calls fail with this reason at once.
     closed: Option<Reason>,
+    /// Whether the link's deadline timer is set for the earliest pending deadline. Every call
+    /// of an app has the same deadline length, so a call arriving while it is set is due no
+    /// earlier than the timer; only a call arriving while it is unset needs to tell the link.
+    watched: bool,
 }
 
 struct Pending {
     reply: oneshot::Sender<CallOutcome>,
     /// Whether the writer has started writing the request (then the app may have run it).
     sent: bool,
+    /// When the call fails `outcome_unknown/timeout` if no reply came.
+    deadline: Instant,
 }
 
 /// Slots of an app's outgoing queue beyond its calls' (`max_queued_per_app`), for notices.
@@ -145,7 +159,13 @@ impl AppHandle {
             enabled: AtomicBool::new(registration.enabled),
             activity: registration.activity,
             status: watch::Sender::new(status),
-            calls: Mutex::new(Calls { next_id: 0, pending: HashMap::new(), closed: None }),
+            calls: Mutex::new(Calls {
+                next_id: 0,
+                pending: HashMap::new(),
+                closed: None,
+                watched: false,
+            }),
+            deadlines: Notify::new(),
             queue,
             config,
         }))
@@ -261,7 +281,8 @@ impl AppHandle {
             )
         })?;
         let (tx, rx) = oneshot::channel();
-        {
+        let deadline = Instant::now() + config.request_deadline;
+        let watch_deadline = {
             let mut calls = self.lock_calls();
             if let Some(reason) = &calls.closed {
                 return Err(closed_error(reason.clone()));
@@ -276,22 +297,51 @@ impl AppHandle {
                     return Err(closed_error(Reason::AppDisconnected));
                 }
             }
-            calls.pending.insert(id, Pending { reply: tx, sent: false });
+            calls.pending.insert(id, Pending { reply: tx, sent: false, deadline });
+            !std::mem::replace(&mut calls.watched, true)
+        };
+        if watch_deadline {
+            self.0.deadlines.notify_one();
         }
         let _forget = ForgetOnDrop { app: self, id };
-        match tokio::time::timeout(config.request_deadline, rx).await {
-            Ok(Ok(outcome)) => outcome,
-            Ok(Err(_)) => Err(closed_error(Reason::AppDisconnected)),
-            Err(_) => {
-                // A reply arriving from now on finds no pending entry and is dropped.
-                self.lock_calls().pending.remove(&id);
-                tracing::warn!(app = %self.0.slug, id, "request deadline passed; outcome unknown");
-                Err(ActionError::new(
-                    Reason::Timeout,
-                    "The app did not answer within the request deadline; the call may or may not have taken effect.",
-                ))
-            }
+        // The outcome comes from the reply, the link's end, or the deadline ([`AppHandle::expire`]).
+        rx.await.unwrap_or_else(|_| Err(closed_error(Reason::AppDisconnected)))
+    }
+
+    /// Completes once a call arrived while no deadline was watched; then the link calls
+    /// [`AppHandle::expire`] and sets its timer.
+    pub(super) async fn deadline_added(&self) {
+        self.0.deadlines.notified().await;
+    }
+
+    /// Fails the calls whose deadline has passed with `outcome_unknown/timeout` (a reply
+    /// arriving later finds no pending entry and is dropped) and returns the earliest deadline
+    /// still pending, for the link's timer; `None` when no call is left to watch.
+    pub(super) fn expire(&self, now: Instant) -> Option<Instant> {
+        let (expired, next) = {
+            let mut calls = self.lock_calls();
+            let ids: Vec<u64> = calls
+                .pending
+                .iter()
+                .filter(|(_, p)| p.deadline <= now)
+                .map(|(id, _)| *id)
+                .collect();
+            let expired: Vec<(u64, Pending)> = ids
+                .into_iter()
+                .filter_map(|id| calls.pending.remove(&id).map(|p| (id, p)))
+                .collect();
+            let next = calls.pending.values().map(|p| p.deadline).min();
+            calls.watched = next.is_some();
+            (expired, next)
+        };
+        for (id, pending) in expired {
+            tracing::warn!(app = %self.0.slug, id, "request deadline passed; outcome unknown");
+            let _ = pending.reply.send(Err(ActionError::new(
+                Reason::Timeout,
+                "The app did not answer within the request deadline; the call may or may not have taken effect.",
+            )));
         }
+        next
     }
 
     /// Requests queued or awaiting their reply.

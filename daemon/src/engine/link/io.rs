@@ -1,8 +1,10 @@
 //! The read and write loops of one app connection: frames in (bounded, with the partial-frame
 //! deadline), correlated replies and the app's other messages out to the engine; request frames
-//! out to the app in queue order; and the drain on shutdown.
+//! out to the app in queue order; the calls' deadlines (one timer per link); and the drain on
+//! shutdown.
 
 use std::fmt;
+use std::pin::Pin;
 use std::time::Duration;
 
 use jfgui_proto::channel::{
@@ -157,6 +159,10 @@ pub struct Link<R> {
     shutdown: watch::Receiver<bool>,
     /// Set on shutdown: outstanding calls may still be answered until then.
     drain_until: Option<tokio::time::Instant>,
+    /// Fires at the earliest pending call's deadline while `watching`; kept registered across
+    /// calls, so a steady stream of calls arms no new timer (see `calls.rs`).
+    deadline: Pin<Box<tokio::time::Sleep>>,
+    watching: bool,
 }
 
 impl<R: AsyncRead + Unpin> Link<R> {
@@ -170,7 +176,8 @@ impl<R: AsyncRead + Unpin> Link<R> {
     ) -> Self {
         let (bye, bye_rx) = oneshot::channel();
         let writer = tokio::spawn(write_requests(app.clone(), wr, queue, bye_rx));
-        Link { app, reader, writer, bye, shutdown, drain_until: None }
+        let deadline = Box::pin(tokio::time::sleep(Duration::ZERO));
+        Link { app, reader, writer, bye, shutdown, drain_until: None, deadline, watching: false }
     }
 
     /// The next thing the app said, in channel order; replies already matched to their call
@@ -191,6 +198,14 @@ impl<R: AsyncRead + Unpin> Link<R> {
                     continue;
                 }
                 _ = sleep_until_opt(self.drain_until) => return Err(LinkEnd::Shutdown),
+                _ = self.app.deadline_added() => {
+                    self.watch_deadlines();
+                    continue;
+                }
+                _ = self.deadline.as_mut(), if self.watching => {
+                    self.watch_deadlines();
+                    continue;
+                }
             };
             match message {
                 AppMessage::Reply(reply) => {
@@ -209,6 +224,17 @@ impl<R: AsyncRead + Unpin> Link<R> {
                     return Err(LinkEnd::Protocol("registration message after ready"));
                 }
             }
+        }
+    }
+
+    /// Times out the calls past their deadline and sets the timer for the next one.
+    fn watch_deadlines(&mut self) {
+        let next = self.app.expire(tokio::time::Instant::now());
+        self.watching = next.is_some();
+        if let Some(at) = next
+            && at != self.deadline.deadline()
+        {
+            self.deadline.as_mut().reset(at);
         }
     }
 

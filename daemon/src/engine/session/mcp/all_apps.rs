@@ -345,8 +345,11 @@ pub(crate) async fn serve<S>(
                         });
                     }
                 }
-                // Fairness: every other runnable connection gets its turn between two lines.
-                tokio::task::yield_now().await;
+                // Fairness: every other runnable connection gets its turn between two lines
+                // (a line the reader waited for came after such a turn already).
+                if !lines.waited() {
+                    tokio::task::yield_now().await;
+                }
             }
             Ok(Some(Line::TooLong)) => {
                 let line = json1::too_long_response(&limits);
