@@ -23,6 +23,7 @@ mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use file::{AuditFile, DEFAULT_MAX_BYTES, KEPT_FILES};
 pub use record::{Action, AppRef, Client, ClientInfo, Outcome, Protocol, Record, Transport};
@@ -68,6 +69,8 @@ struct Inner {
     writer: writer::Writer,
     dir: Option<PathBuf>,
     reads: bool,
+    /// `activity` notices not queued for their app (its queue had no room).
+    activity_dropped: AtomicU64,
 }
 
 impl Audit {
@@ -85,6 +88,7 @@ impl Audit {
             writer: writer::Writer::start(file, config.queue, config.inputs),
             dir: config.dir,
             reads: config.reads,
+            activity_dropped: AtomicU64::new(0),
         }))
     }
 
@@ -96,6 +100,23 @@ impl Audit {
     /// Queues `record`; never blocks.
     pub fn submit(&self, record: Record) {
         self.0.writer.submit(record);
+    }
+
+    /// Counts an `activity` notice its app's queue had no room for.
+    pub fn activity_dropped_one(&self) {
+        self.0.activity_dropped.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `activity` notices dropped since start.
+    pub fn activity_dropped(&self) -> u64 {
+        self.0.activity_dropped.load(Ordering::Relaxed)
+    }
+
+    /// Waits (at most `limit`, off the async threads) until every record queued so far is
+    /// written: called at exit, so the last calls' records are not lost with the process.
+    pub async fn flush(&self, limit: std::time::Duration) -> bool {
+        let audit = self.clone();
+        tokio::task::spawn_blocking(move || audit.0.writer.flush(limit)).await.unwrap_or(false)
     }
 
     /// Records dropped (full queue, write errors) since start.

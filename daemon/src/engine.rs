@@ -58,6 +58,9 @@ use crate::audit::{Audit, Transport};
 use registry::Registry;
 use tasks::TaskTable;
 
+/// How long shutdown waits for the audit log's queue to be written.
+pub const AUDIT_FLUSH: Duration = Duration::from_secs(2);
+
 /// All bounds and deadlines of the engine. [`Default`] gives the values of SPEC S8.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -441,12 +444,19 @@ impl Engine {
 
     /// Graceful stop: no new calls; outstanding calls may still be answered for
     /// `shutdown_drain`, then fail `outcome_unknown/daemon_shutdown`; apps are told `bye`;
-    /// every `serve_*` future ends. Returns when they have (or after the drain plus a grace
+    /// every `serve_*` future ends; the audit records queued are written (within
+    /// [`AUDIT_FLUSH`]). Returns when they have (or after the drain plus a grace
     /// period, if a peer does not let go).
     pub async fn shutdown(&self) {
         self.0.shutdown.send_replace(true);
         let grace = self.0.config.shutdown_drain + Duration::from_secs(2);
         let mut connections = self.0.connections.subscribe();
         let _ = tokio::time::timeout(grace, connections.wait_for(Connections::is_idle)).await;
+        // The last calls' records are written before the process goes (SPEC S13).
+        if let Some(audit) = &self.0.config.audit
+            && !audit.flush(AUDIT_FLUSH).await
+        {
+            tracing::warn!("audit: records still queued at exit could not be written in time");
+        }
     }
 }

@@ -36,8 +36,9 @@ pub use unix::run;
 #[cfg(windows)]
 pub use windows::run;
 
-/// Slack on top of `--shutdown-drain` before the daemon stops waiting for the engine.
-const SHUTDOWN_SLACK: Duration = Duration::from_secs(2);
+/// Slack on top of `--shutdown-drain` before the daemon stops waiting for the engine: its
+/// grace for peers that do not let go, then the audit flush.
+const SHUTDOWN_SLACK: Duration = Duration::from_secs(2).saturating_add(crate::engine::AUDIT_FLUSH);
 
 /// The async runtime: the current thread by default, a pool of `--worker-threads` workers
 /// otherwise (the same on every platform).

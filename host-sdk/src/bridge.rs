@@ -167,6 +167,8 @@ impl BridgeEndpoint {
             display_name: self.identity.display_name.clone(),
             pid: self.identity.pid,
             enabled: self.announced,
+            // The bridge's poll items carry no `activity` notices.
+            activity: false,
         };
         // Names were validated when the dispatcher was built, so `info` cannot fail here.
         let actions: Vec<Value> = self

@@ -17,10 +17,10 @@ use core::fmt;
 use core::time::Duration;
 
 use jfgui_proto::channel::{
-    ActionsPage, AppMessage, Bye, CHANNEL_VERSION, Call, ChannelLimits, DEFAULT_MAX_FRAME,
-    DaemonMessage, EnabledState, FrameDecoder, FrameError, Hello, MAX_ACTIONS_PER_PAGE, Outcome,
-    Ready, Refused, Reply, Request, TaskSnapshot, TaskState, decode_message, encode_frame,
-    frame_limits,
+    ActionsPage, Activity, AppMessage, Bye, CHANNEL_VERSION, Call, ChannelLimits,
+    DEFAULT_MAX_FRAME, DaemonMessage, EnabledState, FrameDecoder, FrameError, Hello,
+    MAX_ACTIONS_PER_PAGE, Outcome, Ready, Refused, Reply, Request, TaskSnapshot, TaskState,
+    decode_message, encode_frame, frame_limits,
 };
 use jfgui_proto::{ActionError, ActionSpec, Limits, Reason};
 
@@ -36,6 +36,10 @@ pub const MAX_QUEUED_REQUESTS: usize = 256;
 /// [`Endpoint::wants_read`] turns false: a daemon that does not read gets backpressure, not an
 /// app that buffers without bound. Four maximal frames.
 pub const OUTPUT_HIGH_WATER: usize = 4 * DEFAULT_MAX_FRAME;
+
+/// `activity` notices held between `feed` and `pump`; beyond it the oldest is dropped (and
+/// counted: [`Endpoint::activities_dropped`]): an app shows the latest, never a backlog.
+pub const MAX_QUEUED_ACTIVITIES: usize = 16;
 
 /// Who the app is, sent in `hello`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,6 +119,10 @@ pub struct Endpoint {
     slug: Option<String>,
     limits: ChannelLimits,
     inbox: VecDeque<Request>,
+    /// Whether `hello` asks for `activity` notices.
+    activity: bool,
+    activities: VecDeque<Activity>,
+    activities_dropped: u64,
     out: Vec<u8>,
     out_pos: usize,
 }
@@ -132,11 +140,28 @@ impl Endpoint {
             slug: None,
             limits: default_limits(),
             inbox: VecDeque::new(),
+            activity: false,
+            activities: VecDeque::new(),
+            activities_dropped: 0,
             out: Vec::new(),
             out_pos: 0,
         };
         e.reset()?;
         Ok(e)
+    }
+
+    /// The same endpoint asking the daemon for an `activity` notice after each call it
+    /// records for this app ([`Host::activity`] receives them). Call before any output is
+    /// taken: the handshake is queued again with the request in `hello`.
+    pub fn with_activity(mut self) -> Result<Endpoint, ProtocolError> {
+        self.activity = true;
+        self.reset()?;
+        Ok(self)
+    }
+
+    /// `activity` notices dropped because [`MAX_QUEUED_ACTIVITIES`] were already waiting.
+    pub fn activities_dropped(&self) -> u64 {
+        self.activities_dropped
     }
 
     /// Starts over for a new connection: forgets buffered bytes, queued requests and task
@@ -148,6 +173,7 @@ impl Endpoint {
         self.slug = None;
         self.limits = default_limits();
         self.inbox.clear();
+        self.activities.clear();
         self.out.clear();
         self.out_pos = 0;
         self.dispatcher.tasks_mut().clear_events();
@@ -156,6 +182,7 @@ impl Endpoint {
             display_name: self.identity.display_name.clone(),
             pid: self.identity.pid,
             enabled: self.dispatcher.is_enabled(),
+            activity: self.activity,
         };
         self.push_frame(&AppMessage::Hello(hello)).map_err(ProtocolError::Registration)?;
         let specs: Vec<ActionSpec> = self.dispatcher.actions().to_vec();
@@ -275,6 +302,16 @@ impl Endpoint {
                         self.send_reply(r.id, Outcome::Error(busy), None);
                     }
                 }
+                (DaemonMessage::Activity(a), Status::Registered) if self.activity => {
+                    if self.activities.len() >= MAX_QUEUED_ACTIVITIES {
+                        self.activities.pop_front();
+                        self.activities_dropped += 1;
+                    }
+                    self.activities.push_back(a);
+                }
+                (DaemonMessage::Activity(_), _) => {
+                    return Err(ProtocolError::Unexpected("an activity notice not asked for"));
+                }
                 (DaemonMessage::Bye(b), _) => self.status = Status::Closed { reason: b.reason },
                 (DaemonMessage::Welcome(_), _) => {
                     return Err(ProtocolError::Unexpected("a second welcome"));
@@ -304,6 +341,10 @@ impl Endpoint {
             };
             self.send_reply(request.id, outcome, action_of(&request.call));
             executed += 1;
+        }
+        // Notices after the replies: an activity follows the call it reports.
+        while let Some(activity) = self.activities.pop_front() {
+            host.activity(&activity);
         }
         let next_tick = self.dispatcher.tick(host);
         if self.status == Status::Registered {

@@ -5,7 +5,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::time::Duration;
 
-use jfgui_proto::channel::ResourceInfo;
+use jfgui_proto::channel::{Activity, ResourceInfo};
 use jfgui_proto::{ActionError, ActionSpec, Reason, Value};
 
 use crate::TaskTable;
@@ -132,6 +132,14 @@ pub trait Host {
     fn tick(&mut self, tasks: &mut TaskTable) -> Option<Duration> {
         let _ = tasks;
         None
+    }
+
+    /// An external call this app served was recorded in the daemon's audit log: who (a client
+    /// name the app cannot know itself), what, and how it ended; for a "last agent action"
+    /// display. Delivered by [`Endpoint::pump`](crate::channel::Endpoint::pump) only when the
+    /// app asked for it ([`Endpoint::with_activity`](crate::channel::Endpoint::with_activity)).
+    fn activity(&mut self, activity: &Activity) {
+        let _ = activity;
     }
 }
 

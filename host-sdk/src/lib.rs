@@ -60,7 +60,7 @@ pub use dispatcher::{Dispatcher, MAX_BATCH_CALLS, MAX_RESOURCE_CHUNK};
 pub use host::{
     Availability, Context, Execution, Host, Origin, ResourceBytes, ResourceData, host_error,
 };
-pub use jfgui_proto::channel::{Progress, ResourceInfo, TaskSnapshot, TaskState};
+pub use jfgui_proto::channel::{Activity, Progress, ResourceInfo, TaskSnapshot, TaskState};
 pub use jfgui_proto::{
     ActionError, ActionKind, ActionSpec, ErrorClass, Map, Number, Property, Reason, Schema, Value,
     schema,

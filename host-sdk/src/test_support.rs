@@ -32,11 +32,16 @@ pub(crate) struct EchoHost {
     pub(crate) revision: u64,
     pub(crate) executed: usize,
     next_task: u32,
+    /// The `activity` notices delivered, in order.
+    pub(crate) activities: Vec<jfgui_proto::channel::Activity>,
 }
 
 impl Host for EchoHost {
     fn actions(&self) -> &[ActionSpec] {
         ACTIONS
+    }
+    fn activity(&mut self, activity: &jfgui_proto::channel::Activity) {
+        self.activities.push(activity.clone());
     }
     fn revision(&self) -> u64 {
         self.revision

@@ -10,8 +10,9 @@
 //! record costs a call (the observer, the clone of the input, the queue; hashing and the disk
 //! are on the writer thread). It is reported as a share of the p50 of a write
 //! (`selection.set`, recorded on both daemons). `JFGUI_BENCH_SECONDS` (default 3) is the
-//! measured time per daemon and kind, split into three rounds that alternate the daemons, so
-//! load from other processes hits both alike.
+//! measured time per daemon and kind, split into 30 short rounds that alternate the daemons'
+//! order; each round gives its own ratio and the figure is their median (a comparison of two
+//! whole runs was dominated by load from other processes: 3.3 % once, 32.9 % the next).
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -21,7 +22,8 @@ use hdrhistogram::Histogram;
 use jfgui_tests::serde_json::{self, Value};
 use jfgui_tests::{Daemon, Proc, TempDir, notepad};
 
-const ROUNDS: u32 = 3;
+/// Short rounds, many of them: the figure is a median over rounds.
+const ROUNDS: u32 = 30;
 
 fn seconds() -> Duration {
     let s = std::env::var("JFGUI_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
@@ -79,26 +81,36 @@ impl Rig {
     }
 }
 
-fn measure(rig: &mut Rig, hist: &mut Histogram<u64>, time: Duration, op: fn(&mut Rig)) {
+fn measure(rig: &mut Rig, time: Duration, op: fn(&mut Rig)) -> Histogram<u64> {
+    let mut hist = Histogram::<u64>::new(3).unwrap();
     let until = Instant::now() + time;
     while Instant::now() < until {
         let t = Instant::now();
         op(rig);
         hist.record(t.elapsed().as_nanos() as u64).unwrap();
     }
+    hist
 }
 
-fn us(ns: u64) -> f64 {
-    ns as f64 / 1000.0
+fn us(ns: f64) -> f64 {
+    ns / 1000.0
+}
+
+fn p50(h: &Histogram<u64>) -> f64 {
+    h.value_at_quantile(0.5) as f64
+}
+
+/// The median of `values` (sorted in place).
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 }
 }
 
 fn main() {
     let per_round = seconds() / ROUNDS;
     let mut plain = Rig::start(&[]);
     let mut audited = Rig::start(&["--audit-reads"]);
-    let hist = || Histogram::<u64>::new(3).unwrap();
-    let (mut read_plain, mut read_audited) = (hist(), hist());
-    let (mut write_plain, mut write_audited) = (hist(), hist());
     // Warm-up: connections, caches, the writer thread's first open.
     for rig in [&mut plain, &mut audited] {
         for _ in 0..200 {
@@ -106,35 +118,62 @@ fn main() {
             rig.write();
         }
     }
-    for _ in 0..ROUNDS {
-        measure(&mut plain, &mut read_plain, per_round, Rig::read);
-        measure(&mut audited, &mut read_audited, per_round, Rig::read);
-        measure(&mut audited, &mut write_audited, per_round, Rig::write);
-        measure(&mut plain, &mut write_plain, per_round, Rig::write);
+    // Per round: the read's p50 on each daemon (in alternating order, so drift and load from
+    // other processes hit both alike) and a write's p50; the round's figure is the difference
+    // of the reads as a share of the write. The median over rounds discards the rounds that a
+    // burst of load hit unevenly.
+    let (mut added, mut shares, mut writes) = (Vec::new(), Vec::new(), Vec::new());
+    let mut all_plain = Histogram::<u64>::new(3).unwrap();
+    let mut all_audited = all_plain.clone();
+    for round in 0..ROUNDS {
+        let (a, b) = if round % 2 == 0 {
+            let a = measure(&mut plain, per_round, Rig::read);
+            (a, measure(&mut audited, per_round, Rig::read))
+        } else {
+            let b = measure(&mut audited, per_round, Rig::read);
+            (measure(&mut plain, per_round, Rig::read), b)
+        };
+        let write =
+            measure(if round % 2 == 0 { &mut plain } else { &mut audited }, per_round, Rig::write);
+        let diff = p50(&b) - p50(&a);
+        added.push(diff);
+        shares.push(100.0 * diff / p50(&write));
+        writes.push(p50(&write));
+        all_plain.add(&a).unwrap();
+        all_audited.add(&b).unwrap();
     }
-    let p50 = |h: &Histogram<u64>| h.value_at_quantile(0.5);
-    let p99 = |h: &Histogram<u64>| h.value_at_quantile(0.99);
     println!(
-        "audit cost, one client, sequential calls ({} s per kind and daemon)",
-        seconds().as_secs()
+        "audit cost, one client, sequential calls ({ROUNDS} interleaved rounds, {} ms per kind and daemon each)",
+        per_round.as_millis()
     );
-    for (name, h) in [
-        ("read, not recorded", &read_plain),
-        ("read, recorded (--audit-reads)", &read_audited),
-        ("write, recorded (daemon 1)", &write_plain),
-        ("write, recorded (daemon 2)", &write_audited),
-    ] {
-        println!(
-            "  {name:32} p50 {:8.1} µs  p99 {:8.1} µs  ({} calls)",
-            us(p50(h)),
-            us(p99(h)),
-            h.len()
-        );
-    }
-    let added = p50(&read_audited) as f64 - p50(&read_plain) as f64;
-    let write = (p50(&write_plain) + p50(&write_audited)) as f64 / 2.0;
-    println!("  added by recording a call (p50 difference): {:.1} µs", added / 1000.0);
-    println!("  as a share of a write's p50: {:.2} % (goal < 3 %)", 100.0 * added / write);
+    println!(
+        "  read, not recorded              p50 {:8.1} µs  ({} calls)",
+        us(p50(&all_plain)),
+        all_plain.len()
+    );
+    println!(
+        "  read, recorded (--audit-reads)  p50 {:8.1} µs  ({} calls)",
+        us(p50(&all_audited)),
+        all_audited.len()
+    );
+    println!(
+        "  write (recorded)                p50 {:8.1} µs  (median of rounds)",
+        us(median(&mut writes))
+    );
+    let mut sorted = shares.clone();
+    sorted.sort_by(f64::total_cmp);
+    let quartile = |q: usize| sorted[(sorted.len() - 1) * q / 4];
+    println!(
+        "  added by recording a call: {:.1} µs (median of per-round p50 differences)",
+        us(median(&mut added))
+    );
+    println!(
+        "  as a share of a write's p50: {:.2} % (goal < 3 %); per-round quartiles {:.2} / {:.2} / {:.2} %",
+        median(&mut shares),
+        quartile(1),
+        quartile(2),
+        quartile(3)
+    );
     let status = |d: &Daemon| d.status()["auditDropped"].clone();
     println!("  records dropped: {} / {}", status(&plain.d), status(&audited.d));
     let dir = jfgui_tests::audit_dir(&audited.d.rt);

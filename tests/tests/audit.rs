@@ -11,7 +11,7 @@ use jfgui_tests::cli::{Session, agent_command, run_agent};
 use jfgui_tests::serde_json::{self, Value, json};
 use jfgui_tests::{
     Daemon, LineClient, PATIENCE, TempDir, TestApp, audit_dir, daemon_command, json1, mode, my_uid,
-    rpc, wait_until,
+    notepad, rpc, wait_until,
 };
 use sha2::{Digest, Sha256};
 
@@ -315,7 +315,7 @@ fn an_app_dying_mid_call_is_recorded_unknown_never_failed() {
 }
 
 #[test]
-fn a_client_killed_mid_call_is_recorded_with_what_the_app_did() {
+fn a_client_killed_mid_call_is_recorded_unknown_with_what_the_app_did() {
     let w = world(&[], &["--fault", "counter.add:sleep=3000"]);
     let input = json!({"by": 1, "tag": "orphan"});
     let rev = revision(&w.ep).to_string();
@@ -340,9 +340,16 @@ fn a_client_killed_mid_call_is_recorded_with_what_the_app_did() {
         !found.is_empty()
     }));
     assert_eq!(found.len(), 1, "{found:#?}");
-    // The daemon saw the app's answer: the record says what happened, as the ledger does.
-    assert_eq!(found[0]["outcome"], "ok", "{}", found[0]);
+    // The agent never learned the outcome; what the app did (the ledger has it) is kept beside.
+    let r = &found[0];
+    assert_eq!(
+        r["outcome"],
+        json!({"unknown": {"class": "outcome_unknown", "reason": "client_disconnected"}}),
+        "{r}"
+    );
+    assert_eq!(r["appOutcome"], "ok", "{r}");
     assert!(w.app.ledger().iter().any(|l| l.starts_with("orphan ")), "{:?}", w.app.ledger());
+    assert!(r["revision"].as_u64().is_some_and(|v| v > rev.parse::<u64>().unwrap()), "{r}");
     assert_input(&found[0], &input);
     assert!(found[0]["client"]["exe"].as_str().is_some_and(|e| e.ends_with("/jfgui-agent")));
 }
@@ -363,7 +370,12 @@ fn rotation_at_a_small_bound_keeps_four_files_of_whole_records() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2", "audit.jsonl.3"]);
+    // `audit.lock` serializes rotations between processes.
+    assert_eq!(
+        names,
+        ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2", "audit.jsonl.3", "audit.lock"]
+    );
+    names.pop();
     for name in &names {
         let path = dir.join(name);
         let text = std::fs::read_to_string(&path).unwrap();
@@ -484,4 +496,208 @@ fn follow_is_refused_cleanly_with_params_and_the_method_is_listed() {
     assert_eq!(response["error"]["data"]["reason"], "unknown_param");
     let unknown = rpc(&d.control(), "audit/nope", json!({})).unwrap();
     assert!(unknown["error"]["message"].as_str().unwrap().contains("audit/follow"), "{unknown}");
+}
+
+/// The `last agent action` lines Notepad printed for the daemon's `activity` notices.
+fn activity_lines(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("jfgui-notepad: last agent action: "))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn an_app_that_asked_gets_one_activity_per_recorded_call_through_json1_and_all_apps_mcp() {
+    let tmp = TempDir::new();
+    let d = Daemon::start(&tmp.rt(), &[]);
+    let app = notepad(&d.rt, &["--agent-enable"]);
+    let ep = d.wait_endpoint("notepad");
+    let rev = |ep: &Path| revision(ep);
+    let mut c = LineClient::connect(&ep).unwrap();
+    let insert = |c: &mut LineClient, text: &str, expected: u64| {
+        c.call(
+            "actions/execute",
+            json!({"action": "document.text.insert", "input": {"text": text}, "expectedRevision": expected}),
+        )
+        .unwrap()
+    };
+    let r0 = rev(&ep);
+    let ok = insert(&mut c, "a", r0);
+    assert!(ok.get("result").is_some(), "{ok}");
+    let stale = insert(&mut c, "b", r0);
+    assert_eq!(stale["error"]["data"]["reason"], "stale_revision", "{stale}");
+    // Reads are not recorded, so they bring no notice.
+    let read = c.call("actions/execute", json!({"action": "document.get", "input": {}})).unwrap();
+    assert!(read.get("result").is_some(), "{read}");
+    let r1 = rev(&ep);
+    let calls = json!([
+        {"action": "document.text.insert", "input": {"text": "c"}, "expectedRevision": r1},
+        {"action": "document.text.insert", "input": {"text": "d"}, "expectedRevision": r1},
+    ]);
+    let batch = c.call("actions/batch", json!({"calls": calls, "atomic": true})).unwrap();
+    assert!(batch.get("result").is_some(), "{batch}");
+    let mut all = LineClient::connect(&d.rt.join("mcp.sock")).unwrap();
+    let response = all
+        .call(
+            "tools/call",
+            json!({"name": "jfgui_actions_execute",
+                   "arguments": {"app": "Notepad", "action": "document.text.insert", "input": {"text": "d"}, "expectedRevision": rev(&ep)},
+                   "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                             "io.modelcontextprotocol/clientCapabilities": {},
+                             "io.modelcontextprotocol/clientInfo": {"name": "activity-suite", "version": "4"}}}),
+        )
+        .unwrap();
+    assert_eq!(response["result"]["isError"], false, "{response}");
+
+    let me = std::process::id();
+    let exe = std::env::current_exe().unwrap();
+    let exe = exe.file_name().unwrap().to_string_lossy();
+    let expected = [
+        format!("{exe}[{me}] via endpoint: document.text.insert -> ok"),
+        format!("{exe}[{me}] via endpoint: document.text.insert -> refused (stale_revision)"),
+        format!(
+            "{exe}[{me}] via endpoint: batch(document.text.insert, document.text.insert) -> ok"
+        ),
+        "activity-suite 4 via all-apps-mcp: document.text.insert -> ok".to_owned(),
+    ];
+    let mut seen = Vec::new();
+    let complete = wait_until(PATIENCE, || {
+        seen = activity_lines(&app.stderr());
+        seen.len() >= expected.len()
+    });
+    assert!(complete, "notices seen: {seen:#?}\nnotepad stderr:\n{}", app.stderr());
+    // Exactly one per recorded call, in order: nothing more arrives.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(activity_lines(&app.stderr()), expected);
+    assert_eq!(records(&d.rt).len(), expected.len(), "one record per notice");
+    assert_eq!(d.status()["activityDropped"], 0);
+}
+
+#[test]
+fn an_app_that_did_not_ask_gets_no_activity_and_keeps_working() {
+    // The test app's hello has no `activity` member (the original shape): it registers, and a
+    // notice it did not ask for would be a protocol error that drops its connection.
+    let mut w = world(&[], &[]);
+    let mut c = LineClient::connect(&w.ep).unwrap();
+    for n in 0..5 {
+        let input = json!({"by": 1, "tag": format!("quiet-{n}")});
+        let response = write(&mut c, &input, revision(&w.ep));
+        assert!(response.get("result").is_some(), "{response}");
+    }
+    marker(&w.ep, "end");
+    assert_eq!(records_until(&w.d.rt, "end").len(), 6);
+    let apps = w.d.apps();
+    assert!(apps.iter().any(|a| a["slug"] == "target" && a["enabled"] == true), "{apps:?}");
+    assert!(w.app.proc.try_status().is_none(), "test app stderr:\n{}", w.app.proc.stderr());
+    assert!(!w.app.proc.stderr().contains("unexpected"), "{}", w.app.proc.stderr());
+    assert_eq!(w.d.status()["activityDropped"], 0);
+}
+
+#[test]
+fn records_of_calls_answered_just_before_sigterm_are_in_the_file() {
+    let mut w = world(&[], &[]);
+    let mut c = LineClient::connect(&w.ep).unwrap();
+    // Large inputs keep the writer (which hashes them) busy behind the calls.
+    let big = "x".repeat(240 * 1024);
+    let mut rev = revision(&w.ep);
+    for n in 0..12 {
+        let input = json!({"by": 1, "tag": format!("{n}-{big}")});
+        let response = write(&mut c, &input, rev);
+        rev = response["result"]["revision"].as_u64().unwrap_or_else(|| panic!("{response}"));
+    }
+    w.d.proc.signal("TERM");
+    let status = w.d.proc.wait_exit(PATIENCE).expect("the daemon exits on SIGTERM");
+    assert!(status.success(), "{status:?}\n{}", w.d.proc.stderr());
+    let found = records(&w.d.rt);
+    assert_eq!(found.len(), 12, "{}", w.d.proc.stderr());
+    assert_eq!(found[11]["revision"], rev);
+}
+
+#[test]
+fn two_processes_rotating_one_log_lose_no_record_and_rotate_once() {
+    // Two daemons (as a daemon and a headless `jfgui-agent` may) append to one log with a small
+    // bound; every record must end up in exactly one of the kept files.
+    const BOUND: usize = 8192;
+    let bound = BOUND.to_string();
+    let args = ["--audit-max-bytes", bound.as_str()];
+    let a = world(&args, &[]);
+    let tmp_b = TempDir::new();
+    let mut cmd = daemon_command(&tmp_b.rt(), &args);
+    cmd.env("JFGUI_AUDIT_DIR", audit_dir(&a.d.rt));
+    let b_daemon = Daemon::start_command(&tmp_b.rt(), cmd);
+    let _b_app = TestApp::start(&b_daemon.rt, tmp_b.path(), "Target", &[]);
+    let b_ep = b_daemon.wait_endpoint("target");
+    const EACH: usize = 20;
+    let run = |ep: PathBuf, side: &'static str| {
+        std::thread::spawn(move || {
+            let mut c = LineClient::connect(&ep).unwrap();
+            for i in 0..EACH {
+                let response =
+                    write(&mut c, &json!({"by": 1, "tag": format!("{side}{i}")}), revision(&ep));
+                assert!(response.get("result").is_some(), "{response}");
+            }
+        })
+    };
+    let (ta, tb) = (run(a.ep.clone(), "a"), run(b_ep, "b"));
+    ta.join().unwrap();
+    tb.join().unwrap();
+    let dir = audit_dir(&a.d.rt);
+    let read_all = || {
+        let mut tags = Vec::new();
+        let mut files = Vec::new();
+        for n in 0..6 {
+            let name = if n == 0 { "audit.jsonl".to_owned() } else { format!("audit.jsonl.{n}") };
+            let Ok(text) = std::fs::read_to_string(dir.join(&name)) else { continue };
+            for line in text.lines() {
+                let r: Value =
+                    serde_json::from_str(line).unwrap_or_else(|e| panic!("{name}: {e}: {line}"));
+                tags.push(r["input"]["sha256"].as_str().unwrap_or_default().to_owned());
+            }
+            files.push((name, text.len()));
+        }
+        (tags, files)
+    };
+    let (mut tags, mut files) = (Vec::new(), Vec::new());
+    let all_there = wait_until(PATIENCE, || {
+        (tags, files) = read_all();
+        tags.len() >= 2 * EACH
+    });
+    assert!(all_there, "{} records in {files:?}", tags.len());
+    assert!(files.len() >= 2 && files.len() <= 4, "rotated, four files at most: {files:?}");
+    for (name, len) in &files {
+        // Two processes may each pass the size check before either appends: one record over.
+        assert!(*len <= BOUND + 1024, "{name}: {len} bytes");
+    }
+    for side in ["a", "b"] {
+        for i in 0..EACH {
+            let sha = sha256(&json!({"by": 1, "tag": format!("{side}{i}")}));
+            let n = tags.iter().filter(|t| **t == sha).count();
+            assert_eq!(n, 1, "record {side}{i} found {n} times in {files:?}");
+        }
+    }
+}
+
+#[test]
+fn a_client_that_half_closes_and_reads_its_answer_is_recorded_as_answered() {
+    // `jfgui-agent stdio` and `nc -N` shut their sending side at EOF and still read: their
+    // calls were delivered, whatever the order of EOF and the answer.
+    use std::io::{BufRead, BufReader, Write};
+    let w = world(&[], &["--fault", "counter.add:sleep=1500"]);
+    let input = json!({"by": 1, "tag": "half"});
+    let mut s = std::os::unix::net::UnixStream::connect(&w.ep).unwrap();
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "actions/execute",
+        "params": {"protocolVersion": "1", "action": "counter.add", "input": input, "expectedRevision": revision(&w.ep)}});
+    s.write_all(format!("{request}\n").as_bytes()).unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut line = String::new();
+    BufReader::new(&s).read_line(&mut line).unwrap();
+    assert!(line.contains("\"result\""), "{line}");
+    let mut found = Vec::new();
+    assert!(wait_until(PATIENCE, || {
+        found = records(&w.d.rt);
+        !found.is_empty()
+    }));
+    assert_eq!(found[0]["outcome"], "ok", "{}", found[0]);
+    assert!(found[0].get("appOutcome").is_none(), "{}", found[0]);
 }

@@ -4,6 +4,13 @@
 //! rotated: `audit.jsonl` → `.1` → `.2` → `.3`, the oldest removed, so [`KEPT_FILES`] files
 //! exist at most.
 //!
+//! The daemon and a headless `jfgui-agent` may append to the same log at once, so the size
+//! and identity of the live file are read from its path before each record (not counted from
+//! what this process wrote): after another process rotated it, this one reopens the new file.
+//! On Unix, rotation is serialized across processes by an exclusive `flock` on `audit.lock`,
+//! and the size is checked again under the lock, so a file is never rotated twice (which
+//! would push a file out of the kept four early).
+//!
 //! Any error closes the file; the next record tries to open it again, so a directory that
 //! becomes writable again (disk space freed, permissions fixed) resumes the log by itself.
 
@@ -23,8 +30,23 @@ pub const DEFAULT_MAX_BYTES: u64 = 8 * 1024 * 1024;
 pub struct AuditFile {
     dir: PathBuf,
     max_bytes: u64,
-    open: Option<(File, u64)>,
+    open: Option<Open>,
 }
+
+/// The live file as this process opened it.
+#[derive(Debug)]
+struct Open {
+    file: File,
+    /// Device and inode at open (Unix): another process's rotation replaces the live file.
+    id: Option<FileId>,
+}
+
+/// Device and inode.
+type FileId = (u64, u64);
+
+/// The name of the lock file rotations take, beside the log.
+#[cfg(unix)]
+const LOCK_NAME: &str = "audit.lock";
 
 impl AuditFile {
     /// The log in `dir`, rotated beyond `max_bytes`. Nothing is touched until the first write.
@@ -55,18 +77,41 @@ impl AuditFile {
         buf.extend_from_slice(line);
         buf.push(b'\n');
         let len = buf.len() as u64;
-        if self.open.as_ref().is_some_and(|(_, size)| *size > 0 && size + len > self.max_bytes) {
+        let live = self.live()?;
+        if self.open.as_ref().is_some_and(|open| live.is_none_or(|(_, id)| open.id != id)) {
+            // Another process rotated it: append to the live file, not the renamed one.
             self.open = None;
-            self.rotate()?;
         }
-        let (file, size) = match &mut self.open {
+        if live.is_some_and(|(size, _)| size > 0 && size + len > self.max_bytes) {
+            self.open = None;
+            self.rotate_once(len)?;
+        }
+        let open = match &mut self.open {
             Some(open) => open,
             slot @ None => slot.insert(open_file(&self.dir)?),
         };
-        let written = file.write(&buf)?;
-        *size += written as u64;
+        let written = open.file.write(&buf)?;
         if written != buf.len() {
             return Err(io::Error::new(io::ErrorKind::WriteZero, "short write to the audit log"));
+        }
+        Ok(())
+    }
+
+    /// The live file's size and identity, `None` when there is none.
+    fn live(&self) -> io::Result<Option<(u64, Option<FileId>)>> {
+        match std::fs::symlink_metadata(Self::path(&self.dir, 0)) {
+            Ok(meta) => Ok(Some((meta.len(), file_id(&meta)))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Rotates unless another process did while this one waited for the lock (the live file
+    /// then has room for `len` more bytes again).
+    fn rotate_once(&self, len: u64) -> io::Result<()> {
+        let _lock = RotationLock::take(&self.dir)?;
+        if self.live()?.is_some_and(|(size, _)| size > 0 && size + len > self.max_bytes) {
+            self.rotate()?;
         }
         Ok(())
     }
@@ -84,12 +129,55 @@ impl AuditFile {
     }
 }
 
-/// Opens (creating) `dir/audit.jsonl` for appending; returns it with its current size.
-fn open_file(dir: &Path) -> io::Result<(File, u64)> {
+/// Opens (creating) `dir/audit.jsonl` for appending.
+fn open_file(dir: &Path) -> io::Result<Open> {
     make_private_dir(dir)?;
     let file = open_append(&AuditFile::path(dir, 0))?;
-    let size = file.metadata()?.len();
-    Ok((file, size))
+    let id = file_id(&file.metadata()?);
+    Ok(Open { file, id })
+}
+
+#[cfg(unix)]
+fn file_id(meta: &std::fs::Metadata) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(_meta: &std::fs::Metadata) -> Option<FileId> {
+    None
+}
+
+/// An exclusive lock on `dir/audit.lock`, held while one process rotates; released on drop.
+struct RotationLock {
+    #[cfg(unix)]
+    _file: File,
+}
+
+impl RotationLock {
+    #[cfg(unix)]
+    #[allow(unsafe_code)]
+    fn take(dir: &Path) -> io::Result<RotationLock> {
+        use std::os::fd::AsRawFd;
+        let file = open_append(&dir.join(LOCK_NAME))?;
+        loop {
+            // SAFETY: flock only reads the descriptor number, which `file` keeps open.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
+                return Ok(RotationLock { _file: file });
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+
+    /// Not serialized elsewhere yet: there two processes rotating at the same moment may
+    /// rotate twice (the daemon alone never does).
+    #[cfg(not(unix))]
+    fn take(_dir: &Path) -> io::Result<RotationLock> {
+        Ok(RotationLock {})
+    }
 }
 
 #[cfg(unix)]
@@ -159,7 +247,9 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        assert_eq!(names, ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2", "audit.jsonl.3"]);
+        let lock: &[&str] = if cfg!(unix) { &["audit.lock"] } else { &[] };
+        let logs = ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2", "audit.jsonl.3"];
+        assert_eq!(names, [&logs[..], lock].concat());
         for n in 0..KEPT_FILES {
             let text = std::fs::read_to_string(AuditFile::path(&dir.join("state"), n)).unwrap();
             assert!(text.len() <= 100 && text.ends_with('\n'), "{text:?}");

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use jfgui_proto::channel::Activity;
 use jfgui_proto::{Limits, Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -14,6 +15,25 @@ use super::time::format_ms;
 
 /// With `--audit-inputs`, at most this many bytes of the input's JSON are kept.
 pub const INPUT_KEPT: usize = 4096;
+
+/// The reason of `unknown` when the client left before its answer was delivered.
+pub const CLIENT_DISCONNECTED: &str = "client_disconnected";
+
+/// Longest text of an `activity` notice, in bytes.
+pub const ACTIVITY_TEXT: usize = 256;
+
+/// `text` cut to [`ACTIVITY_TEXT`] bytes on a character boundary, `…` marking a cut.
+fn cut(mut text: String) -> String {
+    if text.len() > ACTIVITY_TEXT {
+        let mut end = ACTIVITY_TEXT - '…'.len_utf8();
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}
 
 /// How the client reached the app.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -197,13 +217,28 @@ pub struct Record {
     pub expected_revision: Option<u64>,
     /// The app's revision after the call, when the answer tells.
     pub revision: Option<u64>,
-    /// How it ended.
+    /// How it ended, for the client.
     pub outcome: Outcome,
+    /// What the app reported, when the client never got it (`outcome` is then
+    /// `unknown{client_disconnected}`).
+    pub app_outcome: Option<Outcome>,
     /// How long it took.
     pub duration_us: u64,
 }
 
 impl Record {
+    /// The same call as recorded when the client's connection was gone before its answer
+    /// was delivered: the client never learned the outcome (`unknown{client_disconnected}`),
+    /// and what the app reported is kept beside it.
+    pub fn undelivered(mut self) -> Record {
+        let app = std::mem::replace(
+            &mut self.outcome,
+            Outcome::Unknown { reason: CLIENT_DISCONNECTED.to_owned() },
+        );
+        self.app_outcome = Some(app);
+        self
+    }
+
     /// The name people know the client by: MCP `clientInfo.name`, else the executable's file
     /// name, else the transport.
     pub fn client_name(&self) -> String {
@@ -222,6 +257,33 @@ impl Record {
             Action::One(name) => name.clone(),
             Action::Calls { names, .. } => format!("batch({})", names.join(", ")),
             Action::CancelTask(id) => format!("tasks/cancel {id}"),
+        }
+    }
+
+    /// The `activity` notice for the app that served the call: the client in a few words
+    /// (`clientInfo` name and version, else the executable's name and pid; then the
+    /// transport), the action as [`Record::action_text`] gives it, and the outcome. Texts are
+    /// cut to [`ACTIVITY_TEXT`] bytes: the notice is for a status line, the record has it all.
+    pub fn activity(&self) -> Activity {
+        let who = match (&self.protocol, self.client.pid) {
+            (Protocol::Mcp { client_info: Some(info), .. }, _) => {
+                format!("{} {}", info.name, info.version)
+            }
+            (_, Some(pid)) => format!("{}[{pid}]", self.client_name()),
+            (_, None) => self.client_name(),
+        };
+        let client = format!("{who} via {}", self.client.transport.as_str());
+        let reason = match &self.outcome {
+            Outcome::Ok => None,
+            Outcome::Refused { reason, .. }
+            | Outcome::Failed { reason, .. }
+            | Outcome::Unknown { reason } => Some(cut(reason.clone())),
+        };
+        Activity {
+            client: cut(client),
+            action: cut(self.action_text()),
+            outcome: self.outcome.word().to_owned(),
+            reason,
         }
     }
 
@@ -257,6 +319,9 @@ impl Record {
         }
         m.insert("revision", self.revision.map_or(Value::Null, Value::from));
         m.insert("outcome", self.outcome.to_value());
+        if let Some(app_outcome) = &self.app_outcome {
+            m.insert("appOutcome", app_outcome.to_value());
+        }
         m.insert("durationUs", self.duration_us);
         encode(Value::Object(m))
     }
@@ -373,6 +438,7 @@ mod tests {
             expected_revision: Some(3),
             revision: Some(4),
             outcome: Outcome::Refused { class: "not_executed", reason: "stale_revision".into() },
+            app_outcome: None,
             duration_us: 12,
         }
     }
@@ -405,6 +471,22 @@ mod tests {
         let outcome = v.get("outcome").unwrap().get("refused").unwrap();
         assert_eq!(outcome.get("reason").unwrap().as_str(), Some("stale_revision"));
         assert_eq!(v.get("expectedRevision").unwrap().as_u64(), Some(3));
+    }
+
+    #[test]
+    fn the_activity_names_the_client_briefly_and_is_bounded() {
+        let mut r = record(Value::Null);
+        let a = r.activity();
+        assert_eq!(a.client, "claude 1 via endpoint");
+        assert_eq!(a.action, "document.text.insert");
+        assert_eq!((a.outcome.as_str(), a.reason.as_deref()), ("refused", Some("stale_revision")));
+        r.protocol = Protocol::Json1;
+        r.outcome = Outcome::Ok;
+        r.action = Action::Calls { names: vec!["é".repeat(400)], atomic: true };
+        let a = r.activity();
+        assert_eq!(a.client, "python3[42] via endpoint");
+        assert_eq!((a.outcome.as_str(), a.reason), ("ok", None));
+        assert!(a.action.len() <= ACTIVITY_TEXT && a.action.ends_with('…'), "{}", a.action);
     }
 
     #[test]

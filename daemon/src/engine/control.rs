@@ -186,6 +186,7 @@ fn status(engine: &Engine) -> Map {
     // Records the audit log lost (full queue, write errors); null when there is no log.
     let audit = config.audit.as_ref();
     m.insert("auditDropped", audit.map_or(Value::Null, |a| Value::from(a.dropped())));
+    m.insert("activityDropped", audit.map_or(Value::Null, |a| Value::from(a.activity_dropped())));
     m.insert(
         "auditDir",
         match audit.and_then(|a| a.dir()) {

@@ -87,7 +87,7 @@ where
         }
         Ok(Ok(Ok(registration))) => registration,
     };
-    let queue = mpsc::channel(config.max_queued_per_app.max(1));
+    let queue = mpsc::channel(config.max_queued_per_app.max(1) + calls::NOTICE_SLOTS);
     Some((registration, Handshaken { reader, writer: wr, queue, shutdown, config, peer }))
 }
 

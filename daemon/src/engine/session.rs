@@ -106,27 +106,38 @@ pub async fn serve<S>(
         while session.calls.try_join_next().is_some() {}
     };
     tracing::debug!(slug = link.slug(), ?peer, reason = ended, "client stops reading");
+    let caller = app.caller();
+    if let (Some(caller), "eof" | "read error") = (caller, ended) {
+        caller.client_stopped();
+    }
     let ClientSession { calls, .. } = session;
-    finish(calls, output, &config, peer).await;
+    let delivered = finish(calls, output, &config, peer).await;
+    if let Some(caller) = caller {
+        caller.settle(delivered);
+    }
 }
 
 /// Lets the calls already running deliver their responses and closes the connection, within
 /// the request deadline plus the drain time; a client that never takes them is dropped.
+/// True when every response was written.
 async fn finish(
     mut calls: JoinSet<()>,
     output: Output,
     config: &super::EngineConfig,
     peer: PeerInfo,
-) {
+) -> bool {
     let finish = async {
         while calls.join_next().await.is_some() {}
-        output.close().await;
+        output.close().await
     };
-    if tokio::time::timeout(config.request_deadline + config.shutdown_drain, finish).await.is_err()
-    {
-        tracing::warn!(?peer, "client never took its responses; dropped");
-        if let Some(writer) = output.take_writer() {
-            writer.abort();
+    match tokio::time::timeout(config.request_deadline + config.shutdown_drain, finish).await {
+        Ok(delivered) => delivered,
+        Err(_) => {
+            tracing::warn!(?peer, "client never took its responses; dropped");
+            if let Some(writer) = output.take_writer() {
+                writer.abort();
+            }
+            false
         }
     }
 }
@@ -322,7 +333,7 @@ struct Output {
     queue: mpsc::UnboundedSender<Vec<u8>>,
     buffered: Arc<watch::Sender<usize>>,
     limit: usize,
-    writer: Arc<std::sync::Mutex<Option<JoinHandle<()>>>>,
+    writer: Arc<std::sync::Mutex<Option<JoinHandle<bool>>>>,
 }
 
 impl Output {
@@ -370,18 +381,22 @@ impl Output {
         }
     }
 
-    fn take_writer(&self) -> Option<JoinHandle<()>> {
+    fn take_writer(&self) -> Option<JoinHandle<bool>> {
         self.writer.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
-    /// Writes what is queued, then shuts the write side down.
-    async fn close(&self) {
+    /// Writes what is queued, then shuts the write side down. True when every line was
+    /// written.
+    async fn close(&self) -> bool {
         // An empty line is never a response; it tells the writer to finish.
         let _ = self.queue.send(Vec::new());
-        if let Some(writer) = self.take_writer() {
-            let abort = writer.abort_handle();
-            let _stop = AbortOnDrop(abort);
-            let _ = writer.await;
+        match self.take_writer() {
+            Some(writer) => {
+                let abort = writer.abort_handle();
+                let _stop = AbortOnDrop(abort);
+                writer.await.unwrap_or(false)
+            }
+            None => false,
         }
     }
 }
@@ -419,7 +434,7 @@ async fn write_lines<W: AsyncWrite>(
     mut wr: WriteHalf<W>,
     mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
     buffered: Arc<watch::Sender<usize>>,
-) {
+) -> bool {
     let mut finished = false;
     while !finished {
         let Some(mut batch) = rx.recv().await else { break };
@@ -446,8 +461,9 @@ async fn write_lines<W: AsyncWrite>(
             while let Some(line) = rx.recv().await {
                 buffered.send_modify(|b| *b -= line.len());
             }
-            return;
+            return false;
         }
     }
     let _ = wr.shutdown().await;
+    true
 }

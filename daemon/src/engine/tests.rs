@@ -1046,6 +1046,7 @@ async fn bad_registrations_are_refused_with_a_reason() {
             display_name: "X".into(),
             pid: 1,
             enabled: true,
+            activity: false,
         })
     };
     let refused = |m: Option<DaemonMessage>| match m {
@@ -1099,6 +1100,7 @@ async fn instances_get_distinct_slugs_and_keep_their_names() {
         display_name: "D".into(),
         pid: 1,
         enabled: true,
+        activity: false,
     }))
     .await;
     d.send(&AppMessage::Ready(jfgui_proto::channel::Ready { action_count: 0 })).await;
@@ -1353,6 +1355,7 @@ async fn registering_twice_on_one_channel_drops_the_app() {
         display_name: "Again".into(),
         pid: 1,
         enabled: true,
+        activity: false,
     }))
     .await;
     assert!(app.recv().await.is_none());
@@ -1472,6 +1475,7 @@ async fn an_oversized_registration_is_refused() {
         display_name: "Huge".into(),
         pid: 1,
         enabled: true,
+        activity: false,
     }))
     .await;
     let description = "d".repeat(250_000);

@@ -1,11 +1,13 @@
 //! The notepad as a [`Host`]: actions mapped onto the document, inspection with
 //! `sinceRevision`, the `document` transaction domain, the export task and the resources.
+//! Having no window, it reports the daemon's `activity` notices ("last agent action") as a
+//! line on stderr.
 
 use std::time::Duration;
 
 use jfgui_host_sdk::{
-    ActionError, ActionSpec, Context, Execution, Host, Map, Property, Reason, ResourceBytes,
-    ResourceInfo, Schema, TaskTable, Value, schema,
+    ActionError, ActionSpec, Activity, Context, Execution, Host, Map, Property, Reason,
+    ResourceBytes, ResourceInfo, Schema, TaskTable, Value, schema,
 };
 
 use crate::actions::{ACTIONS, DOCUMENT};
@@ -240,6 +242,16 @@ impl Host for Notepad {
         }
         next
     }
+
+    fn activity(&mut self, activity: &Activity) {
+        eprintln!("jfgui-notepad: {}", last_agent_action(activity));
+    }
+}
+
+/// `last agent action: CLIENT: ACTION -> OUTCOME` (with the reason when not `ok`).
+pub fn last_agent_action(a: &Activity) -> String {
+    let reason = a.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
+    format!("last agent action: {}: {} -> {}{reason}", a.client, a.action, a.outcome)
 }
 
 #[cfg(test)]

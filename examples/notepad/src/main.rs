@@ -60,7 +60,8 @@ fn main() -> ExitCode {
     // Running headless is the user's explicit enable (SPEC S9).
     dispatcher.set_enabled(headless || args.agent_enable);
     let identity = Identity { display_name: args.name.clone(), pid: std::process::id() };
-    let endpoint = match Endpoint::new(dispatcher, identity) {
+    // Ask for the daemon's `activity` notices: the app reports each on stderr.
+    let endpoint = match Endpoint::new(dispatcher, identity).and_then(Endpoint::with_activity) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("jfgui-notepad: {e}");

@@ -6,12 +6,12 @@
 use std::time::{Duration, Instant};
 
 use jfgui_host_sdk::{
-    ActionError, ActionSpec, Context, Execution, Host, Map, Origin, Property, Reason,
-    ResourceBytes, ResourceInfo, Schema, TaskTable, Value, schema,
+    ActionError, ActionSpec, Context, Execution, Host, Map, Property, Reason, ResourceBytes,
+    ResourceInfo, Schema, TaskTable, Value, schema,
 };
 
 use crate::actions::{ACTIONS, CANVAS};
-use crate::activity::{Activity, ActivityFeed, Outcome};
+use crate::activity::{Activity, ActivityFeed};
 use crate::canvas::Canvas;
 use crate::codec;
 use crate::export::{EXPORT_MIME, EXPORT_URI, Exports};
@@ -123,8 +123,23 @@ impl Sketch {
         }
         Ok(None)
     }
+}
 
-    fn run(
+impl Host for Sketch {
+    fn actions(&self) -> &[ActionSpec] {
+        ACTIONS
+    }
+
+    fn revision(&self) -> u64 {
+        self.canvas.revision()
+    }
+
+    /// Sketch's actions need no capability bits, and it has no platform layer granting any.
+    fn capabilities(&self) -> u64 {
+        0
+    }
+
+    fn execute(
         &mut self,
         cx: &mut Context<'_>,
         action: &ActionSpec,
@@ -154,50 +169,6 @@ impl Sketch {
         }
     }
 
-    fn record(&mut self, action: &str, outcome: Outcome) {
-        self.activity.record(Activity {
-            action: action.to_string(),
-            client: None,
-            outcome,
-            at: Instant::now(),
-        });
-    }
-}
-
-impl Host for Sketch {
-    fn actions(&self) -> &[ActionSpec] {
-        ACTIONS
-    }
-
-    fn revision(&self) -> u64 {
-        self.canvas.revision()
-    }
-
-    /// Sketch's actions need no capability bits, and it has no platform layer granting any.
-    fn capabilities(&self) -> u64 {
-        0
-    }
-
-    fn execute(
-        &mut self,
-        cx: &mut Context<'_>,
-        action: &ActionSpec,
-        input: &Value,
-    ) -> Result<Execution, ActionError> {
-        let result = self.run(cx, action, input);
-        if let Origin::External { .. } = cx.origin() {
-            let outcome = match &result {
-                Ok(_) => Outcome::Ok,
-                Err(e) => Outcome::Failed(match &e.reason {
-                    Reason::HostError { code: Some(code) } => code.clone(),
-                    other => other.as_str().to_string(),
-                }),
-            };
-            self.record(action.name, outcome);
-        }
-        result
-    }
-
     fn inspect(&mut self, input: &Value) -> Result<Value, ActionError> {
         INSPECT_INPUT.validate(input).map_err(|v| {
             ActionError::new(
@@ -205,7 +176,6 @@ impl Host for Sketch {
                 format!("state/inspect takes {{\"sinceRevision\"?: integer}}: {}", v.message),
             )
         })?;
-        self.record("state/inspect", Outcome::Ok);
         let mut m = Map::new();
         if input.get("sinceRevision").and_then(Value::as_u64) == Some(self.canvas.revision()) {
             m.insert("unchanged", true);
@@ -218,6 +188,9 @@ impl Host for Sketch {
                 v.insert("frames", frames);
             }
             m.insert("view", view);
+        }
+        if let Some(last) = self.activity.value() {
+            m.insert("lastAgentAction", last);
         }
         Ok(Value::Object(m))
     }
@@ -237,6 +210,10 @@ impl Host for Sketch {
 
     fn rollback_transaction(&mut self) {
         self.canvas.rollback();
+    }
+
+    fn activity(&mut self, notice: &jfgui_host_sdk::Activity) {
+        self.activity.record(Activity::from_notice(notice, Instant::now()));
     }
 
     fn resources(&mut self) -> Vec<ResourceInfo> {

@@ -65,7 +65,8 @@ fn main() -> ExitCode {
     // Running headless is the user's explicit enable (like `jfgui-agent headless`).
     dispatcher.set_enabled(headless || args.agent_enable);
     let identity = Identity { display_name: args.name.clone(), pid: std::process::id() };
-    let endpoint = match Endpoint::new(dispatcher, identity) {
+    // The "last agent action" line comes from the daemon's `activity` notices.
+    let endpoint = match Endpoint::new(dispatcher, identity).and_then(Endpoint::with_activity) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("jfgui-sketch: {e}");

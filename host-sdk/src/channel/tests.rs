@@ -4,12 +4,12 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use jfgui_proto::channel::{
-    AppMessage, Bye, CHANNEL_VERSION, Call, CallResult, DaemonMessage, FrameError, Outcome,
-    Refused, TaskState,
+    Activity, AppMessage, Bye, CHANNEL_VERSION, Call, CallResult, DaemonMessage, FrameError,
+    Outcome, Refused, TaskState,
 };
 use jfgui_proto::{ActionSpec, ErrorClass, Reason};
 
-use super::{MAX_QUEUED_REQUESTS, ProtocolError, Status};
+use super::{MAX_QUEUED_ACTIVITIES, MAX_QUEUED_REQUESTS, ProtocolError, Status};
 use crate::Dispatcher;
 use crate::test_support::{EchoHost, Peer, Registers, endpoint, obj};
 
@@ -241,6 +241,57 @@ fn messages_out_of_order_are_fatal() {
     assert_eq!(err, ProtocolError::Unexpected("a request before welcome"));
     let (mut e, _, _) = registered(true);
     assert!(e.feed(&Peer::welcome(100)).is_err());
+}
+
+fn activity(n: u32) -> Vec<u8> {
+    Peer::frame(&DaemonMessage::Activity(Activity {
+        client: alloc::format!("agent[{n}] via endpoint"),
+        action: "bump".into(),
+        outcome: "ok".into(),
+        reason: None,
+    }))
+}
+
+#[test]
+fn activity_is_asked_for_in_hello_and_delivered_after_the_replies() {
+    let mut host = EchoHost::default();
+    let mut e = endpoint(&host, true).with_activity().unwrap();
+    let mut peer = Peer::new();
+    let msgs = peer.drain(&mut e);
+    assert_eq!(msgs.len(), 3, "one handshake, not two: {msgs:?}");
+    assert!(matches!(&msgs[0], AppMessage::Hello(h) if h.activity));
+    e.feed(&Peer::welcome(1024 * 1024)).unwrap();
+    e.feed(&Peer::execute(1, "bump", obj(&[]), Some(0))).unwrap();
+    e.feed(&activity(1)).unwrap();
+    e.pump(&mut host, 8);
+    assert_eq!(host.executed, 1);
+    assert_eq!(host.activities.len(), 1);
+    assert_eq!(host.activities[0].client, "agent[1] via endpoint");
+    // A flood keeps the newest and counts the rest; nothing is ever answered.
+    for n in 0..(MAX_QUEUED_ACTIVITIES as u32 + 5) {
+        e.feed(&activity(n)).unwrap();
+    }
+    assert!(peer.drain(&mut e).iter().all(|m| matches!(m, AppMessage::Reply(r) if r.id == 1)));
+    e.pump(&mut host, 8);
+    assert_eq!(e.activities_dropped(), 5);
+    assert_eq!(host.activities.len(), 1 + MAX_QUEUED_ACTIVITIES);
+    assert_eq!(
+        host.activities.last().unwrap().client,
+        alloc::format!("agent[{}] via endpoint", MAX_QUEUED_ACTIVITIES + 4)
+    );
+    assert!(peer.drain(&mut e).is_empty());
+}
+
+#[test]
+fn an_app_that_did_not_ask_keeps_the_old_hello_and_refuses_activity() {
+    let host = EchoHost::default();
+    let mut e = endpoint(&host, true);
+    let msgs = Peer::new().drain(&mut e);
+    assert!(matches!(&msgs[0], AppMessage::Hello(h) if !h.activity));
+    e.feed(&Peer::welcome(1024 * 1024)).unwrap();
+    let err = e.feed(&activity(1)).unwrap_err();
+    assert_eq!(err, ProtocolError::Unexpected("an activity notice not asked for"));
+    assert_eq!(e.status(), &Status::Failed);
 }
 
 #[test]

@@ -43,9 +43,12 @@ pub enum DaemonMessage {
     Request(Request),
     /// The daemon is leaving (shutdown).
     Bye(Bye),
+    /// A call the app served was recorded in the audit log; sent only to an app that asked
+    /// for it in `hello.activity` (an older app would reject the unknown message).
+    Activity(Activity),
 }
 
-/// `hello{channelVersion, displayName, pid, enabled}`.
+/// `hello{channelVersion, displayName, pid, enabled, activity?}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Hello {
@@ -57,6 +60,10 @@ pub struct Hello {
     pub pid: u32,
     /// Whether the dispatcher starts enabled.
     pub enabled: bool,
+    /// Whether the app wants an [`Activity`] notice after each recorded call it served.
+    /// Serialized only when true, so a hello that does not ask has the original shape.
+    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
+    pub activity: bool,
 }
 
 impl Hello {
@@ -65,7 +72,7 @@ impl Hello {
     ///
     /// ```
     /// # use jfgui_proto::channel::{CHANNEL_VERSION, Hello, Refused};
-    /// let hello = Hello { channel_version: CHANNEL_VERSION + 1, display_name: "Notepad".into(), pid: 1, enabled: false };
+    /// let hello = Hello { channel_version: CHANNEL_VERSION + 1, display_name: "Notepad".into(), pid: 1, enabled: false, activity: false };
     /// assert_eq!(hello.check_version().unwrap_err().reason, Refused::CHANNEL_VERSION);
     /// ```
     pub fn check_version(&self) -> Result<(), Refused> {
@@ -197,6 +204,23 @@ impl Bye {
     pub const SHUTDOWN: &'static str = "shutdown";
     /// The app is exiting.
     pub const EXIT: &'static str = "exit";
+}
+
+/// `activity{client, action, outcome, reason?}`: who did what through the app, and how it
+/// ended, as the audit log recorded it. A notice: the app never answers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Activity {
+    /// The client in a few words: its MCP `clientInfo` name and version, else its
+    /// executable's name and pid, then how it came (`via endpoint`, `via all-apps-mcp`, ...).
+    pub client: String,
+    /// The action; a batch's actions joined by `, `; `tasks/cancel` for a task cancel.
+    pub action: String,
+    /// `ok`, `refused`, `failed` or `unknown` (as in the audit record).
+    pub outcome: String,
+    /// The machine-readable reason when not `ok`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// `request{id, call}`.
@@ -525,6 +549,7 @@ mod tests {
                 display_name: "Notepad — ünïcode".into(),
                 pid: 4242,
                 enabled: true,
+                activity: true,
             }),
             AppMessage::Actions(ActionsPage {
                 actions: vec![
@@ -666,6 +691,18 @@ mod tests {
             ),
             request(8, Call::Render { input: obj(&[]) }),
             request(u64::MAX, Call::CancelTask { id: "export-1".into() }),
+            DaemonMessage::Activity(Activity {
+                client: "claude-code 1.2 via endpoint".into(),
+                action: "document.text.insert".into(),
+                outcome: "ok".into(),
+                reason: None,
+            }),
+            DaemonMessage::Activity(Activity {
+                client: "jfgui-agent[77] via endpoint".into(),
+                action: "document.text.insert, edit.undo".into(),
+                outcome: "refused".into(),
+                reason: Some("stale_revision".into()),
+            }),
         ]
     }
 
@@ -822,9 +859,37 @@ mod tests {
     }
 
     #[test]
+    fn hello_asks_for_activity_only_when_it_wants_it() {
+        let mut hello = Hello {
+            channel_version: super::super::CHANNEL_VERSION,
+            display_name: "N".into(),
+            pid: 1,
+            enabled: true,
+            activity: false,
+        };
+        let has_member = |h: &Hello| {
+            let frame = encode_frame(&AppMessage::Hello(h.clone()), &limits(), DEFAULT_MAX_FRAME);
+            frame.unwrap().windows(10).any(|w| w == b"\"activity\"")
+        };
+        // Not asking is the original shape, which a daemon without the field accepts.
+        assert!(!has_member(&hello));
+        hello.activity = true;
+        assert!(has_member(&hello));
+        let old = br#"{"hello":{"channelVersion":1,"displayName":"N","pid":1,"enabled":true}}"#;
+        let decoded: AppMessage = decode_message(old, &limits()).unwrap();
+        hello.activity = false;
+        assert_eq!(decoded, AppMessage::Hello(hello));
+    }
+
+    #[test]
     fn handshake_version_check() {
-        let hello =
-            |v| Hello { channel_version: v, display_name: "N".into(), pid: 1, enabled: false };
+        let hello = |v| Hello {
+            channel_version: v,
+            display_name: "N".into(),
+            pid: 1,
+            enabled: false,
+            activity: false,
+        };
         assert_eq!(hello(super::super::CHANNEL_VERSION).check_version(), Ok(()));
         let refused = hello(99).check_version().unwrap_err();
         assert_eq!(refused.reason, "channel_version");

@@ -30,7 +30,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use jfgui_proto::channel::{Call, CallResult, DaemonMessage, Request, encode_frame};
+use jfgui_proto::channel::{Activity, Call, CallResult, DaemonMessage, Request, encode_frame};
 use jfgui_proto::{ActionError, Reason};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio::time::Instant;
@@ -71,6 +71,8 @@ struct AppInner {
     search: SearchText,
     /// Whether calls may be sent; changed only through `Registry::set_enabled`.
     enabled: AtomicBool,
+    /// Whether the app asked for `activity` notices in its hello.
+    activity: bool,
     status: watch::Sender<LinkStatus>,
     calls: Mutex<Calls>,
     /// Tells the link to look at the deadlines again: a call arrived while none was watched.
@@ -109,9 +111,12 @@ struct Pending {
     deadline: Instant,
 }
 
-/// A request frame waiting for the writer.
+/// Slots of an app's outgoing queue beyond its calls' (`max_queued_per_app`), for notices.
+pub(super) const NOTICE_SLOTS: usize = 16;
+
+/// A frame waiting for the writer: a request (with its id), or a notice that has no reply.
 pub(super) struct Outgoing {
-    pub(super) id: u64,
+    pub(super) id: Option<u64>,
     pub(super) frame: Vec<u8>,
 }
 
@@ -152,6 +157,7 @@ impl AppHandle {
             search: SearchText::new(&registration.actions),
             catalog: Catalog::new(&registration.actions),
             enabled: AtomicBool::new(registration.enabled),
+            activity: registration.activity,
             status: watch::Sender::new(status),
             calls: Mutex::new(Calls {
                 next_id: 0,
@@ -184,6 +190,31 @@ impl AppHandle {
     /// The pid the app announced.
     pub fn pid(&self) -> u32 {
         self.0.pid
+    }
+    /// Whether the app asked for `activity` notices in its hello.
+    pub fn wants_activity(&self) -> bool {
+        self.0.activity
+    }
+
+    /// Queues `activity` for the app without waiting. False when it was not queued: the app
+    /// did not ask for notices, the link is closing, or the queue has no slot beyond those
+    /// the app's calls may still need (a notice never makes a call `busy`): at most
+    /// [`NOTICE_SLOTS`] notices wait at once.
+    pub fn notify(&self, activity: Activity) -> bool {
+        if !self.0.activity {
+            return false;
+        }
+        let config = &self.0.config;
+        let message = DaemonMessage::Activity(activity);
+        let Ok(frame) = encode_frame(&message, &config.frame_limits(), config.max_frame) else {
+            return false;
+        };
+        let calls = self.lock_calls();
+        let room_for_calls = config.max_queued_per_app.saturating_sub(calls.pending.len());
+        if calls.closed.is_some() || self.0.queue.capacity() <= room_for_calls {
+            return false;
+        }
+        self.0.queue.try_send(Outgoing { id: None, frame }).is_ok()
     }
     /// The registered actions, in registration order.
     pub fn actions(&self) -> &[CatalogAction] {
@@ -259,7 +290,7 @@ impl AppHandle {
             if calls.pending.len() >= config.max_queued_per_app {
                 return Err(busy_error());
             }
-            match self.0.queue.try_send(Outgoing { id, frame }) {
+            match self.0.queue.try_send(Outgoing { id: Some(id), frame }) {
                 Ok(()) => {}
                 Err(mpsc::error::TrySendError::Full(_)) => return Err(busy_error()),
                 Err(mpsc::error::TrySendError::Closed(_)) => {

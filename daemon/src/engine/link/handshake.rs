@@ -38,6 +38,8 @@ pub struct Registration {
     pub pid: u32,
     /// Whether its dispatcher starts enabled.
     pub enabled: bool,
+    /// Whether it asked for `activity` notices.
+    pub activity: bool,
     /// The registered actions, in order.
     pub actions: Vec<ActionInfo>,
 }
@@ -101,6 +103,7 @@ pub(super) async fn read<R: AsyncRead + Unpin>(
                     display_name_truncated,
                     pid: hello.pid,
                     enabled: hello.enabled,
+                    activity: hello.activity,
                     actions,
                 }));
             }

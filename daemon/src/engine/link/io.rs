@@ -293,7 +293,7 @@ async fn write_requests<W: AsyncWrite + Unpin>(
                 let mut batch = Vec::new();
                 let mut out = Some(first);
                 while let Some(o) = out.take() {
-                    if app.mark_sent(o.id) {
+                    if o.id.is_none_or(|id| app.mark_sent(id)) {
                         if batch.is_empty() {
                             batch = o.frame;
                         } else {

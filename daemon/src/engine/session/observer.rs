@@ -12,9 +12,19 @@
 //! a refusal (invalid params, `not_executed`, `not_found`) is `refused`, `outcome_unknown` is
 //! `unknown`, never `failed`.
 //!
+//! A client that stops sending (EOF, read error) may have gone away (killed) or only
+//! half-closed its side and still wait for its answers. Records of calls that finish after
+//! that wait until the connection knows whether their answers were written
+//! ([`Caller::settle`]): when not, the record says `unknown{client_disconnected}` with the
+//! app's own outcome in `appOutcome`: the agent never learned what the app did.
+//!
+//! After the record, an app that asked for it in `hello` gets an `activity` notice (who, what,
+//! outcome) queued without waiting; no room in its queue drops the notice and counts it
+//! (`daemon/status.activityDropped`), the call is never delayed or failed by it.
+//!
 //! [`methods::call`]: super::methods::call
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use jfgui_proto::{ActionKind, Map, Value};
@@ -33,6 +43,16 @@ pub struct Caller {
     client: Arc<Client>,
     app: Arc<AppRef>,
     protocol: Protocol,
+    /// The connection's client, shared by every call on it.
+    fate: Arc<Mutex<Fate>>,
+}
+
+/// Whether the client stopped sending, and the records of calls that finished since.
+#[derive(Debug, Default)]
+struct Fate {
+    stopped: bool,
+    /// At most the connection's in-flight calls.
+    parked: Vec<Record>,
 }
 
 impl Caller {
@@ -47,7 +67,27 @@ impl Caller {
                 pid: link.pid(),
             }),
             protocol: Protocol::Json1,
+            fate: Arc::default(),
         }
+    }
+
+    /// The client stopped sending (EOF or a read error): it may be gone, so the records of
+    /// calls finishing from now on wait for [`Caller::settle`].
+    pub fn client_stopped(&self) {
+        self.fate().stopped = true;
+    }
+
+    /// The connection is closed: `delivered` says whether every answer was written to the
+    /// client. The waiting records go to the log, as `unknown{client_disconnected}` if not.
+    pub fn settle(&self, delivered: bool) {
+        let parked = std::mem::take(&mut self.fate().parked);
+        for record in parked {
+            self.audit.submit(if delivered { record } else { record.undelivered() });
+        }
+    }
+
+    fn fate(&self) -> MutexGuard<'_, Fate> {
+        lock(&self.fate)
     }
 
     /// The same caller speaking `protocol`.
@@ -67,6 +107,8 @@ pub struct Observer {
     action: Action,
     input: Option<Value>,
     expected_revision: Option<u64>,
+    /// The app, when it asked for `activity` notices.
+    notify: Option<AppHandle>,
 }
 
 impl Observer {
@@ -122,6 +164,7 @@ impl Observer {
             action,
             input,
             expected_revision,
+            notify: app.link().wants_activity().then(|| app.link().clone()),
         })
     }
 
@@ -142,21 +185,38 @@ impl Observer {
                 (current, outcome_of(e.class().as_str(), e.reason.as_str().to_owned()))
             }
         };
+        let Caller { audit, client, app, protocol, fate } = self.caller;
         let record = Record {
             time_ms: self.time_ms,
-            client: self.caller.client,
-            protocol: self.caller.protocol,
-            app: self.caller.app,
+            client,
+            protocol,
+            app,
             method: self.method.name(),
             action: self.action,
             input: self.input,
             expected_revision: self.expected_revision,
             revision,
             outcome,
+            app_outcome: None,
             duration_us,
         };
-        self.caller.audit.submit(record);
+        if let Some(link) = &self.notify
+            && !link.notify(record.activity())
+        {
+            audit.activity_dropped_one();
+        }
+        let mut fate = lock(&fate);
+        if fate.stopped {
+            fate.parked.push(record);
+        } else {
+            drop(fate);
+            audit.submit(record);
+        }
     }
+}
+
+fn lock(fate: &Mutex<Fate>) -> MutexGuard<'_, Fate> {
+    fate.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A batch result's outcome: its first failed call's (an atomic batch reports the one that

@@ -117,6 +117,7 @@ impl FakeApp {
             display_name: name.into(),
             pid: 4242,
             enabled,
+            activity: false,
         }))
         .await;
         let count = actions.len() as u32;

@@ -8,7 +8,6 @@ use jfgui_host_sdk::{Dispatcher, Host, Reason, TaskState, Value};
 use jfgui_proto::channel::{BatchCall, Call, CallResult, ExecuteCall, ReadResource};
 
 use super::{Layout, PixelRect, RENDER_URI, Sketch};
-use crate::activity::Outcome;
 use crate::export::EXPORT_URI;
 
 fn json(text: &str) -> Value {
@@ -48,13 +47,32 @@ fn agent_edits_move_the_revision_and_show_in_the_feed() {
     let (out, _) = output(d.execute(&mut app, 3, &call("canvas.get", "{}", None)).unwrap());
     let shapes = out.get("shapes").and_then(Value::as_array).unwrap();
     assert_eq!(shapes[0].get("fill").and_then(Value::as_str), Some("#ff0000"));
-    let last = app.activity().last().unwrap();
-    assert_eq!((last.action.as_str(), &last.outcome), ("canvas.get", &Outcome::Ok));
-
     let e = d.execute(&mut app, 4, &call("shape.delete", r#"{"id":9}"#, Some(2))).unwrap_err();
     assert_eq!(e.reason, Reason::HostError { code: Some("no_such_shape".into()) });
-    assert_eq!(app.activity().last().unwrap().outcome, Outcome::Failed("no_such_shape".into()));
-    assert_eq!(app.activity().count(), 3, "the stale call never reached the app");
+    assert!(app.activity().last().is_none(), "the feed is the daemon's notices only");
+}
+
+#[test]
+fn the_daemons_activity_notices_feed_the_window_and_inspect() {
+    let (_, mut app) = setup(Duration::ZERO);
+    Host::activity(
+        &mut app,
+        &jfgui_host_sdk::Activity {
+            client: "claude-code 1.2 via endpoint".into(),
+            action: "shape.delete".into(),
+            outcome: "failed".into(),
+            reason: Some("no_such_shape".into()),
+        },
+    );
+    let last = app.activity().last().unwrap();
+    assert_eq!(
+        (last.client.as_str(), last.outcome.as_str()),
+        ("claude-code 1.2 via endpoint", "failed")
+    );
+    let seen = app.inspect(&json("{}")).unwrap();
+    let seen = seen.get("lastAgentAction").unwrap();
+    assert_eq!(seen.get("action").and_then(Value::as_str), Some("shape.delete"));
+    assert_eq!(seen.get("count").and_then(Value::as_u64), Some(1));
 }
 
 #[test]
