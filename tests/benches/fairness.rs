@@ -18,7 +18,10 @@
 //!     4092 extra actions of 800-byte descriptions (4096 in all, the cap);
 //!   - `apps`: `apps/list` on the control socket with five apps whose display names are
 //!     256 KiB long;
-//!   - `describe`: `actions/describe` of an action whose input schema is about 800 KB.
+//!   - `describe`: `actions/describe` of an action whose input schema is about 800 KB;
+//!   - `mcp describe`: the same through MCP (`tools/call` of `jfgui_actions_describe`, 2026-07-28
+//!     envelope on every request), whose result also carries the text twin of the 800 KB
+//!     object (about 1 MB escaped).
 //! - **memory**: daemon RSS (`VmRSS`) at the baseline (apps registered, victim warmed up),
 //!   after every attack round, and after a round of 200 connections each holding a 1 MiB
 //!   partial line; `VmHWM` over the run.
@@ -32,11 +35,15 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use jfgui_tests::serde_json::json;
+use jfgui_tests::serde_json::{self, json};
 use jfgui_tests::{Daemon, TempDir, TestApp, json1, notepad, status_kib, wait_until};
 
 const VICTIM: &str =
     r#"{"jsonrpc":"2.0","id":1,"method":"actions/execute","params":{"action":"document.get"}}"#;
+
+/// MCP `tools/call` of `jfgui_actions_describe` for the 800 KB schema, with the 2026-07-28
+/// envelope (no handshake needed).
+const MCP_DESCRIBE: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"fairness-bench","version":"1"}},"name":"jfgui_actions_describe","arguments":{"action":"huge.describe"}}}"#;
 
 fn seconds() -> Duration {
     let s = std::env::var("JFGUI_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
@@ -118,6 +125,16 @@ fn victim(endpoint: &Path) -> (Histogram<u64>, u64) {
     (hist, calls)
 }
 
+/// One MCP request on a fresh connection to `endpoint`, its answer parsed.
+fn mcp_call(endpoint: &Path, line: &str) -> serde_json::Value {
+    let mut w = UnixStream::connect(endpoint).unwrap();
+    w.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    w.write_all(format!("{line}\n").as_bytes()).unwrap();
+    let mut answer = String::new();
+    BufReader::new(w).read_line(&mut answer).unwrap();
+    serde_json::from_str(&answer).expect("a JSON answer")
+}
+
 /// The endpoint socket of `slug`, once bound (not through `apps/list`, which the long names
 /// break before the fix).
 fn socket(d: &Daemon, slug: &str) -> PathBuf {
@@ -179,8 +196,13 @@ fn main() {
     assert_eq!(listed["actions"].as_array().map(Vec::len), Some(0), "{listed}");
     let described = json1(&huge_ep, "actions/describe", json!({"action": "huge.describe"}));
     assert!(described["action"]["inputSchema"].is_object());
+    let mcp_described = mcp_call(&huge_ep, MCP_DESCRIBE);
+    let text = mcp_described["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    let twin: serde_json::Value = serde_json::from_str(text).expect("the text twin is JSON");
+    assert_eq!(twin, mcp_described["result"]["structuredContent"], "{mcp_described:.200}");
+    assert_eq!(twin["action"], described["action"]);
 
-    let kinds: [(&str, PathBuf, String); 3] = [
+    let kinds: [(&str, PathBuf, String); 4] = [
         (
             "list",
             bulk_ep.clone(),
@@ -193,6 +215,7 @@ fn main() {
             r#"{"jsonrpc":"2.0","id":7,"method":"actions/describe","params":{"action":"huge.describe"}}"#
                 .into(),
         ),
+        ("mcp describe", huge_ep.clone(), MCP_DESCRIBE.into()),
     ];
 
     victim(&endpoint); // warm-up round
