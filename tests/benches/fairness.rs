@@ -20,9 +20,9 @@
 //!     256 KiB long;
 //!   - `describe`: `actions/describe` of an action whose input schema is about 800 KB;
 //!   - `mcp describe`: `tools/call` of `jfgui_actions_describe` (2026-07-28 envelope on every
-//!     request) of an action whose input schema is about 400 KB: the result carries the object
-//!     and its text twin (about 440 KB escaped), so it still fits one 1 MiB message (an 800 KB
-//!     schema's would not: that call is answered `response_too_large`).
+//!     request) of an action whose input schema is about 200 KB: the result carries the object
+//!     and its text twin, one JSON string, which the 256 KiB string bound must admit (an 800 KB
+//!     schema's describe is answered `response_too_large` through MCP).
 //! - **memory**: daemon RSS (`VmRSS`) at the baseline (apps registered, victim warmed up),
 //!   after every attack round, and after a round of 200 connections each holding a 1 MiB
 //!   partial line; `VmHWM` over the run.
@@ -42,7 +42,7 @@ use jfgui_tests::{Daemon, TempDir, TestApp, json1, notepad, status_kib, wait_unt
 const VICTIM: &str =
     r#"{"jsonrpc":"2.0","id":1,"method":"actions/execute","params":{"action":"document.get"}}"#;
 
-/// MCP `tools/call` of `jfgui_actions_describe` for the large schema (of the 400 KB app), with
+/// MCP `tools/call` of `jfgui_actions_describe` for the large schema (of the 200 KB app), with
 /// the 2026-07-28 envelope (no handshake needed).
 const MCP_DESCRIBE: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"fairness-bench","version":"1"}},"name":"jfgui_actions_describe","arguments":{"action":"huge.describe"}}}"#;
 
@@ -183,7 +183,7 @@ fn main() {
         &["--bulk-actions", "4092", "--description-bytes", "800"],
     );
     let huge = TestApp::start(&d.rt, &dir, "Huge", &["--huge-schema", "800000"]);
-    let half = TestApp::start(&d.rt, &dir, "Half", &["--huge-schema", "400000"]);
+    let half = TestApp::start(&d.rt, &dir, "Half", &["--huge-schema", "200000"]);
     let long: Vec<TestApp> = (0..5)
         .map(|i| TestApp::start(&d.rt, &dir, &format!("Long{i}"), &["--name-bytes", "262144"]))
         .collect();
