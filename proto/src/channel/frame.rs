@@ -145,9 +145,18 @@ pub fn encode_frame<T: serde::Serialize>(
     max_frame: usize,
 ) -> Result<Vec<u8>, FrameError> {
     let value = crate::to_value(message).map_err(FrameError::Message)?;
+    encode_value_frame(&value, limits, max_frame)
+}
+
+/// [`encode_frame`] of a message already mapped to its value.
+pub(super) fn encode_value_frame(
+    value: &crate::Value,
+    limits: &Limits,
+    max_frame: usize,
+) -> Result<Vec<u8>, FrameError> {
     let mut frame = Vec::with_capacity(256);
     frame.extend_from_slice(&[0; HEADER_LEN]);
-    crate::encode_into(&value, limits, &mut frame).map_err(FrameError::Json)?;
+    crate::encode_into(value, limits, &mut frame).map_err(FrameError::Json)?;
     let len = frame.len() - HEADER_LEN;
     match u32::try_from(len) {
         Ok(announced) if len <= max_frame => {

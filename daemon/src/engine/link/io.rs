@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use jfgui_proto::channel::{
     AppMessage, Bye, DaemonMessage, FrameDecoder, FrameError, Outcome, TaskSnapshot,
-    decode_message, encode_frame,
+    decode_app_message, encode_frame,
 };
 use jfgui_proto::{Limits, Reason};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -125,7 +125,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 self.last_len = body.len();
                 let decoder = &self.decoder;
                 self.partial.message_taken(decoder.buffered_len(), decoder.has_partial());
-                return decode_message(&body, &self.limits).map_err(LinkEnd::Frame);
+                return decode_app_message(&body, &self.limits).map_err(LinkEnd::Frame);
             }
             self.chunk.clear();
             // `read_buf` fills the spare capacity without zeroing it first.
