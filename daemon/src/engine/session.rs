@@ -224,7 +224,7 @@ impl ClientSession {
                 }
             }
         };
-        match json1::prepare(line, &link.config().json, link.slug(), &mut self.warnings) {
+        match prepared {
             json1::Prepared::Respond(bytes) => self.output.send(bytes).await,
             json1::Prepared::Silent => {}
             json1::Prepared::Call(call) if call.method.is_local() => {
