@@ -579,7 +579,11 @@ impl<'a> Parser<'a> {
                 stack.pop();
             }
         }
-        out.shrink_to_fit();
+        // The buffer was sized for the rest of the input; give the room back only when most
+        // of it is unused (a `realloc` per fragment otherwise).
+        if out.capacity() / 2 > out.len() {
+            out.shrink_to_fit();
+        }
         Ok(RawJson::from_encoded(shape, out))
     }
 

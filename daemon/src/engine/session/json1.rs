@@ -283,9 +283,19 @@ fn success_line(id: &Value, result: Map, limits: &Limits, action: &str) -> (Vec<
     let mut response = Map::with_capacity(3);
     response.insert("jsonrpc", "2.0");
     response.insert("id", id.clone());
+    // Room for the fragments spliced into the result (an action's output) up front, so a
+    // large answer is written without growing the buffer step by step.
+    let spliced: usize = full
+        .iter()
+        .map(|(_, v)| match v {
+            Value::Raw(raw) => raw.as_bytes().len(),
+            _ => 0,
+        })
+        .sum();
     response.insert("result", full);
-    match jfgui_proto::encode(&Value::Object(response), limits) {
-        Ok(line) => (line, "ok"),
+    let mut line = Vec::with_capacity(128 + spliced);
+    match jfgui_proto::encode_into(&Value::Object(response), limits, &mut line) {
+        Ok(()) => (line, "ok"),
         Err(e) => {
             tracing::warn!(action, "result over the message bounds: {e}");
             let error = ActionError::new(
