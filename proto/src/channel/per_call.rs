@@ -56,20 +56,22 @@ pub fn decode_app_message(body: &[u8], limits: &Limits) -> Result<AppMessage, Fr
 /// `{"reply":{"id":I,"outcome":{"ok":{"executed":{"output":O,"revision":R}}}}}` with nothing
 /// else in it, as the message serde would make of it; any other value back unchanged.
 fn executed_reply(value: Value) -> Result<AppMessage, Value> {
-    let matches = (|| {
-        let reply = only(&value, "reply")?.as_object()?;
-        let executed = only(only(reply.get("outcome")?, "ok")?, "executed")?.as_object()?;
-        let id = reply.get("id")?.as_u64()?;
-        let revision = executed.get("revision")?.as_u64()?;
-        (reply.len() == 2 && executed.len() == 2 && executed.contains_key("output"))
-            .then_some((id, revision))
-    })();
-    let Some((id, revision)) = matches else { return Err(value) };
+    let Some((id, revision)) = executed_ids(&value) else { return Err(value) };
     let output = take(value, OUTPUT_PATH);
     Ok(AppMessage::Reply(Reply {
         id,
         outcome: Outcome::Ok(CallResult::Executed { output, revision }),
     }))
+}
+
+/// The id and revision of an executed reply of exactly that shape (see [`executed_reply`]).
+fn executed_ids(value: &Value) -> Option<(u64, u64)> {
+    let reply = only(value, "reply")?.as_object()?;
+    let executed = only(only(reply.get("outcome")?, "ok")?, "executed")?.as_object()?;
+    let id = reply.get("id")?.as_u64()?;
+    let revision = executed.get("revision")?.as_u64()?;
+    (reply.len() == 2 && executed.len() == 2 && executed.contains_key("output"))
+        .then_some((id, revision))
 }
 
 /// The value of the single member `name` of an object that has no other.

@@ -146,7 +146,7 @@ impl Decoded for Measure {
     }
 }
 
-impl<'a> Parser<'a> {
+impl Parser<'_> {
     fn run(mut self) -> Result<Value, JsonError> {
         let mut stack: Vec<Frame> = Vec::new();
         let value = 'value: loop {
