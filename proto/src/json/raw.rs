@@ -17,6 +17,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use super::encode::encode_shaped;
+use super::parse::parse_raw;
 use super::{JsonError, JsonErrorKind, Limits, Value, encode_into, parse};
 
 /// What the bounds of [`Limits`] need to know about an encoded value.
@@ -69,11 +70,19 @@ impl RawJson {
     pub fn encode(value: &Value, limits: &Limits) -> Result<RawJson, JsonError> {
         let mut bytes = Vec::new();
         let shape = encode_shaped(value, limits, &mut bytes)?;
-        Ok(RawJson::from_parts(shape, bytes))
+        bytes.shrink_to_fit();
+        Ok(RawJson::from_encoded(shape, bytes))
     }
 
-    fn from_parts(shape: Shape, mut bytes: Vec<u8>) -> RawJson {
-        bytes.shrink_to_fit();
+    /// Parses `input` strictly as one value within `limits` (as [`parse`] does) and keeps it
+    /// as a fragment, without building its tree: bytes already in the encoder's form are
+    /// copied, anything else is written in it.
+    pub fn parse(input: &[u8], limits: &Limits) -> Result<RawJson, JsonError> {
+        parse_raw(input, limits)
+    }
+
+    /// A fragment from bytes the caller wrote in the encoder's exact form, with their shape.
+    pub(super) fn from_encoded(shape: Shape, bytes: Vec<u8>) -> RawJson {
         RawJson(Arc::new(Inner {
             shape,
             bytes,
@@ -95,7 +104,7 @@ impl RawJson {
         text.value(value, 0, limits)?;
         text.out.push(b'"');
         let shape = Shape { depth: 0, values: 1, members: 0, string_bytes: text.plain_len };
-        Ok(RawJson::from_parts(shape, text.out))
+        Ok(RawJson::from_encoded(shape, text.out))
     }
 
     /// Appends this fragment's escaped form (the contents of its text form).
