@@ -15,6 +15,7 @@
 
 mod all_apps;
 mod inflight;
+mod stdio;
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -70,7 +71,7 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let client = (tokio::io::stdin(), tokio::io::stdout());
+    let client = (stdio::input(), stdio::output());
     pump(client, (conn_read, conn_write), protocol, peer, drain).await
 }
 
@@ -231,6 +232,11 @@ where
 /// The task that writes lines (newline included) to the client's output, and its queue. The
 /// queue is small: a client that stops reading stdout backpressures the daemon, never our heap.
 /// The task ends with an error when the output is closed.
+///
+/// Lines are not flushed one by one: a pipe (`stdio.rs`) has no buffer, and tokio's stdout
+/// hands each write whole to a blocking thread that writes it into std's stdout, which is
+/// line-buffered and so writes every complete line out at once; a flush per line only cost a
+/// second trip through that thread. The output is flushed when the queue closes.
 fn spawn_output<O>(output: O) -> (mpsc::Sender<Vec<u8>>, JoinHandle<std::io::Result<()>>)
 where
     O: AsyncWrite + Unpin + Send + 'static,
@@ -240,9 +246,6 @@ where
         let mut stdout = output;
         while let Some(line) = out_rx.recv().await {
             stdout.write_all(&line).await?;
-            if out_rx.is_empty() {
-                stdout.flush().await?;
-            }
         }
         stdout.flush().await
     });

@@ -18,7 +18,11 @@
 //!     4092 extra actions of 800-byte descriptions (4096 in all, the cap);
 //!   - `apps`: `apps/list` on the control socket with five apps whose display names are
 //!     256 KiB long;
-//!   - `describe`: `actions/describe` of an action whose input schema is about 800 KB.
+//!   - `describe`: `actions/describe` of an action whose input schema is about 800 KB;
+//!   - `mcp describe`: `tools/call` of `jfgui_actions_describe` (2026-07-28 envelope on every
+//!     request) of an action whose input schema is about 200 KB: the result carries the object
+//!     and its text twin, one JSON string, which the 256 KiB string bound must admit (an 800 KB
+//!     schema's describe is answered `response_too_large` through MCP).
 //! - **memory**: daemon RSS (`VmRSS`) at the baseline (apps registered, victim warmed up),
 //!   after every attack round, and after a round of 200 connections each holding a 1 MiB
 //!   partial line; `VmHWM` over the run.
@@ -32,11 +36,15 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use jfgui_tests::serde_json::json;
+use jfgui_tests::serde_json::{self, json};
 use jfgui_tests::{Daemon, TempDir, TestApp, json1, notepad, status_kib, wait_until};
 
 const VICTIM: &str =
     r#"{"jsonrpc":"2.0","id":1,"method":"actions/execute","params":{"action":"document.get"}}"#;
+
+/// MCP `tools/call` of `jfgui_actions_describe` for the large schema (of the 200 KB app), with
+/// the 2026-07-28 envelope (no handshake needed).
+const MCP_DESCRIBE: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"fairness-bench","version":"1"}},"name":"jfgui_actions_describe","arguments":{"action":"huge.describe"}}}"#;
 
 fn seconds() -> Duration {
     let s = std::env::var("JFGUI_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
@@ -118,6 +126,16 @@ fn victim(endpoint: &Path) -> (Histogram<u64>, u64) {
     (hist, calls)
 }
 
+/// One MCP request on a fresh connection to `endpoint`, its answer parsed.
+fn mcp_call(endpoint: &Path, line: &str) -> serde_json::Value {
+    let mut w = UnixStream::connect(endpoint).unwrap();
+    w.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    w.write_all(format!("{line}\n").as_bytes()).unwrap();
+    let mut answer = String::new();
+    BufReader::new(w).read_line(&mut answer).unwrap();
+    serde_json::from_str(&answer).expect("a JSON answer")
+}
+
 /// The endpoint socket of `slug`, once bound (not through `apps/list`, which the long names
 /// break before the fix).
 fn socket(d: &Daemon, slug: &str) -> PathBuf {
@@ -165,22 +183,30 @@ fn main() {
         &["--bulk-actions", "4092", "--description-bytes", "800"],
     );
     let huge = TestApp::start(&d.rt, &dir, "Huge", &["--huge-schema", "800000"]);
+    let half = TestApp::start(&d.rt, &dir, "Half", &["--huge-schema", "200000"]);
     let long: Vec<TestApp> = (0..5)
         .map(|i| TestApp::start(&d.rt, &dir, &format!("Long{i}"), &["--name-bytes", "262144"]))
         .collect();
     // By count: before paging, `apps/list` with these names does not fit a response.
-    assert!(wait_until(Duration::from_secs(30), || d.status()["apps"].as_u64() == Some(8)));
+    assert!(wait_until(Duration::from_secs(30), || d.status()["apps"].as_u64() == Some(9)));
     let endpoint = socket(&d, "notepad");
     let bulk_ep = socket(&d, "bulk");
     let huge_ep = socket(&d, "huge");
+    let half_ep = socket(&d, "half");
     let control = d.control();
     // Each attack is legal and answered.
     let listed = json1(&bulk_ep, "actions/list", json!({"query": "zzz"}));
     assert_eq!(listed["actions"].as_array().map(Vec::len), Some(0), "{listed}");
     let described = json1(&huge_ep, "actions/describe", json!({"action": "huge.describe"}));
     assert!(described["action"]["inputSchema"].is_object());
+    let mcp_described = mcp_call(&half_ep, MCP_DESCRIBE);
+    assert_eq!(mcp_described["result"]["isError"], false, "{mcp_described:.300}");
+    let text = mcp_described["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    let twin: serde_json::Value = serde_json::from_str(text).expect("the text twin is JSON");
+    assert_eq!(twin, mcp_described["result"]["structuredContent"], "{mcp_described:.200}");
+    assert!(twin["action"]["inputSchema"].is_object(), "{mcp_described:.200}");
 
-    let kinds: [(&str, PathBuf, String); 3] = [
+    let kinds: [(&str, PathBuf, String); 4] = [
         (
             "list",
             bulk_ep.clone(),
@@ -193,6 +219,7 @@ fn main() {
             r#"{"jsonrpc":"2.0","id":7,"method":"actions/describe","params":{"action":"huge.describe"}}"#
                 .into(),
         ),
+        ("mcp describe", half_ep.clone(), MCP_DESCRIBE.into()),
     ];
 
     victim(&endpoint); // warm-up round
@@ -239,11 +266,11 @@ fn main() {
     thread::sleep(Duration::from_millis(1500));
     rss_after.push(("200 × 1 MiB partial lines, closed".into(), status_kib(pid, "VmRSS").unwrap()));
     let hwm = status_kib(pid, "VmHWM").unwrap();
-    drop((bulk, huge, long));
+    drop((bulk, huge, half, long));
 
     println!("\n| daemon memory | RSS | vs baseline |");
     println!("|---|---|---|");
-    println!("| baseline (8 apps, victim warmed up) | {} | 1.00× |", mib(baseline_rss));
+    println!("| baseline (9 apps, victim warmed up) | {} | 1.00× |", mib(baseline_rss));
     for (what, kib) in &rss_after {
         println!("| after {what} | {} | {:.2}× |", mib(*kib), *kib as f64 / baseline_rss as f64);
     }

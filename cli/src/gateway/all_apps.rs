@@ -60,7 +60,7 @@ where
     C: FnMut() -> F,
     F: Future<Output = io::Result<(Reader, Writer)>>,
 {
-    pump((tokio::io::stdin(), tokio::io::stdout()), connect, drain).await
+    pump((super::stdio::input(), super::stdio::output()), connect, drain).await
 }
 
 /// [`run`] over any client side, so tests can drive it in memory.

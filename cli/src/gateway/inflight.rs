@@ -72,8 +72,10 @@ impl InFlight {
     /// daemon has not yet seen select MCP answers an unreadable id JSON-1 style, with
     /// `"id": null`, which both MCP schemas reject (SPEC S6). Every other line passes through
     /// byte for byte.
+    ///
+    /// The line is parsed once, here; the rewrite re-encodes the parsed message.
     pub fn received(&mut self, line: Vec<u8>) -> Option<Vec<u8>> {
-        let message = jfgui_proto::parse(&line, &Limits::DEFAULT).ok()?;
+        let mut message = jfgui_proto::parse(&line, &Limits::DEFAULT).ok()?;
         let answered = message.get("result").is_some() || message.get("error").is_some();
         if answered {
             match message.get("id").and_then(|id| self.key(id)) {
@@ -84,9 +86,12 @@ impl InFlight {
             }
         }
         if self.protocol == Protocol::Mcp
-            && let Some(reshaped) = jfgui_daemon::mcp_error_line(&line, &Limits::DEFAULT)
+            && let Value::Object(response) = &mut message
+            && response.contains_key("error")
+            && response.get("id").is_some_and(|id| !jfgui_daemon::is_mcp_request_id(id))
         {
-            return Some(reshaped);
+            response.remove("id");
+            return jfgui_proto::encode(&message, &Limits::DEFAULT).ok();
         }
         Some(line)
     }

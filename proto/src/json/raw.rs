@@ -6,6 +6,11 @@
 //! shape (nesting depth, value count, widest container, longest string), so the encoder that
 //! splices it enforces every bound of [`Limits`] on the whole document exactly as if the
 //! value's tree were encoded in its place, at the cost of a few comparisons and one copy.
+//!
+//! A document's *text form* ([`RawJson::text_of`]) is its encoding as a JSON string (MCP's
+//! text twin of structured content). With `std`, a fragment keeps its own escaped form after
+//! the first time it is needed, so the text form of a document holding a large fragment costs
+//! one copy of that form, not escaping the fragment again on every use.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -13,7 +18,7 @@ use core::fmt;
 
 use super::encode::encode_shaped;
 use super::parse::parse_raw;
-use super::{JsonError, Limits, Value, parse};
+use super::{JsonError, JsonErrorKind, Limits, Value, encode_into, parse};
 
 /// What the bounds of [`Limits`] need to know about an encoded value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -41,11 +46,23 @@ impl Shape {
 #[derive(Clone, PartialEq, Eq)]
 pub struct RawJson(Arc<Inner>);
 
-#[derive(PartialEq, Eq)]
 struct Inner {
     shape: Shape,
     bytes: Vec<u8>,
+    /// `bytes` escaped as the contents of a JSON string, made on first use by
+    /// [`RawJson::text_of`]; at most twice `bytes` (see `escape_into`).
+    #[cfg(feature = "std")]
+    escaped: std::sync::OnceLock<Vec<u8>>,
 }
+
+/// Fragments are equal when their values are (the escaped form is only a cache).
+impl PartialEq for Inner {
+    fn eq(&self, other: &Inner) -> bool {
+        self.shape == other.shape && self.bytes == other.bytes
+    }
+}
+
+impl Eq for Inner {}
 
 impl RawJson {
     /// Encodes `value` once (see [`encode`](super::encode)); fails like it if the fragment on
@@ -66,7 +83,41 @@ impl RawJson {
 
     /// A fragment from bytes the caller wrote in the encoder's exact form, with their shape.
     pub(super) fn from_encoded(shape: Shape, bytes: Vec<u8>) -> RawJson {
-        RawJson(Arc::new(Inner { shape, bytes }))
+        RawJson(Arc::new(Inner {
+            shape,
+            bytes,
+            #[cfg(feature = "std")]
+            escaped: std::sync::OnceLock::new(),
+        }))
+    }
+
+    /// The text form of `value`: its encoding (see [`encode`](super::encode)) as a JSON string,
+    /// `"…"`, as a fragment. The bytes equal encoding `value`, taking that as a string and
+    /// encoding it again; fragments inside `value` are not escaped again but copied in their
+    /// kept escaped form (see the module docs).
+    ///
+    /// Only the nesting is checked here (`limits.max_depth`, which bounds the walk); the other
+    /// bounds hold or fail where the text is placed, exactly as they would for the string: its
+    /// length is the whole encoding's.
+    pub fn text_of(value: &Value, limits: &Limits) -> Result<RawJson, JsonError> {
+        let mut text = TextForm { out: Vec::from(*b"\""), plain_len: 0, scratch: Vec::new() };
+        text.value(value, 0, limits)?;
+        text.out.push(b'"');
+        let shape = Shape { depth: 0, values: 1, members: 0, string_bytes: text.plain_len };
+        Ok(RawJson::from_encoded(shape, text.out))
+    }
+
+    /// Appends this fragment's escaped form (the contents of its text form).
+    fn push_escaped(&self, out: &mut Vec<u8>) {
+        #[cfg(feature = "std")]
+        out.extend_from_slice(self.0.escaped.get_or_init(|| {
+            let mut escaped = Vec::new();
+            escape_into(self.as_bytes(), &mut escaped);
+            escaped.shrink_to_fit();
+            escaped
+        }));
+        #[cfg(not(feature = "std"))]
+        escape_into(self.as_bytes(), out);
     }
 
     /// The encoded bytes: compact strict JSON, no line break.
@@ -104,6 +155,99 @@ impl RawJson {
             _ => "number",
         }
     }
+}
+
+/// Builds a text form: the escaped encoding, walked in the encoder's order.
+struct TextForm {
+    out: Vec<u8>,
+    /// Length of the encoding (the string's decoded length).
+    plain_len: usize,
+    /// One scalar's or key's encoding.
+    scratch: Vec<u8>,
+}
+
+impl TextForm {
+    fn value(&mut self, value: &Value, open: usize, limits: &Limits) -> Result<(), JsonError> {
+        match value {
+            Value::Raw(raw) => {
+                if open + raw.shape().depth > limits.max_depth {
+                    return Err(JsonError::new(JsonErrorKind::TooDeep, self.plain_len));
+                }
+                raw.push_escaped(&mut self.out);
+                self.plain_len += raw.as_bytes().len();
+            }
+            Value::Array(items) => {
+                self.open(open, limits)?;
+                self.punct(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.punct(b',');
+                    }
+                    self.value(item, open + 1, limits)?;
+                }
+                self.punct(b']');
+            }
+            Value::Object(map) => {
+                self.open(open, limits)?;
+                self.punct(b'{');
+                for (i, (key, item)) in map.entries().iter().enumerate() {
+                    if i > 0 {
+                        self.punct(b',');
+                    }
+                    self.scalar(&Value::String(key.clone()))?;
+                    self.punct(b':');
+                    self.value(item, open + 1, limits)?;
+                }
+                self.punct(b'}');
+            }
+            scalar => self.scalar(scalar)?,
+        }
+        Ok(())
+    }
+
+    fn open(&self, open: usize, limits: &Limits) -> Result<(), JsonError> {
+        if open >= limits.max_depth {
+            return Err(JsonError::new(JsonErrorKind::TooDeep, self.plain_len));
+        }
+        Ok(())
+    }
+
+    /// Brackets, commas and colons need no escaping.
+    fn punct(&mut self, b: u8) {
+        self.out.push(b);
+        self.plain_len += 1;
+    }
+
+    fn scalar(&mut self, scalar: &Value) -> Result<(), JsonError> {
+        self.scratch.clear();
+        encode_into(scalar, &UNBOUNDED, &mut self.scratch)?;
+        self.plain_len += self.scratch.len();
+        escape_into(&self.scratch, &mut self.out);
+        Ok(())
+    }
+}
+
+/// No bounds: a scalar of a value in memory; the bounds are checked where the text is placed.
+const UNBOUNDED: Limits = Limits {
+    max_bytes: usize::MAX,
+    max_depth: usize::MAX,
+    max_values: usize::MAX,
+    max_members: usize::MAX,
+    max_string_bytes: usize::MAX,
+};
+
+/// Appends `encoded`, our encoder's output, escaped as the contents of a JSON string. That
+/// output holds no control character and no literal line separator (the encoder escapes them),
+/// so of the encoder's string rule only `"` and `\` apply.
+fn escape_into(encoded: &[u8], out: &mut Vec<u8>) {
+    out.reserve(encoded.len());
+    let mut rest = encoded;
+    while let Some(i) = rest.iter().position(|&b| b == b'"' || b == b'\\') {
+        out.extend_from_slice(&rest[..i]);
+        out.extend_from_slice(&[b'\\', rest[i]]);
+        rest = &rest[i + 1..];
+    }
+    out.extend_from_slice(rest);
 }
 
 impl fmt::Debug for RawJson {
@@ -204,6 +348,49 @@ mod tests {
         let outer = RawJson::encode(&vec![Value::Raw(inner)].into(), &Limits::DEFAULT).unwrap();
         let direct = RawJson::encode(&vec![sample()].into(), &Limits::DEFAULT).unwrap();
         assert_eq!(outer, direct);
+    }
+
+    /// The text form is the encoding, encoded again as a string, with or without fragments
+    /// inside (and the second time from the fragment's kept escaped form).
+    #[test]
+    fn the_text_form_is_the_encoding_as_a_string() {
+        let twice = |v: &Value| {
+            let plain = String::from_utf8(encode(v, &Limits::DEFAULT).unwrap()).unwrap();
+            (encode(&Value::String(plain.clone()), &Limits::DEFAULT).unwrap(), plain.len())
+        };
+        let raw = RawJson::encode(&sample(), &Limits::DEFAULT).unwrap();
+        let mut holder = Map::new();
+        holder.insert("a\"\\", Value::Raw(raw.clone()));
+        holder.insert("b", vec![Value::Raw(raw.clone()), "x\"y\u{2028}\n".into(), Value::Null]);
+        let cases = [sample(), Value::Raw(raw.clone()), holder.clone().into(), "s".into()];
+        for value in cases.iter().chain(&cases) {
+            let text = RawJson::text_of(value, &Limits::DEFAULT).unwrap();
+            let (expected, plain_len) = twice(value);
+            assert_eq!(text.as_bytes(), expected, "{value:?}");
+            assert_eq!(text.type_name(), "string");
+            assert_eq!(text.shape().string_bytes, plain_len);
+            assert_eq!(text.to_value(), parse(&expected, &Limits::DEFAULT).unwrap());
+        }
+        // Where it is placed, the string's length is bounded like any string's.
+        let text = RawJson::text_of(&holder.into(), &Limits::DEFAULT).unwrap();
+        let len = text.shape().string_bytes;
+        let tight = Limits { max_string_bytes: len - 1, ..Limits::DEFAULT };
+        let e = encode(&vec![Value::Raw(text)].into(), &tight).unwrap_err();
+        assert_eq!(e.kind(), JsonErrorKind::StringTooLong);
+    }
+
+    #[test]
+    fn the_text_form_bounds_the_nesting() {
+        let raw = RawJson::encode(&sample(), &Limits::DEFAULT).unwrap();
+        let limits = |max_depth| Limits { max_depth, ..Limits::DEFAULT };
+        let wrapped = Value::Array(vec![Value::Raw(raw)]);
+        assert!(RawJson::text_of(&wrapped, &limits(4)).is_ok());
+        let e = RawJson::text_of(&wrapped, &limits(3)).unwrap_err();
+        assert_eq!(e.kind(), JsonErrorKind::TooDeep);
+        let nested = Value::Array(vec![Value::Array(vec![Value::Null])]);
+        assert!(RawJson::text_of(&nested, &limits(2)).is_ok());
+        let e = RawJson::text_of(&nested, &limits(1)).unwrap_err();
+        assert_eq!(e.kind(), JsonErrorKind::TooDeep);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use jfgui_tests::serde_json::{self, Value};
 use jfgui_tests::{Daemon, Proc, daemon_command, notepad};
@@ -18,21 +18,58 @@ use crate::payload::{Size, execute_request};
 use crate::probe;
 
 /// What the daemon looks like with one app registered and no client.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Idle {
     pub rss_kib: u64,
-    /// Context switches of all its threads over `seconds`.
+    /// Context switches of all its threads over `seconds`, counted once it had settled.
     pub wakeups: u64,
     pub seconds: u64,
+    /// How long after the app registered the daemon went quiet ([`QUIET`] without a context
+    /// switch); `None` when it never did within [`SETTLE_LIMIT`] (the window then starts
+    /// there).
+    pub settled_after: Option<Duration>,
+    /// The threads that woke in the window: (name, context switches).
+    pub woken: Vec<(String, u64)>,
 }
 
-/// Idle probes of `pid`: settle, RSS, then context switches over `seconds`.
+/// How long the daemon must go without a context switch to count as settled: start-up work
+/// (the app's registration, the first log lines, the audit file's first record) is done.
+const QUIET: Duration = Duration::from_secs(2);
+/// How long to wait for that at most.
+const SETTLE_LIMIT: Duration = Duration::from_secs(15);
+
+/// Idle probes of `pid`: waits until it settled (no context switch for [`QUIET`]), then RSS
+/// and context switches over `seconds`. No client and no app traffic meanwhile: the bench's
+/// other processes start only after this.
 fn measure_idle(pid: u32, seconds: u64) -> Idle {
-    thread::sleep(Duration::from_millis(500));
+    let start = Instant::now();
+    let mut last = probe::thread_switches(pid);
+    let mut quiet_since = Instant::now();
+    let settled_after = loop {
+        thread::sleep(Duration::from_millis(100));
+        let now = probe::thread_switches(pid);
+        if now != last {
+            last = now;
+            quiet_since = Instant::now();
+        } else if quiet_since.elapsed() >= QUIET {
+            break Some(quiet_since.duration_since(start));
+        }
+        if start.elapsed() >= SETTLE_LIMIT {
+            break None;
+        }
+    };
     let rss_kib = probe::rss_kib(pid);
-    let before = probe::context_switches(pid);
+    let before = probe::thread_switches(pid);
     thread::sleep(Duration::from_secs(seconds));
-    Idle { rss_kib, wakeups: probe::context_switches(pid) - before, seconds }
+    let after = probe::thread_switches(pid);
+    let woken: Vec<(String, u64)> = after
+        .iter()
+        .filter_map(|(tid, (name, n))| {
+            let was = before.get(tid).map_or(0, |(_, n)| *n);
+            (*n > was).then(|| (format!("{name} ({tid})"), n - was))
+        })
+        .collect();
+    Idle { rss_kib, wakeups: woken.iter().map(|(_, n)| n).sum(), seconds, settled_after, woken }
 }
 
 /// The daemon, its Notepads (64 B and 4 KiB documents) and their endpoints.

@@ -26,7 +26,7 @@
 //! bench's own middles (`count_alloc.rs`), then the ratios of issue 14's goals, each taken
 //! within a round and reported as the median over the rounds with every round's value; the
 //! 2-worker daemon against the one-thread one at every client count; idle RSS and idle
-//! wake-ups of the daemon; RSS with 64 apps × 16 clients.
+//! wake-ups of the daemon (counted once it has settled, by thread); RSS with 64 apps × 16 clients.
 //!
 //! `JFGUI_BENCH_SECONDS` (default 3) is the measured time per path and client count, split
 //! into `JFGUI_BENCH_ROUNDS` (default 3) rounds; within a round the paths take turns (in a
@@ -122,11 +122,9 @@ fn main() {
 
     let mut rows: Vec<(Row, Box<dyn Target>)> = Vec::new();
     let mut probes = Probes {
-        daemon_idle_rss: setup.idle.rss_kib,
-        idle_wakeups: setup.idle.wakeups,
-        idle_seconds: setup.idle.seconds,
+        idle: setup.idle.clone(),
         others_idle_rss: vec![("jfgui-agentd --worker-threads 2".into(), pool.idle.rss_kib)],
-        ..Probes::default()
+        loaded_rss: None,
     };
     let results: Vec<(Size, String)> = Size::ALL
         .iter()

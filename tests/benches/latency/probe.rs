@@ -1,6 +1,7 @@
 //! `/proc` probes (CPU time, RSS, context switches, a process's children) and the small
 //! numeric helpers the report needs.
 
+use std::collections::BTreeMap;
 use std::fs;
 
 use hdrhistogram::Histogram;
@@ -24,22 +25,29 @@ pub fn rss_kib(pid: u32) -> u64 {
     jfgui_tests::status_kib(pid, "VmRSS").unwrap_or(0)
 }
 
-/// Voluntary + involuntary context switches of every thread of `pid` so far.
-pub fn context_switches(pid: u32) -> u64 {
-    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else { return 0 };
-    let mut total = 0;
+/// Voluntary + involuntary context switches of every thread of `pid` so far, by thread id,
+/// with the thread's name.
+pub fn thread_switches(pid: u32) -> BTreeMap<u32, (String, u64)> {
+    let mut threads = BTreeMap::new();
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else { return threads };
     for task in tasks.flatten() {
+        let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else { continue };
         let status = fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        let mut name = String::new();
+        let mut total = 0;
         for l in status.lines() {
-            if let Some(v) = l
+            if let Some(v) = l.strip_prefix("Name:") {
+                name = v.trim().to_string();
+            } else if let Some(v) = l
                 .strip_prefix("voluntary_ctxt_switches:")
                 .or_else(|| l.strip_prefix("nonvoluntary_ctxt_switches:"))
             {
                 total += v.trim().parse::<u64>().unwrap_or(0);
             }
         }
+        threads.insert(tid, (name, total));
     }
-    total
+    threads
 }
 
 /// The child processes of `pid` (of its main thread).

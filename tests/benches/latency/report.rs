@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::daemon::Idle;
 use crate::load::Sample;
 use crate::payload::Size;
 use crate::probe::{median, mib};
@@ -64,11 +65,10 @@ pub struct Results {
 }
 
 /// Memory and wake-up probes.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Probes {
-    pub daemon_idle_rss: u64,
-    pub idle_wakeups: u64,
-    pub idle_seconds: u64,
+    /// The one-thread daemon with one app and no client, once settled.
+    pub idle: Idle,
     /// (name, RSS KiB) of the other middles when idle.
     pub others_idle_rss: Vec<(String, u64)>,
     /// RSS and peak RSS with 64 apps × 16 clients (full mode only).
@@ -248,17 +248,17 @@ impl Results {
             self.ratios(1, self.find(Kind::Mcp, Some(Size::B64)), self.find(Kind::Rmcp, None), p50),
             &|v| Some(v <= 3.0),
         );
-        let rss = probes.daemon_idle_rss;
+        let rss = probes.idle.rss_kib;
         println!(
             "| daemon idle RSS (1 app, no client) | ≤ 4 MiB | {} | | {} |",
             mib(rss),
             yes(rss <= 4096)
         );
         println!(
-            "| daemon idle wake-ups (context switches over {} s) | 0 | {} | | {} |",
-            probes.idle_seconds,
-            probes.idle_wakeups,
-            yes(probes.idle_wakeups == 0)
+            "| daemon idle wake-ups (context switches over {} s, once settled) | 0 | {} | | {} |",
+            probes.idle.seconds,
+            probes.idle.wakeups,
+            yes(probes.idle.wakeups == 0)
         );
     }
 }
@@ -306,13 +306,30 @@ impl Probes {
         println!("\n### Memory\n");
         println!("| process | RSS |");
         println!("|---|---|");
-        println!("| jfgui-agentd idle (1 app, no client) | {} |", mib(self.daemon_idle_rss));
+        println!("| jfgui-agentd idle (1 app, no client) | {} |", mib(self.idle.rss_kib));
         for (name, kib) in &self.others_idle_rss {
             println!("| {name} idle | {} |", mib(*kib));
         }
         if let Some((rss, hwm)) = self.loaded_rss {
             println!("| jfgui-agentd with 64 apps × 16 clients | {} |", mib(rss));
             println!("| jfgui-agentd peak (VmHWM) over the whole run | {} |", mib(hwm));
+        }
+        let idle = &self.idle;
+        println!("\n### Idle wake-ups\n");
+        match idle.settled_after {
+            Some(after) => println!(
+                "The daemon (1 app, no client) settled {:.1} s after the app registered (no context switch for 2 s); counted over the next {} s:",
+                after.as_secs_f64(),
+                idle.seconds
+            ),
+            None => println!(
+                "The daemon (1 app, no client) never went 2 s without a context switch within 15 s of the app registering; counted over the next {} s:",
+                idle.seconds
+            ),
+        }
+        println!("{} context switches", idle.wakeups);
+        for (thread, n) in &idle.woken {
+            println!("- thread {thread}: {n}");
         }
     }
 }

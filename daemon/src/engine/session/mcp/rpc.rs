@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use jfgui_proto::{Limits, Map, Value};
+use jfgui_proto::{Limits, Map, RawJson, Value};
 
 /// One incoming JSON-RPC message, already parsed and checked by the connection loop (an object
 /// with `jsonrpc: "2.0"`, never an array).
@@ -192,16 +192,16 @@ pub(crate) fn object<const N: usize>(members: [(&str, Value); N]) -> Map {
     m
 }
 
-/// Serializes a value compactly, for the text twin of `structuredContent`. Our values come from
-/// the strict parser or from our own code, so only a bound can fail; that is reported as an
-/// internal error by the caller.
-pub(crate) fn to_text(value: &Value) -> Result<String, RpcError> {
-    let limits = Limits::DEFAULT;
-    let bytes = jfgui_proto::encode(value, &limits).map_err(|e| {
+/// The text twin of `structuredContent`: the value's compact encoding as a JSON string,
+/// pre-encoded. A pre-encoded part of the value (an `actions/describe` object) is copied in the
+/// escaped form it keeps after its first use instead of being encoded and escaped again on
+/// every call. Only the nesting can fail here (reported as an internal error by the caller);
+/// the other bounds are checked on the response line, where an over-long text makes the tool
+/// result `response_too_large` like any result too large for one message.
+pub(crate) fn to_text(value: &Value) -> Result<Value, RpcError> {
+    RawJson::text_of(value, &Limits::DEFAULT).map(Value::Raw).map_err(|e| {
         RpcError::new(INTERNAL_ERROR, format!("The result cannot be serialized: {e}."))
-    })?;
-    String::from_utf8(bytes)
-        .map_err(|_| RpcError::new(INTERNAL_ERROR, "The encoder produced invalid UTF-8."))
+    })
 }
 
 /// Identity of a request id for the in-flight table: the string `"1"` and the number `1` are

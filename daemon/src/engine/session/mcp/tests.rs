@@ -216,11 +216,19 @@ async fn send<A: AppPort>(protocol: &mut Protocol, app: &A, msg: &Map) -> Option
     }
 }
 
+/// The result, as the client reads it: encoded and parsed again, so pre-encoded parts (the
+/// text twin) are trees like the rest.
 async fn ok<A: AppPort>(protocol: &mut Protocol, app: &A, msg: &Map) -> Map {
-    send(protocol, app, msg)
+    let result = send(protocol, app, msg)
         .await
         .expect("a reply")
-        .unwrap_or_else(|e| panic!("error {e:?} for {msg:?}"))
+        .unwrap_or_else(|e| panic!("error {e:?} for {msg:?}"));
+    let limits = Limits { max_bytes: usize::MAX, ..Limits::DEFAULT };
+    let line = jfgui_proto::encode(&Value::Object(result), &limits).expect("within the bounds");
+    match jfgui_proto::parse(&line, &limits) {
+        Ok(Value::Object(result)) => result,
+        other => panic!("a result object, not {other:?}"),
+    }
 }
 
 async fn err<A: AppPort>(protocol: &mut Protocol, app: &A, msg: &Map) -> RpcError {

@@ -344,7 +344,7 @@ fn failure(error: Value, hint: String) -> Result<Map, RpcError> {
     ]))
 }
 
-fn text_block(text: String) -> Value {
+fn text_block(text: impl Into<Value>) -> Value {
     Value::Object(object([("type", "text".into()), ("text", text.into())]))
 }
 
