@@ -169,9 +169,12 @@ fn write(
     if unreported > 0 {
         lines.insert(0, dropped_line(now_ms(), unreported));
     }
-    for l in lines.iter() {
-        // Followers see a send error only when there are none.
-        let _ = follow.send(Arc::from(l.as_slice()));
+    // No copy of the lines while nobody follows (the usual case).
+    if follow.receiver_count() > 0 {
+        for l in lines.iter() {
+            // The last follower may just have left: nothing to do then.
+            let _ = follow.send(Arc::from(l.as_slice()));
+        }
     }
     let all: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
     let written = match file.as_mut() {
