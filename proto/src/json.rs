@@ -21,7 +21,7 @@ pub use encode::{encode, encode_into};
 pub use error::{JsonError, JsonErrorKind};
 pub use limits::Limits;
 pub use number::Number;
-pub use parse::parse;
+pub use parse::{parse, parse_with_raw};
 pub use raw::RawJson;
 pub use ser::to_value;
 pub use value::{Map, Value};

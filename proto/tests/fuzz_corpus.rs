@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use jfgui_proto::{JsonErrorKind, Limits, encode, parse};
+use jfgui_proto::{JsonErrorKind, Limits, RawJson, encode, parse};
 
 #[test]
 fn json_parse_seeds_keep_the_fuzz_property() {
@@ -14,11 +14,19 @@ fn json_parse_seeds_keep_the_fuzz_property() {
         let path = entry.unwrap().path();
         let data = std::fs::read(&path).unwrap();
         let limits = Limits::DEFAULT;
+        let fragment = RawJson::parse(&data, &limits);
+        if let Err(e) = parse(&data, &limits) {
+            let f = fragment.as_ref().unwrap_err();
+            assert_eq!((e.kind(), e.offset()), (f.kind(), f.offset()), "{}", path.display());
+        }
         if let Ok(value) = parse(&data, &limits) {
+            let fragment = fragment.unwrap();
+            assert_eq!(fragment.to_value(), value, "{}", path.display());
             match encode(&value, &limits) {
                 Ok(bytes) => {
                     assert!(!bytes.contains(&b'\n'), "{}", path.display());
                     assert_eq!(parse(&bytes, &limits).unwrap(), value, "{}", path.display());
+                    assert_eq!(fragment.as_bytes(), bytes, "{}", path.display());
                 }
                 Err(e) => assert_eq!(e.kind(), JsonErrorKind::TooLarge, "{}", path.display()),
             }

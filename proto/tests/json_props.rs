@@ -2,7 +2,10 @@
 //! (apart from the documented differences), and every value round-trips through encode/parse
 //! and through the serde bridge.
 
-use jfgui_proto::{JsonErrorKind, Limits, Map, Number, Value, encode, from_value, parse, to_value};
+use jfgui_proto::{
+    JsonErrorKind, Limits, Map, Number, RawJson, Value, encode, from_value, parse, parse_with_raw,
+    to_value,
+};
 use proptest::prelude::*;
 
 /// Bytes that make up JSON, so mutations reach deep into the grammar, plus a few that break it.
@@ -119,8 +122,107 @@ fn differential(bytes: &[u8]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// A document spelled the ways other writers spell JSON: whitespace around the structural
+/// bytes, `\/`, upper-case `\u` escapes of non-ASCII characters. Inside strings the inserted
+/// whitespace changes the value, which is fine: both parsers see the same bytes.
+fn respelled_json() -> impl Strategy<Value = Vec<u8>> {
+    (mutated_json(), prop::sample::select(vec![" ", "\n", "\r\n\t", ""]), any::<bool>()).prop_map(
+        |(bytes, ws, escapes)| {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let mut out = String::new();
+            for c in text.chars() {
+                match c {
+                    '/' if escapes => out.push_str("\\/"),
+                    c if escapes && !c.is_ascii() && (c as u32) < 0x10000 => {
+                        out.push_str(&format!("\\u{:04X}", c as u32))
+                    }
+                    '{' | '[' | ',' | ':' => {
+                        out.push(c);
+                        out.push_str(ws);
+                    }
+                    c => out.push(c),
+                }
+            }
+            out.into_bytes()
+        },
+    )
+}
+
+/// Small bounds, so that every bound is broken somewhere in the generated documents.
+fn tight_limits() -> impl Strategy<Value = Limits> {
+    (1usize..8, 1usize..40, 1usize..8, 0usize..12).prop_map(|(depth, values, members, string)| {
+        Limits {
+            max_depth: depth,
+            max_values: values,
+            max_members: members,
+            max_string_bytes: string,
+            ..Limits::DEFAULT
+        }
+    })
+}
+
+/// Keeping the value at `path` as a fragment changes nothing but its representation: the same
+/// error at the same offset, or the same tree, with the fragment's bytes exactly the encoding
+/// of the value it stands for.
+fn fragment_agrees_with_tree(
+    bytes: &[u8],
+    limits: &Limits,
+    path: &[&str],
+) -> Result<(), TestCaseError> {
+    let tree = parse(bytes, limits);
+    let spliced = parse_with_raw(bytes, limits, path);
+    let (tree, mut spliced) = match (tree, spliced) {
+        (Ok(t), Ok(s)) => (t, s),
+        (Err(a), Err(b)) => {
+            prop_assert_eq!((a.kind(), a.offset()), (b.kind(), b.offset()));
+            return Ok(());
+        }
+        (a, b) => return Err(TestCaseError::fail(format!("{a:?} vs {b:?}"))),
+    };
+    // Find the value at `path` in both and compare there.
+    let mut t = &tree;
+    let mut s = &mut spliced;
+    for name in path {
+        match (t.get(name), s) {
+            (Some(tv), Value::Object(m)) => {
+                t = tv;
+                s = m.get_mut(name).unwrap();
+            }
+            (None, other) => {
+                prop_assert_eq!(&*other, t);
+                return Ok(());
+            }
+            (Some(_), other) => {
+                return Err(TestCaseError::fail(format!("not an object: {other:?}")));
+            }
+        }
+    }
+    let Value::Raw(raw) = s.clone() else {
+        return Err(TestCaseError::fail(format!("no fragment at {path:?}: {s:?}")));
+    };
+    prop_assert_eq!(raw.as_bytes(), &encode(t, &Limits::DEFAULT).unwrap()[..]);
+    prop_assert_eq!(&raw.to_value(), t);
+    *s = raw.to_value();
+    prop_assert_eq!(&spliced, &tree);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_fragment_is_parsed_like_its_tree(bytes in respelled_json(), limits in tight_limits()) {
+        let wrapped = [b"{\"a\": {\"b\":".as_slice(), &bytes, b"}, \"c\":1}"].concat();
+        for limits in [Limits::DEFAULT, limits] {
+            fragment_agrees_with_tree(&bytes, &limits, &[])?;
+            fragment_agrees_with_tree(&wrapped, &limits, &["a", "b"])?;
+            fragment_agrees_with_tree(&wrapped, &limits, &["a"])?;
+            fragment_agrees_with_tree(&wrapped, &limits, &["c"])?;
+            if let Ok(raw) = RawJson::parse(&bytes, &limits) {
+                prop_assert_eq!(raw.to_value(), parse(&bytes, &limits).unwrap());
+            }
+        }
+    }
 
     #[test]
     fn never_panics_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256)) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Where a call's time goes in the daemon and in the app (docs/PERFORMANCE.md): starts the
-# release jfgui-agentd and a Notepad holding a 64 B document in a private runtime dir, drives
-# N sequential JSON-1 `actions/execute` calls of `document.get` over one client connection
-# (every reply checked), and reports per call, for the daemon and for the app:
+# release jfgui-agentd and a Notepad holding a document of BYTES (default 64) in a private
+# runtime dir, drives N sequential JSON-1 `actions/execute` calls of `document.get` over one
+# client connection (every reply checked), and reports per call, for the daemon and for the
+# app:
 #
 #   - CPU time (utime + stime from /proc, nothing attached);
 #   - syscalls (strace -c -f);
@@ -12,12 +13,13 @@
 #     inclusive share of the parts of the call path.
 #
 # Needs root (uprobes, perf on another process), perf (Debian linux-perf), strace, python3.
-# Usage: tests/benches/profile.sh [CALLS]   (default 20000)
+# Usage: tests/benches/profile.sh [CALLS [BYTES]]   (defaults 20000 calls, 64 B)
 # With JFGUI_TEST_BIN_DIR set, the binaries there are profiled (e.g. a saved baseline) and
 # nothing is built.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 calls=${1:-20000}
+size=${2:-64}
 for tool in perf strace python3; do
     command -v "$tool" >/dev/null || { echo "profile.sh needs $tool" >&2; exit 1; }
 done
@@ -41,7 +43,7 @@ unset JFGUI_LOG XDG_RUNTIME_DIR
 "$bin/jfgui-agentd" >"$work/daemon.log" 2>&1 &
 daemon=$!
 pids+=("$daemon")
-text=$(python3 -c 'print("".join(chr(97 + i % 26) for i in range(64)))')
+text=$(python3 -c "print(''.join(chr(97 + i % 26) for i in range($size)))")
 for _ in $(seq 100); do [[ -S $work/rt/host.sock ]] && break; sleep 0.1; done
 "$bin/jfgui-notepad" --agent-enable --name "Profile" --text "$text" >"$work/pad.log" 2>&1 &
 app=$!
@@ -51,16 +53,16 @@ for _ in $(seq 100); do [[ -S $endpoint ]] && break; sleep 0.1; done
 [[ -S $endpoint ]] || { cat "$work/daemon.log" "$work/pad.log" >&2; exit 1; }
 
 drive() {
-    python3 - "$endpoint" "$1" <<'EOF'
+    python3 - "$endpoint" "$1" "$size" <<'EOF'
 import json, socket, sys
-path, n = sys.argv[1], int(sys.argv[2])
+path, n, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 s = socket.socket(socket.AF_UNIX)
 s.connect(path)
 f = s.makefile("rb")
 for i in range(1, n + 1):
     s.sendall(b'{"jsonrpc":"2.0","id":%d,"method":"actions/execute","params":{"action":"document.get"}}\n' % i)
     reply = json.loads(f.readline())
-    assert reply["id"] == i and reply["result"]["output"]["length"] == 64, reply
+    assert reply["id"] == i and reply["result"]["output"]["length"] == size, reply
 EOF
 }
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -68,7 +70,7 @@ hz=$(getconf CLK_TCK)
 per_call() { python3 -c "print(f'{$1 / $calls:.2f}')"; }
 
 drive 2000 # warm up
-echo "## jfgui-agentd call profile: $calls JSON-1 calls of document.get (64 B), one client"
+echo "## jfgui-agentd call profile: $calls JSON-1 calls of document.get ($size B), one client"
 echo
 echo "$(nproc) CPU(s), load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 echo
@@ -138,10 +140,10 @@ part "kernel (syscalls, wake-ups)" "entry_SYSCALL_64_after_hwframe"
 part "  send/sendto" "__libc_send"
 part "  recv/recvfrom" "__libc_recv"
 part "  epoll_wait" "\] epoll_wait"
-part "JSON parse (strict)" "jfgui_proto::json::parse::parse$"
-part "typed decode (Value → message)" "from_value<"
-part "frame encode (message → Value → bytes)" "jfgui_proto::channel::frame::encode_frame"
-part "JSON encode" "jfgui_proto::json::encode::encode_into"
+part "JSON parse (strict)" "jfgui_proto::json::parse::parse(_splicing)?$"
+part "typed decode (Value → message)" "from_value<|per_call::decode_app_message"
+part "frame encode (message → Value → bytes)" "channel::frame::encode_(value_)?frame|per_call::encode_request_frame"
+part "JSON encode" "jfgui_proto::json::encode::encode_(into|shaped)"
 part "tracing spans" "tracing::span::Span::new"
 part "task spawn" "tokio::task::spawn::spawn$"
 part "malloc/free" "__GI___libc_(malloc|free) "

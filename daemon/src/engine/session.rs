@@ -170,8 +170,11 @@ impl ClientSession {
     /// pipelines costly ones (a search of thousands of actions) is one runnable task among the
     /// others, not one per request; their long loops yield inside (`methods.rs`).
     async fn handle_line(&mut self, line: &[u8], permit: CallPermit) {
-        if !matches!(self.protocol, mcp::Protocol::Json1) {
-            let limits = self.app.link().config().json;
+        let link = self.app.link();
+        let limits = link.config().json;
+        let prepared = if matches!(self.protocol, mcp::Protocol::Json1) {
+            json1::prepare(line, &limits, link.slug(), &mut self.warnings)
+        } else {
             let envelope = match json1::parse_envelope(line, &limits, true) {
                 Ok(envelope) => envelope,
                 Err(Some(response)) => return self.output.send(self.unreadable_id(response)).await,
@@ -184,7 +187,12 @@ impl ClientSession {
                 params: Some(&params),
             };
             match self.protocol.route(&incoming, &mut self.warnings) {
-                mcp::Route::Json1 => {}
+                mcp::Route::Json1 => {
+                    // Built as an object just above; handed back to the JSON-1 checks.
+                    let jfgui_proto::Value::Object(params) = params else { return };
+                    let envelope = json1::Envelope { params, ..envelope };
+                    json1::prepare_envelope(envelope, &limits, link.slug(), &mut self.warnings)
+                }
                 mcp::Route::Silent => return,
                 mcp::Route::Answer(reply) => {
                     let line = mcp::response_line(envelope.id.as_ref(), reply, &limits);
@@ -212,9 +220,8 @@ impl ClientSession {
                     return;
                 }
             }
-        }
-        let link = self.app.link();
-        match json1::prepare(line, &link.config().json, link.slug(), &mut self.warnings) {
+        };
+        match prepared {
             json1::Prepared::Respond(bytes) => self.output.send(bytes).await,
             json1::Prepared::Silent => {}
             json1::Prepared::Call(call) if call.method.is_local() => {

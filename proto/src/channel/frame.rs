@@ -90,6 +90,12 @@ impl FrameDecoder {
     /// as a header is seen that announces more than the limit ([`FrameError::TooLarge`]) or
     /// nothing ([`FrameError::Empty`]). The errors are final (see the type docs).
     pub fn next_frame(&mut self) -> Result<Option<Vec<u8>>, FrameError> {
+        Ok(self.next_body()?.map(<[u8]>::to_vec))
+    }
+
+    /// [`FrameDecoder::next_frame`] without the copy: the body is borrowed from the decoder's
+    /// buffer until the next call.
+    pub fn next_body(&mut self) -> Result<Option<&[u8]>, FrameError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
@@ -106,16 +112,13 @@ impl FrameDecoder {
             let limit = self.max_frame;
             return Err(self.fail(FrameError::TooLarge { announced: u64::from(announced), limit }));
         }
-        let Some(body) = pending.get(HEADER_LEN..HEADER_LEN + len) else {
+        if pending.len() < HEADER_LEN + len {
             return Ok(None);
-        };
-        let body = body.to_vec();
-        self.start += HEADER_LEN + len;
-        if self.start == self.buf.len() {
-            self.buf.clear();
-            self.start = 0;
         }
-        Ok(Some(body))
+        // The consumed bytes stay until the next feed compacts the buffer.
+        let body = self.start + HEADER_LEN;
+        self.start = body + len;
+        Ok(Some(&self.buf[body..self.start]))
     }
 
     /// True when a frame has been started but not completed (for idle-partial deadlines).
@@ -145,9 +148,18 @@ pub fn encode_frame<T: serde::Serialize>(
     max_frame: usize,
 ) -> Result<Vec<u8>, FrameError> {
     let value = crate::to_value(message).map_err(FrameError::Message)?;
+    encode_value_frame(&value, limits, max_frame)
+}
+
+/// [`encode_frame`] of a message already mapped to its value.
+pub(super) fn encode_value_frame(
+    value: &crate::Value,
+    limits: &Limits,
+    max_frame: usize,
+) -> Result<Vec<u8>, FrameError> {
     let mut frame = Vec::with_capacity(256);
     frame.extend_from_slice(&[0; HEADER_LEN]);
-    crate::encode_into(&value, limits, &mut frame).map_err(FrameError::Json)?;
+    crate::encode_into(value, limits, &mut frame).map_err(FrameError::Json)?;
     let len = frame.len() - HEADER_LEN;
     match u32::try_from(len) {
         Ok(announced) if len <= max_frame => {

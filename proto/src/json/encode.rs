@@ -166,58 +166,74 @@ impl Encoder<'_, '_> {
         Ok(())
     }
 
-    /// Writes `s` quoted; runs that need no escaping are copied whole.
+    /// Writes `s` quoted, after checking its length.
     fn string(&mut self, s: &str) -> Result<(), JsonError> {
         if s.len() > self.limits.max_string_bytes {
             return Err(self.err(JsonErrorKind::StringTooLong));
         }
         self.shape.string_bytes = self.shape.string_bytes.max(s.len());
-        let bytes = s.as_bytes();
-        self.out.reserve(bytes.len() + 2);
-        self.out.push(b'"');
-        let mut run_start = 0;
-        let mut i = 0;
-        loop {
-            i = plain_run_end::<0xE2>(bytes, i, bytes.len());
-            let Some(&b) = bytes.get(i) else { break };
-            let (escaped, width): (&[u8], usize) = match b {
-                b'"' => (b"\\\"", 1),
-                b'\\' => (b"\\\\", 1),
-                b'\n' => (b"\\n", 1),
-                b'\r' => (b"\\r", 1),
-                b'\t' => (b"\\t", 1),
-                0x08 => (b"\\b", 1),
-                0x0C => (b"\\f", 1),
-                0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA8) => {
-                    (b"\\u2028", 3)
-                }
-                0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA9) => {
-                    (b"\\u2029", 3)
-                }
-                0xE2 => {
-                    i += 1;
-                    continue;
-                }
-                control => {
-                    const HEX: &[u8; 16] = b"0123456789abcdef";
-                    self.out.extend_from_slice(&bytes[run_start..i]);
-                    self.out.extend_from_slice(b"\\u00");
-                    self.out.push(HEX[usize::from(control >> 4)]);
-                    self.out.push(HEX[usize::from(control & 0xF)]);
-                    i += 1;
-                    run_start = i;
-                    continue;
-                }
-            };
-            self.out.extend_from_slice(&bytes[run_start..i]);
-            self.out.extend_from_slice(escaped);
-            i += width;
-            run_start = i;
-        }
-        self.out.extend_from_slice(&bytes[run_start..]);
-        self.out.push(b'"');
+        write_string(s, self.out);
         self.check_size()
     }
+}
+
+/// Writes `s` quoted, in the encoder's one form: runs that need no escaping are copied whole,
+/// every other character as [`escape_for`] says.
+pub(super) fn write_string(s: &str, out: &mut Vec<u8>) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut run_start = 0;
+    let mut i = 0;
+    loop {
+        i = plain_run_end::<0xE2>(bytes, i, bytes.len());
+        // `i` is at an ASCII byte or at the lead byte 0xE2, so a character starts there.
+        let Some(c) = s.get(i..).and_then(|rest| rest.chars().next()) else { break };
+        if let Some(escape) = escape_for(c) {
+            out.extend_from_slice(&bytes[run_start..i]);
+            out.extend_from_slice(escape.as_bytes());
+            run_start = i + c.len_utf8();
+        }
+        i += c.len_utf8();
+    }
+    out.extend_from_slice(&bytes[run_start..]);
+    out.push(b'"');
+}
+
+/// The escape sequence of one character, as the encoder writes it.
+pub(super) struct Escape {
+    bytes: [u8; 6],
+    len: usize,
+}
+
+impl Escape {
+    pub(super) fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+/// How the encoder escapes `c` inside a string, or `None` when it writes `c` as it is: the
+/// quote, the backslash and the control characters must be escaped (the short forms where
+/// JSON has one, else `\u00xx` in lower case), and U+2028/U+2029 are, so that no output holds
+/// a literal line break for JavaScript readers. Nothing else is.
+pub(super) fn escape_for(c: char) -> Option<Escape> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let short = |b: u8| Escape { bytes: [b'\\', b, 0, 0, 0, 0], len: 2 };
+    let code = u32::from(c);
+    Some(match c {
+        '"' => short(b'"'),
+        '\\' => short(b'\\'),
+        '\n' => short(b'n'),
+        '\r' => short(b'r'),
+        '\t' => short(b't'),
+        '\u{8}' => short(b'b'),
+        '\u{c}' => short(b'f'),
+        '\u{0}'..='\u{1f}' | '\u{2028}' | '\u{2029}' => {
+            let digit = |shift: u32| HEX[((code >> shift) & 0xF) as usize];
+            Escape { bytes: [b'\\', b'u', digit(12), digit(8), digit(4), digit(0)], len: 6 }
+        }
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

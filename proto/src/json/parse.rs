@@ -6,9 +6,11 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::encode::{escape_for, write_string};
 use super::number::grammar_len;
+use super::raw::{RawJson, Shape};
 use super::scan::plain_run_end;
-use super::value::{PAIRWISE_KEYS, first_duplicate};
+use super::value::{PAIRWISE_KEYS, first_duplicate, first_repeat};
 use super::{JsonError, JsonErrorKind, Limits, Map, Number, Value};
 
 /// Parses exactly one JSON value (surrounded by optional whitespace) from `input`.
@@ -22,10 +24,41 @@ use super::{JsonError, JsonErrorKind, Limits, Map, Number, Value};
 /// member count and decoded string length are checked at the byte where they are exceeded, so
 /// a rejected input never costs more than the bound it broke.
 pub fn parse(input: &[u8], limits: &Limits) -> Result<Value, JsonError> {
+    parse_splicing(input, limits, None)
+}
+
+/// [`parse`], except that the value at `path` (the member names leading to it from the root
+/// object) comes back as a [`Value::Raw`] fragment: checked exactly as [`parse`] checks it
+/// (same errors at the same offsets, the same bounds on the whole document), but never built
+/// as a tree. Its bytes are copied as they are when they already are in the encoder's form and
+/// written in that form otherwise (whitespace dropped, escapes as the encoder writes them), so
+/// the fragment is what encoding its tree would give. The values elsewhere are parsed as
+/// [`parse`] does; with no value at `path` the result equals [`parse`]'s.
+///
+/// For a value that is only passed on (a call's `input`, an action's `output`): splicing it
+/// into the message that carries it on costs one copy instead of a tree and its encoding.
+pub fn parse_with_raw(input: &[u8], limits: &Limits, path: &[&str]) -> Result<Value, JsonError> {
+    parse_splicing(input, limits, Some(path))
+}
+
+/// [`parse`] of the whole input as one fragment (see [`parse_with_raw`]).
+pub(super) fn parse_raw(input: &[u8], limits: &Limits) -> Result<RawJson, JsonError> {
+    match parse_splicing(input, limits, Some(&[]))? {
+        Value::Raw(raw) => Ok(raw),
+        // The root is always at the empty path; this arm only keeps the types honest.
+        tree => RawJson::encode(&tree, limits),
+    }
+}
+
+fn parse_splicing(
+    input: &[u8],
+    limits: &Limits,
+    path: Option<&[&str]>,
+) -> Result<Value, JsonError> {
     if input.len() > limits.max_bytes {
         return Err(JsonError::new(JsonErrorKind::TooLarge, limits.max_bytes));
     }
-    Parser { input, pos: 0, limits, values: 0, key_offsets: Vec::new() }.run()
+    Parser { input, pos: 0, limits, values: 0, key_offsets: Vec::new(), raw_at: path }.run()
 }
 
 /// An open container: the members parsed so far.
@@ -49,6 +82,68 @@ struct Parser<'a> {
     /// nothing for it): large objects are checked for duplicates when they close, and the
     /// error must still name the repeated key's offset.
     key_offsets: Vec<usize>,
+    /// Where the value to keep as a fragment is, if any (see [`parse_with_raw`]).
+    raw_at: Option<&'a [&'a str]>,
+}
+
+/// An open container of a fragment being captured.
+struct Open {
+    object: bool,
+    /// Members so far.
+    members: usize,
+    /// Where this object's keys start in the capture's key stack.
+    keys_from: usize,
+}
+
+/// A key of an open object of a fragment: its offset in the input (for errors) and where its
+/// encoded form is in the fragment. Encoded forms are equal exactly when the keys are, since
+/// the encoder writes every string one way.
+struct CapturedKey {
+    at: usize,
+    encoded: core::ops::Range<usize>,
+}
+
+/// Where a string's decoded characters go while it is checked.
+trait Decoded {
+    /// Decoded bytes so far.
+    fn len(&self) -> usize;
+    /// A run of characters written as they are.
+    fn run(&mut self, run: &str);
+    /// A character that was written as the escape `written`.
+    fn escaped(&mut self, c: char, written: &[u8]);
+}
+
+impl Decoded for String {
+    fn len(&self) -> usize {
+        String::len(self)
+    }
+    fn run(&mut self, run: &str) {
+        self.push_str(run);
+    }
+    fn escaped(&mut self, c: char, _written: &[u8]) {
+        self.push(c);
+    }
+}
+
+/// Decodes nothing: measures a string and tells whether it is written exactly as the encoder
+/// would write it (no escape it would not use, no literal U+2028/U+2029).
+struct Measure {
+    len: usize,
+    exact: bool,
+}
+
+impl Decoded for Measure {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn run(&mut self, run: &str) {
+        self.len += run.len();
+        self.exact &= run.is_ascii() || !(run.contains('\u{2028}') || run.contains('\u{2029}'));
+    }
+    fn escaped(&mut self, c: char, written: &[u8]) {
+        self.len += c.len_utf8();
+        self.exact &= escape_for(c).is_some_and(|e| e.as_bytes() == written);
+    }
 }
 
 impl Parser<'_> {
@@ -61,7 +156,14 @@ impl Parser<'_> {
             if self.values > self.limits.max_values {
                 return Err(self.err(JsonErrorKind::TooManyValues, start));
             }
+            let raw_here = self.raw_at.is_some_and(|path| {
+                path.len() == stack.len()
+                    && stack.iter().zip(path).all(
+                        |(frame, name)| matches!(frame, Frame::Object { key, .. } if key == name),
+                    )
+            });
             let mut value = match self.input.get(start) {
+                _ if raw_here => Value::Raw(self.capture(stack.len())?),
                 None => return Err(self.err(JsonErrorKind::UnexpectedEnd, start)),
                 Some(b'{') => {
                     self.open(stack.len(), start)?;
@@ -217,18 +319,29 @@ impl Parser<'_> {
 
     /// `"key"` `:` — leaves the position at the value.
     fn member_key(&mut self) -> Result<String, JsonError> {
-        match self.input.get(self.pos) {
-            Some(b'"') => {}
-            None => return Err(self.err(JsonErrorKind::UnexpectedEnd, self.pos)),
-            Some(_) => return Err(self.unexpected(self.pos, JsonErrorKind::UnexpectedByte)),
-        }
+        self.key_start()?;
         self.key_offsets.push(self.pos);
         let key = self.string()?;
+        self.key_end()?;
+        Ok(key)
+    }
+
+    /// A key must start here.
+    fn key_start(&self) -> Result<(), JsonError> {
+        match self.input.get(self.pos) {
+            Some(b'"') => Ok(()),
+            None => Err(self.err(JsonErrorKind::UnexpectedEnd, self.pos)),
+            Some(_) => Err(self.unexpected(self.pos, JsonErrorKind::UnexpectedByte)),
+        }
+    }
+
+    /// After a key: `:`, leaving the position at the value.
+    fn key_end(&mut self) -> Result<(), JsonError> {
         self.skip_ws();
         match self.input.get(self.pos) {
             Some(b':') => {
                 self.pos += 1;
-                Ok(key)
+                Ok(())
             }
             None => Err(self.err(JsonErrorKind::UnexpectedEnd, self.pos)),
             Some(_) => Err(self.unexpected(self.pos, JsonErrorKind::UnexpectedByte)),
@@ -251,6 +364,16 @@ impl Parser<'_> {
 
     fn number(&mut self) -> Result<Number, JsonError> {
         let start = self.pos;
+        let len = self.number_len()?;
+        let token = core::str::from_utf8(&self.input[start..start + len])
+            .map_err(|_| self.err(JsonErrorKind::InvalidNumber, start))?;
+        self.pos += len;
+        Ok(Number::from_checked_token(token))
+    }
+
+    /// The length of the number token starting here (an ASCII token of the RFC 8259 grammar).
+    fn number_len(&self) -> Result<usize, JsonError> {
+        let start = self.pos;
         let rest = &self.input[start..];
         let Some(len) = grammar_len(rest) else {
             return Err(self.err(JsonErrorKind::InvalidNumber, start));
@@ -260,18 +383,21 @@ impl Parser<'_> {
         if let Some(b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') = rest.get(len) {
             return Err(self.err(JsonErrorKind::InvalidNumber, start + len));
         }
-        let token = core::str::from_utf8(&rest[..len])
-            .map_err(|_| self.err(JsonErrorKind::InvalidNumber, start))?;
-        self.pos += len;
-        Ok(Number::from_checked_token(token))
+        Ok(len)
     }
 
     /// A string starting at the opening quote. Plain runs are validated and copied whole; a
     /// string without escapes is a single allocation of its exact size.
     fn string(&mut self) -> Result<String, JsonError> {
+        let mut decoded = String::new();
+        self.string_into(&mut decoded)?;
+        Ok(decoded)
+    }
+
+    /// Checks the string starting at the opening quote, handing its characters to `decoded`.
+    fn string_into(&mut self, decoded: &mut impl Decoded) -> Result<(), JsonError> {
         let input = self.input;
         let max = self.limits.max_string_bytes;
-        let mut decoded = String::new();
         let mut run_start = self.pos + 1;
         loop {
             // Never look further than the bound allows: a huge string is refused after
@@ -287,25 +413,178 @@ impl Parser<'_> {
             match input.get(i) {
                 Some(b'"') => {
                     self.pos = i + 1;
-                    if decoded.is_empty() {
-                        return Ok(String::from(run));
-                    }
-                    decoded.push_str(run);
-                    return Ok(decoded);
+                    decoded.run(run);
+                    return Ok(());
                 }
                 Some(b'\\') => {
-                    decoded.push_str(run);
+                    decoded.run(run);
                     let (c, next) = self.escape(i)?;
                     if decoded.len() + c.len_utf8() > max {
                         return Err(self.err(JsonErrorKind::StringTooLong, i));
                     }
-                    decoded.push(c);
+                    decoded.escaped(c, &input[i..next]);
                     run_start = next;
                 }
                 Some(_) => return Err(self.err(JsonErrorKind::ControlCharacter, i)),
                 None => return Err(self.err(JsonErrorKind::UnexpectedEnd, i)),
             }
         }
+    }
+
+    /// Captures the string starting at the opening quote into `out` in the encoder's form;
+    /// its decoded length.
+    fn capture_string(&mut self, out: &mut Vec<u8>) -> Result<usize, JsonError> {
+        let from = self.pos;
+        let mut measure = Measure { len: 0, exact: true };
+        self.string_into(&mut measure)?;
+        if measure.exact {
+            out.extend_from_slice(&self.input[from..self.pos]);
+        } else {
+            // Rare (an escape we would not write, a literal line separator): decode it again
+            // and write it our way.
+            self.pos = from;
+            let mut decoded = String::new();
+            self.string_into(&mut decoded)?;
+            write_string(&decoded, out);
+        }
+        Ok(measure.len)
+    }
+
+    /// The next value of an open container of a capture starts here: count it as `run` does.
+    fn capture_next(&mut self, shape: &mut Shape) -> Result<(), JsonError> {
+        self.skip_ws();
+        self.values += 1;
+        if self.values > self.limits.max_values {
+            return Err(self.err(JsonErrorKind::TooManyValues, self.pos));
+        }
+        shape.values += 1;
+        Ok(())
+    }
+
+    /// Captures an object key and its `:` into `out`.
+    fn capture_key(
+        &mut self,
+        out: &mut Vec<u8>,
+        keys: &mut Vec<CapturedKey>,
+        shape: &mut Shape,
+    ) -> Result<(), JsonError> {
+        self.key_start()?;
+        let at = self.pos;
+        let from = out.len();
+        let len = self.capture_string(out)?;
+        shape.string_bytes = shape.string_bytes.max(len);
+        keys.push(CapturedKey { at, encoded: from..out.len() });
+        self.key_end()?;
+        out.push(b':');
+        Ok(())
+    }
+
+    /// The value starting here, `open` containers deep and already counted, as a fragment (see
+    /// [`parse_with_raw`]). Mirrors `run` step by step, so every error and bound is the same;
+    /// only nothing is built but the fragment's bytes.
+    fn capture(&mut self, open: usize) -> Result<RawJson, JsonError> {
+        let mut out = Vec::with_capacity(self.input.len() - self.pos);
+        let mut shape = Shape { depth: 0, values: 1, members: 0, string_bytes: 0 };
+        let mut stack: Vec<Open> = Vec::new();
+        let mut keys: Vec<CapturedKey> = Vec::new();
+        'value: loop {
+            let start = self.pos;
+            match self.input.get(start) {
+                None => return Err(self.err(JsonErrorKind::UnexpectedEnd, start)),
+                Some(&bracket @ (b'{' | b'[')) => {
+                    let object = bracket == b'{';
+                    self.open(open + stack.len(), start)?;
+                    out.push(bracket);
+                    shape.depth = shape.depth.max(stack.len() + 1);
+                    self.skip_ws();
+                    let close = if object { b'}' } else { b']' };
+                    if self.eat(close) {
+                        out.push(close);
+                    } else {
+                        self.check_members(0)?;
+                        stack.push(Open { object, members: 0, keys_from: keys.len() });
+                        if object {
+                            self.capture_key(&mut out, &mut keys, &mut shape)?;
+                        }
+                        self.capture_next(&mut shape)?;
+                        continue 'value;
+                    }
+                }
+                Some(b'"') => {
+                    let len = self.capture_string(&mut out)?;
+                    shape.string_bytes = shape.string_bytes.max(len);
+                }
+                Some(b'-' | b'0'..=b'9') => {
+                    let len = self.number_len()?;
+                    out.extend_from_slice(&self.input[start..start + len]);
+                    self.pos += len;
+                }
+                Some(b'+' | b'.') => return Err(self.err(JsonErrorKind::InvalidNumber, start)),
+                Some(&first @ (b't' | b'f' | b'n')) => {
+                    let word: &[u8] = match first {
+                        b't' => b"true",
+                        b'f' => b"false",
+                        _ => b"null",
+                    };
+                    self.literal(word, Value::Null)?;
+                    out.extend_from_slice(word);
+                }
+                Some(_) => return Err(self.unexpected(start, JsonErrorKind::UnexpectedByte)),
+            }
+            // A value is complete: close the containers that end here.
+            loop {
+                let Some(top) = stack.last_mut() else { break 'value };
+                top.members += 1;
+                self.skip_ws();
+                let at = self.pos;
+                match self.input.get(at) {
+                    Some(b',') => {
+                        self.pos += 1;
+                        out.push(b',');
+                        self.skip_ws();
+                        self.check_members(top.members)?;
+                        if top.object {
+                            let key_at = self.pos;
+                            self.capture_key(&mut out, &mut keys, &mut shape)?;
+                            let own = &keys[top.keys_from..];
+                            if top.members < PAIRWISE_KEYS
+                                && let Some((key, earlier)) = own.split_last()
+                                && earlier
+                                    .iter()
+                                    .any(|k| out[k.encoded.clone()] == out[key.encoded.clone()])
+                            {
+                                return Err(self.err(JsonErrorKind::DuplicateKey, key_at));
+                            }
+                        }
+                        self.capture_next(&mut shape)?;
+                        continue 'value;
+                    }
+                    Some(b']') if !top.object => self.pos += 1,
+                    Some(b'}') if top.object => {
+                        self.pos += 1;
+                        let own = &keys[top.keys_from..];
+                        // Objects past the pairwise size were not checked per key.
+                        if top.members > PAIRWISE_KEYS
+                            && let Some(i) =
+                                first_repeat(own.len(), |i| &out[own[i].encoded.clone()])
+                        {
+                            return Err(self.err(JsonErrorKind::DuplicateKey, own[i].at));
+                        }
+                        keys.truncate(top.keys_from);
+                    }
+                    _ => return Err(self.after_value(at)),
+                }
+                out.push(if top.object { b'}' } else { b']' });
+                shape.members = shape.members.max(top.members);
+                stack.pop();
+            }
+        }
+        // The buffer was sized for the rest of the input; give the room back only when most
+        // of it is unused (a `realloc` per fragment otherwise).
+        if out.capacity() / 2 > out.len() {
+            out.shrink_to_fit();
+        }
+        Ok(RawJson::from_encoded(shape, out))
     }
 
     /// Decodes the escape whose backslash is at `at`: the character and the offset after it.

@@ -12,6 +12,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use super::encode::encode_shaped;
+use super::parse::parse_raw;
 use super::{JsonError, Limits, Value, parse};
 
 /// What the bounds of [`Limits`] need to know about an encoded value.
@@ -53,7 +54,19 @@ impl RawJson {
         let mut bytes = Vec::new();
         let shape = encode_shaped(value, limits, &mut bytes)?;
         bytes.shrink_to_fit();
-        Ok(RawJson(Arc::new(Inner { shape, bytes })))
+        Ok(RawJson::from_encoded(shape, bytes))
+    }
+
+    /// Parses `input` strictly as one value within `limits` (as [`parse`] does) and keeps it
+    /// as a fragment, without building its tree: bytes already in the encoder's form are
+    /// copied, anything else is written in it.
+    pub fn parse(input: &[u8], limits: &Limits) -> Result<RawJson, JsonError> {
+        parse_raw(input, limits)
+    }
+
+    /// A fragment from bytes the caller wrote in the encoder's exact form, with their shape.
+    pub(super) fn from_encoded(shape: Shape, bytes: Vec<u8>) -> RawJson {
+        RawJson(Arc::new(Inner { shape, bytes }))
     }
 
     /// The encoded bytes: compact strict JSON, no line break.

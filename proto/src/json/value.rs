@@ -242,12 +242,20 @@ pub(super) const PAIRWISE_KEYS: usize = 16;
 /// The index of the first member whose key already occurred earlier, if any. Pairwise for
 /// small objects, sort-based (O(n log n), no hashing, so no collision attacks) for large ones.
 pub(super) fn first_duplicate(entries: &[(String, Value)]) -> Option<usize> {
-    if entries.len() <= PAIRWISE_KEYS {
-        return (1..entries.len()).find(|&i| entries[..i].iter().any(|(k, _)| *k == entries[i].0));
+    first_repeat(entries.len(), |i| entries[i].0.as_str())
+}
+
+/// [`first_duplicate`] over `len` keys given by `key` (anything whose equality is the keys').
+pub(super) fn first_repeat<'k, K: Ord + ?Sized + 'k>(
+    len: usize,
+    key: impl Fn(usize) -> &'k K,
+) -> Option<usize> {
+    if len <= PAIRWISE_KEYS {
+        return (1..len).find(|&i| (0..i).any(|j| key(j) == key(i)));
     }
-    let mut order: Vec<usize> = (0..entries.len()).collect();
-    order.sort_unstable_by(|&a, &b| entries[a].0.cmp(&entries[b].0).then(a.cmp(&b)));
+    let mut order: Vec<usize> = (0..len).collect();
+    order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)).then(a.cmp(&b)));
     // After sorting by (key, position), the later member of each equal pair is a repeat; the
     // earliest repeat is where a streaming check would have stopped.
-    order.windows(2).filter(|w| entries[w[0]].0 == entries[w[1]].0).map(|w| w[1]).min()
+    order.windows(2).filter(|w| key(w[0]) == key(w[1])).map(|w| w[1]).min()
 }

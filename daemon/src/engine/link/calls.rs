@@ -39,7 +39,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use jfgui_proto::channel::{Activity, Call, CallResult, DaemonMessage, Request, encode_frame};
+use jfgui_proto::channel::{
+    Activity, Call, CallResult, DaemonMessage, Request, encode_frame, encode_request_frame,
+};
 use jfgui_proto::{ActionError, Reason};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio::time::Instant;
@@ -319,17 +321,14 @@ impl AppHandle {
             calls.next_id
         };
         let config = &self.0.config;
-        let frame = encode_frame(
-            &DaemonMessage::Request(Request { id, call }),
-            &config.frame_limits(),
-            config.max_frame,
-        )
-        .map_err(|e| {
-            ActionError::new(
-                Reason::ResponseTooLarge { action: None },
-                format!("The request does not fit the host channel: {e}."),
-            )
-        })?;
+        let frame =
+            encode_request_frame(Request { id, call }, &config.frame_limits(), config.max_frame)
+                .map_err(|e| {
+                    ActionError::new(
+                        Reason::ResponseTooLarge { action: None },
+                        format!("The request does not fit the host channel: {e}."),
+                    )
+                })?;
         let (tx, rx) = oneshot::channel();
         let deadline = Instant::now() + config.request_deadline;
         let watch_deadline = {

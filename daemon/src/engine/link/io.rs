@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use jfgui_proto::channel::{
     AppMessage, Bye, DaemonMessage, FrameDecoder, FrameError, Outcome, TaskSnapshot,
-    decode_message, encode_frame,
+    decode_app_message, encode_frame,
 };
 use jfgui_proto::{Limits, Reason};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -121,11 +121,13 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// The next message. Cancel-safe: bytes are fed to the decoder right after each read.
     pub(super) async fn next(&mut self) -> Result<AppMessage, LinkEnd> {
         loop {
-            if let Some(body) = self.decoder.next_frame().map_err(LinkEnd::Frame)? {
+            if let Some(body) = self.decoder.next_body().map_err(LinkEnd::Frame)? {
                 self.last_len = body.len();
+                // Decoded straight from the decoder's buffer, before it is told of the take.
+                let message = decode_app_message(body, &self.limits).map_err(LinkEnd::Frame);
                 let decoder = &self.decoder;
                 self.partial.message_taken(decoder.buffered_len(), decoder.has_partial());
-                return decode_message(&body, &self.limits).map_err(LinkEnd::Frame);
+                return message;
             }
             self.chunk.clear();
             // `read_buf` fills the spare capacity without zeroing it first.

@@ -43,16 +43,22 @@ pub struct Envelope {
     pub params: Map,
 }
 
+/// Where a call's `input` is in a request line: the daemon only passes it on to the app, so it
+/// is kept as the validated fragment it was read as and spliced into the request frame.
+const INPUT_PATH: &[&str] = &["params", "input"];
+
 /// Parses one line into a request envelope, or the error response line to send back (`None`
 /// when nothing may be answered). With `ignore_responses` (MCP and undecided connections,
 /// WIRE.md §3), a line without `method` that carries `result` or `error` is a response from
 /// the client: it is logged and gets no answer.
+///
+/// `params.input` comes back as a [`Value::Raw`] fragment (checked exactly like the rest).
 pub fn parse_envelope(
     line: &[u8],
     limits: &Limits,
     ignore_responses: bool,
 ) -> Result<Envelope, Option<Vec<u8>>> {
-    let value = match jfgui_proto::parse(line, limits) {
+    let value = match jfgui_proto::parse_with_raw(line, limits, INPUT_PATH) {
         Ok(v) => v,
         Err(e) => {
             let mut data = reason_data(e.kind().as_str());
@@ -168,11 +174,21 @@ pub struct Json1Call {
 /// Checks one line of a JSON-1 connection (envelope, method, `protocolVersion`); the warning
 /// for a dropped write goes through the connection's rate limit.
 pub fn prepare(line: &[u8], limits: &Limits, slug: &str, warnings: &mut PeerWarnings) -> Prepared {
-    let envelope = match parse_envelope(line, limits, false) {
-        Ok(e) => e,
-        Err(Some(response)) => return Prepared::Respond(response),
-        Err(None) => return Prepared::Silent,
-    };
+    match parse_envelope(line, limits, false) {
+        Ok(envelope) => prepare_envelope(envelope, limits, slug, warnings),
+        Err(Some(response)) => Prepared::Respond(response),
+        Err(None) => Prepared::Silent,
+    }
+}
+
+/// [`prepare`] of a line already parsed (an undecided connection's line that turned out to be
+/// JSON-1 is not parsed twice).
+pub fn prepare_envelope(
+    envelope: Envelope,
+    limits: &Limits,
+    slug: &str,
+    warnings: &mut PeerWarnings,
+) -> Prepared {
     let Some(id) = envelope.id else {
         // SPEC S11: a notification's outcome could never be reported, so nothing is run.
         if matches!(envelope.method.as_str(), "actions/execute" | "actions/batch") {
@@ -267,9 +283,19 @@ fn success_line(id: &Value, result: Map, limits: &Limits, action: &str) -> (Vec<
     let mut response = Map::with_capacity(3);
     response.insert("jsonrpc", "2.0");
     response.insert("id", id.clone());
+    // Room for the fragments spliced into the result (an action's output) up front, so a
+    // large answer is written without growing the buffer step by step.
+    let spliced: usize = full
+        .iter()
+        .map(|(_, v)| match v {
+            Value::Raw(raw) => raw.as_bytes().len(),
+            _ => 0,
+        })
+        .sum();
     response.insert("result", full);
-    match jfgui_proto::encode(&Value::Object(response), limits) {
-        Ok(line) => (line, "ok"),
+    let mut line = Vec::with_capacity(128 + spliced);
+    match jfgui_proto::encode_into(&Value::Object(response), limits, &mut line) {
+        Ok(()) => (line, "ok"),
         Err(e) => {
             tracing::warn!(action, "result over the message bounds: {e}");
             let error = ActionError::new(
