@@ -334,18 +334,24 @@ impl Engine {
             tracing::info!(slug, ?peer, "client for an endpoint that is not up; closing");
             return;
         };
-        let app = self.client_app(link, peer);
+        let app = self.client_app(link, peer, session::ClientFate::default());
         session::serve(stream, app, self.partial(), self.0.shutdown.subscribe(), peer).await;
     }
 
     /// `link`'s app as a client connection from `peer` uses it: with the task table, and its
     /// calls audited when the engine has an audit log. Every kind of client session (per-app
-    /// endpoint, all-apps MCP, bridge, headless) builds its apps here.
-    pub(crate) fn client_app(&self, link: link::AppHandle, peer: PeerInfo) -> session::App {
+    /// endpoint, all-apps MCP, bridge, headless) builds its apps here; `fate` is the client
+    /// connection's.
+    pub(crate) fn client_app(
+        &self,
+        link: link::AppHandle,
+        peer: PeerInfo,
+        fate: session::ClientFate,
+    ) -> session::App {
         let app = session::App::new(link, self.0.tasks.clone());
         match &self.0.config.audit {
             Some(audit) => {
-                let caller = session::Caller::new(audit.clone(), peer, app.link());
+                let caller = session::Caller::new(audit.clone(), peer, app.link(), fate);
                 app.audited(caller)
             }
             None => app,

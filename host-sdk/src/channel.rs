@@ -102,7 +102,7 @@ impl std::error::Error for ProtocolError {}
 pub struct Pump {
     /// Requests answered.
     pub executed: usize,
-    /// Requests still queued (call `pump` again soon when non-zero).
+    /// Requests and `activity` notices still queued (call `pump` again soon when non-zero).
     pub pending: usize,
     /// When the host wants [`Host::tick`] again (`None`: not until something arrives).
     pub next_tick: Option<Duration>,
@@ -327,10 +327,11 @@ impl Endpoint {
         Ok(())
     }
 
-    /// Answers at most `budget` queued requests, lets the host advance its tasks
-    /// ([`Host::tick`]) and queues their state changes for the daemon. Call it after `feed`,
-    /// or from a UI tick; while output is backed up past [`OUTPUT_HIGH_WATER`] no request
-    /// runs.
+    /// Answers at most `budget` queued requests, hands queued `activity` notices to the host
+    /// unless replies wait for the transport ([`Endpoint::deliver_activities`]), lets the host
+    /// advance its tasks ([`Host::tick`]) and queues their state changes for the daemon. Call
+    /// it after `feed`, or from a UI tick; while output is backed up past
+    /// [`OUTPUT_HIGH_WATER`] no request runs.
     pub fn pump<H: Host + ?Sized>(&mut self, host: &mut H, budget: usize) -> Pump {
         let mut executed = 0;
         while executed < budget && self.pending_output().len() < OUTPUT_HIGH_WATER {
@@ -342,9 +343,8 @@ impl Endpoint {
             self.send_reply(request.id, outcome, action_of(&request.call));
             executed += 1;
         }
-        // Notices after the replies: an activity follows the call it reports.
-        while let Some(activity) = self.activities.pop_front() {
-            host.activity(&activity);
+        if self.pending_output().is_empty() {
+            self.deliver_activities(host);
         }
         let next_tick = self.dispatcher.tick(host);
         if self.status == Status::Registered {
@@ -352,7 +352,17 @@ impl Endpoint {
                 self.send_task(task);
             }
         }
-        Pump { executed, pending: self.inbox.len(), next_tick }
+        Pump { executed, pending: self.inbox.len() + self.activities.len(), next_tick }
+    }
+
+    /// Hands the queued `activity` notices to [`Host::activity`], in order. [`Endpoint::pump`]
+    /// does it only once the output is taken, so showing a notice never delays a reply (the
+    /// daemon sends notices along with its next requests); a loop that writes the output
+    /// after `pump` calls this after writing it.
+    pub fn deliver_activities<H: Host + ?Sized>(&mut self, host: &mut H) {
+        while let Some(activity) = self.activities.pop_front() {
+            host.activity(&activity);
+        }
     }
 
     /// Encoded bytes waiting for the transport.

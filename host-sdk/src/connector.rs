@@ -171,6 +171,8 @@ impl Connector {
         if self.link.is_some() {
             self.flush();
         }
+        // After the replies are written: a notice never delays one.
+        self.endpoint.deliver_activities(host);
         if self.link.is_some() {
             match self.endpoint.status() {
                 Status::Registered => self.backoff.reset(),
@@ -191,7 +193,7 @@ impl Connector {
             }
         }
         let mut timeout = pump.next_tick;
-        if pump.pending > 0 {
+        if self.endpoint.queued_requests() > 0 {
             timeout = Some(Duration::ZERO);
         }
         if self.link.is_none() && !self.leaving {

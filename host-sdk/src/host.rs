@@ -136,8 +136,10 @@ pub trait Host {
 
     /// An external call this app served was recorded in the daemon's audit log: who (a client
     /// name the app cannot know itself), what, and how it ended; for a "last agent action"
-    /// display. Delivered by [`Endpoint::pump`](crate::channel::Endpoint::pump) only when the
-    /// app asked for it ([`Endpoint::with_activity`](crate::channel::Endpoint::with_activity)).
+    /// display. Delivered after the replies are written
+    /// ([`Endpoint::deliver_activities`](crate::channel::Endpoint::deliver_activities)) and
+    /// only when the app asked for it
+    /// ([`Endpoint::with_activity`](crate::channel::Endpoint::with_activity)).
     fn activity(&mut self, activity: &Activity) {
         let _ = activity;
     }

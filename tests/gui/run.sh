@@ -33,8 +33,8 @@ done
 if ((${#missing[@]} > 0)); then
     command -v apt-get >/dev/null || cannot_run "missing ${missing[*]} and no apt-get"
     [[ $(id -u) == 0 ]] || cannot_run "missing ${missing[*]} and not root to install them"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    apt-get -o DPkg::Lock::Timeout=600 update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 for tool in Xvfb xdotool import; do
     command -v "$tool" >/dev/null || cannot_run "$tool is not on PATH"

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use jfgui_tests::cli::{Session, agent_command, run_agent};
+use jfgui_tests::cli::{Session, agent_command, run_agent, run_command};
 use jfgui_tests::serde_json::{self, Value, json};
 use jfgui_tests::{
     Daemon, LineClient, PATIENCE, TempDir, TestApp, audit_dir, daemon_command, json1, mode, my_uid,
@@ -355,6 +355,50 @@ fn a_client_killed_mid_call_is_recorded_unknown_with_what_the_app_did() {
 }
 
 #[test]
+fn an_all_apps_mcp_client_killed_mid_call_is_recorded_unknown_with_what_the_app_did() {
+    let w = world(&[], &["--fault", "counter.add:sleep=3000"]);
+    let input = json!({"by": 1, "tag": "orphan-mcp"});
+    let rev = revision(&w.ep);
+    // A real MCP client process (the stdio gateway to the all-apps server), killed while its
+    // write runs in the app (which sleeps 3 s first).
+    let mut gateway = Session::start(agent_command(&w.d.rt, &["mcp"]));
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "jfgui_actions_execute",
+                   "arguments": {"app": "Target", "action": "counter.add", "input": input, "expectedRevision": rev},
+                   "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                             "io.modelcontextprotocol/clientCapabilities": {},
+                             "io.modelcontextprotocol/clientInfo": {"name": "doomed", "version": "1"}}}});
+    gateway.send(&call.to_string());
+    let running = wait_until(PATIENCE, || w.d.status()["clients"] == 1);
+    assert!(running, "the gateway never connected");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &gateway.pid().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    gateway.finish();
+    assert!(w.app.ledger().is_empty(), "killed before the app applied: {:?}", w.app.ledger());
+    let mut found = Vec::new();
+    assert!(wait_until(PATIENCE, || {
+        found = records(&w.d.rt);
+        !found.is_empty()
+    }));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let r = &found[0];
+    assert_eq!(
+        r["outcome"],
+        json!({"unknown": {"class": "outcome_unknown", "reason": "client_disconnected"}}),
+        "{r}"
+    );
+    assert_eq!(r["appOutcome"], "ok", "{r}");
+    assert_eq!(r["client"]["transport"], "all-apps-mcp", "{r}");
+    assert_eq!(r["client"]["clientInfo"], json!({"name": "doomed", "version": "1"}), "{r}");
+    assert!(w.app.ledger().iter().any(|l| l.starts_with("orphan-mcp ")), "{:?}", w.app.ledger());
+    assert_input(r, &input);
+}
+
+#[test]
 fn rotation_at_a_small_bound_keeps_four_files_of_whole_records() {
     let w = world(&["--audit-max-bytes", "2048"], &[]);
     let mut c = LineClient::connect(&w.ep).unwrap();
@@ -387,6 +431,61 @@ fn rotation_at_a_small_bound_keeps_four_files_of_whole_records() {
         }
         assert_eq!(mode(&path) & 0o777, 0o600, "{name}");
     }
+}
+
+#[test]
+fn the_headless_cli_rotates_at_jfgui_audit_max_bytes_as_the_daemon_does() {
+    let tmp = TempDir::new();
+    let rt = tmp.rt();
+    let notepad = jfgui_tests::bin("jfgui-notepad");
+    // Each record is longer than the smallest bound (256 B): every write after the first
+    // rotates, so six writes leave the four files kept (with the default 8 MiB, one). A
+    // fresh Notepad is at revision 1; the writes after the first may be refused as stale,
+    // which is recorded all the same.
+    let input = (1..=6)
+        .map(|id| {
+            let call = json!({"jsonrpc": "2.0", "id": id, "method": "actions/execute",
+                "params": {"action": "selection.set", "input": {"start": 0, "end": 0},
+                           "expectedRevision": 1}});
+            format!("{call}\n")
+        })
+        .collect::<String>();
+    let mut cmd =
+        agent_command(&rt, &["headless", notepad.to_str().expect("UTF-8"), "--protocol", "json"]);
+    cmd.env("JFGUI_AUDIT_MAX_BYTES", "256");
+    let run = run_command(cmd, input.as_bytes());
+    run.assert_code(0);
+    let answers = run.json_lines();
+    assert_eq!(answers.len(), 6, "{}", run.stdout);
+    assert!(answers[0]["result"]["revision"].is_u64(), "{}", run.stdout);
+    let dir = audit_dir(&rt);
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2", "audit.jsonl.3", "audit.lock"]
+    );
+    for name in &names[..4] {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        assert_eq!(text.lines().count(), 1, "{name}: one whole record per file: {text}");
+        let r: Value = serde_json::from_str(text.trim_end()).unwrap();
+        assert_eq!(r["client"]["transport"], "cli-headless", "{r}");
+        assert_eq!(r["action"], "selection.set", "{r}");
+    }
+    // A bound the daemon refuses is refused here too.
+    let mut cmd = agent_command(&rt, &["headless", notepad.to_str().expect("UTF-8")]);
+    cmd.env("JFGUI_AUDIT_MAX_BYTES", "10");
+    let refused = run_command(cmd, b"");
+    assert_eq!(refused.status.code(), Some(2), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("JFGUI_AUDIT_MAX_BYTES")
+            || refused.stderr.contains("audit-max-bytes"),
+        "{}",
+        refused.stderr
+    );
 }
 
 #[test]

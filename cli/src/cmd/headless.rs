@@ -49,6 +49,10 @@ pub struct HeadlessArgs {
     /// The protocol the client speaks on stdin/stdout.
     #[arg(long, value_enum, default_value_t = Protocol::Json)]
     pub protocol: Protocol,
+    /// Rotate the audit log before it grows beyond this; 4 files are kept (as the daemon's
+    /// option: both append to the same log).
+    #[arg(long, value_name = "BYTES", env = "JFGUI_AUDIT_MAX_BYTES", default_value_t = jfgui_daemon::audit::DEFAULT_MAX_BYTES, value_parser = clap::value_parser!(u64).range(256..))]
+    pub audit_max_bytes: u64,
     /// Arguments for APP, after `--`, passed unchanged.
     #[arg(last = true, value_name = "APP_ARGS")]
     pub app_args: Vec<OsString>,
@@ -75,7 +79,8 @@ pub async fn run(args: HeadlessArgs, ctx: Context) -> Result<(), Failure> {
     };
 
     // Calls are audited as the daemon's are, into the same log (SPEC S13).
-    let audit = Some(Audit::start(AuditConfig::default()));
+    let audit = AuditConfig { max_bytes: args.audit_max_bytes, ..AuditConfig::default() };
+    let audit = Some(Audit::start(audit));
     let engine = Engine::new(EngineConfig { audit, ..EngineConfig::default() });
     let mut events = engine.subscribe();
     let app_peer = PeerInfo { pid: child.id(), uid: None, transport: Transport::CliHeadless };

@@ -1,11 +1,12 @@
 //! The audit file on disk: a private directory (0700) holding `audit.jsonl` (0600), opened
 //! with `O_APPEND` (and, on Unix, `O_NOFOLLOW`: a symlink planted at the log's name is
-//! refused, not followed) and written one record per `write`. At the size bound the file is
-//! rotated: `audit.jsonl` → `.1` → `.2` → `.3`, the oldest removed, so [`KEPT_FILES`] files
-//! exist at most.
+//! refused, not followed) and written in whole records: the records the writer took at once
+//! go in as few `write`s as the size bound allows, a record is never split across writes or
+//! files. At the size bound the file is rotated: `audit.jsonl` → `.1` → `.2` → `.3`, the
+//! oldest removed, so [`KEPT_FILES`] files exist at most.
 //!
 //! The daemon and a headless `jfgui-agent` may append to the same log at once, so the size
-//! and identity of the live file are read from its path before each record (not counted from
+//! and identity of the live file are read from its path before each write (not counted from
 //! what this process wrote): after another process rotated it, this one reopens the new file.
 //! On Unix, rotation is serialized across processes by an exclusive `flock` on `audit.lock`,
 //! and the size is checked again under the lock, so a file is never rotated twice (which
@@ -44,6 +45,14 @@ struct Open {
 /// Device and inode.
 type FileId = (u64, u64);
 
+/// What [`AuditFile::append`] could not do.
+#[derive(Debug)]
+pub struct AppendError {
+    pub error: io::Error,
+    /// Lines written before the error (the rest are not in the file).
+    pub written: usize,
+}
+
 /// The name of the lock file rotations take, beside the log.
 #[cfg(unix)]
 const LOCK_NAME: &str = "audit.lock";
@@ -62,39 +71,58 @@ impl AuditFile {
         }
     }
 
-    /// Appends `line` and its newline in one write, rotating first when it would cross the
-    /// bound. On error the file is closed (and reopened by the next call).
-    pub fn append(&mut self, line: &[u8]) -> io::Result<()> {
-        let result = self.try_append(line);
-        if result.is_err() {
-            self.open = None;
+    /// Appends `lines`, each with its newline, in order: as many whole lines per write as
+    /// fit below the bound, rotating first when the next line would cross it. On error the
+    /// file is closed (and reopened by the next call).
+    pub fn append(&mut self, lines: &[&[u8]]) -> Result<(), AppendError> {
+        let mut buf = Vec::new();
+        let mut written = 0;
+        while written < lines.len() {
+            match self.append_some(&lines[written..], &mut buf) {
+                Ok(n) => written += n,
+                Err(error) => {
+                    self.open = None;
+                    return Err(AppendError { error, written });
+                }
+            }
         }
-        result
+        Ok(())
     }
 
-    fn try_append(&mut self, line: &[u8]) -> io::Result<()> {
-        let mut buf = Vec::with_capacity(line.len() + 1);
-        buf.extend_from_slice(line);
-        buf.push(b'\n');
-        let len = buf.len() as u64;
+    /// Writes the first of `lines` (not empty) and those after it that still fit below the
+    /// bound in one write; returns how many.
+    fn append_some(&mut self, lines: &[&[u8]], buf: &mut Vec<u8>) -> io::Result<usize> {
         let live = self.live()?;
         if self.open.as_ref().is_some_and(|open| live.is_none_or(|(_, id)| open.id != id)) {
             // Another process rotated it: append to the live file, not the renamed one.
             self.open = None;
         }
-        if live.is_some_and(|(size, _)| size > 0 && size + len > self.max_bytes) {
+        let mut size = live.map_or(0, |(size, _)| size);
+        let first = lines[0].len() as u64 + 1;
+        if size > 0 && size + first > self.max_bytes {
             self.open = None;
-            self.rotate_once(len)?;
+            self.rotate_once(first)?;
+            size = self.live()?.map_or(0, |(size, _)| size);
+        }
+        buf.clear();
+        let mut n = 0;
+        for line in lines {
+            if n > 0 && size + (buf.len() + line.len() + 1) as u64 > self.max_bytes {
+                break;
+            }
+            buf.extend_from_slice(line);
+            buf.push(b'\n');
+            n += 1;
         }
         let open = match &mut self.open {
             Some(open) => open,
             slot @ None => slot.insert(open_file(&self.dir)?),
         };
-        let written = open.file.write(&buf)?;
+        let written = open.file.write(buf)?;
         if written != buf.len() {
             return Err(io::Error::new(io::ErrorKind::WriteZero, "short write to the audit log"));
         }
-        Ok(())
+        Ok(n)
     }
 
     /// The live file's size and identity, `None` when there is none.
@@ -239,9 +267,14 @@ mod tests {
     fn rotation_keeps_four_files_and_never_splits_a_record() {
         let dir = temp_dir("rotate");
         let mut f = AuditFile::new(dir.join("state"), 100);
-        for i in 0..40 {
-            f.append(format!("{{\"n\":{i:03},\"pad\":\"xxxxxxxxxxxxxxx\"}}").as_bytes()).unwrap();
+        let line = |i: i32| format!("{{\"n\":{i:03},\"pad\":\"xxxxxxxxxxxxxxx\"}}");
+        for i in 0..20 {
+            f.append(&[line(i).as_bytes()]).unwrap();
         }
+        // Taken at once: as few writes as the bound allows, none crossing it.
+        let batch: Vec<String> = (20..40).map(line).collect();
+        let batch: Vec<&[u8]> = batch.iter().map(|l| l.as_bytes()).collect();
+        f.append(&batch).unwrap();
         let mut names: Vec<String> = std::fs::read_dir(dir.join("state"))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -266,14 +299,14 @@ mod tests {
         let dir = temp_dir("modes");
         let state = dir.join("state");
         let mut f = AuditFile::new(state.clone(), 1 << 20);
-        f.append(b"{}").unwrap();
+        f.append(&[b"{}"]).unwrap();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&state), 0o700);
         assert_eq!(mode(&AuditFile::path(&state, 0)), 0o600);
         std::fs::remove_file(AuditFile::path(&state, 0)).unwrap();
         std::os::unix::fs::symlink(dir.join("elsewhere"), AuditFile::path(&state, 0)).unwrap();
         let mut f = AuditFile::new(state, 1 << 20);
-        assert!(f.append(b"{}").is_err());
+        assert!(f.append(&[b"{}"]).is_err_and(|e| e.written == 0));
         assert!(!dir.join("elsewhere").exists());
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -2,9 +2,15 @@
 //! appends them to the file and hands each line to the live followers (`audit/follow`).
 //!
 //! A call only ever does a non-blocking `try_send`: a full queue drops the record and counts
-//! it, so a slow or stuck disk never delays a call. A write error drops the record the same
-//! way. Drops not yet reported are written as `{"time":…,"dropped":N}` before the next
-//! record that can be written, and the running total is `daemon/status.auditDropped`.
+//! it, so a slow or stuck disk never delays a call. A write error drops the records it lost
+//! the same way. Drops not yet reported are written as `{"time":…,"dropped":N}` before the
+//! next records that can be written, and the running total is `daemon/status.auditDropped`.
+//!
+//! The writer is woken once per batch, not per record: after the first record wakes it, it
+//! stays awake for [`BATCH_WINDOW`] and then takes everything queued, so the calls of that
+//! window find no sleeping receiver and their `try_send` wakes nobody (std's channel only
+//! wakes a receiver that is blocked). The batch goes to the file in as few writes as
+//! rotation allows (`file.rs`), each record whole. Idle, the thread sleeps in `recv`.
 //!
 //! At exit [`Writer::flush`] waits (bounded) until what was queued before it is written, so a
 //! call answered just before SIGTERM is still in the file.
@@ -16,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 
-use super::file::AuditFile;
+use super::file::{AppendError, AuditFile};
 use super::record::{Record, dropped_line};
 use super::time::now_ms;
 
@@ -56,18 +62,23 @@ pub struct Writer {
 /// Live followers may fall this many lines behind before they are told they missed some.
 const FOLLOW_BACKLOG: usize = 1024;
 
+/// How long the writer, once woken, lets records gather before it takes them: a record
+/// reaches the file and the followers at most this much later.
+const BATCH_WINDOW: Duration = Duration::from_millis(5);
+
 impl Writer {
     /// Starts the thread writing to `file` (`None`: no place for the log, so every record is
     /// dropped and counted) with a queue of `capacity` records.
     pub fn start(file: Option<AuditFile>, capacity: usize, keep_input: bool) -> Writer {
-        let (queue, rx) = mpsc::sync_channel(capacity.max(1));
+        let capacity = capacity.max(1);
+        let (queue, rx) = mpsc::sync_channel(capacity);
         let drops = Arc::new(Drops::default());
         let (follow, _) = broadcast::channel(FOLLOW_BACKLOG);
         let thread_drops = drops.clone();
         let thread_follow = follow.clone();
         let spawned = std::thread::Builder::new()
             .name("audit-writer".into())
-            .spawn(move || run(rx, file, keep_input, &thread_drops, &thread_follow));
+            .spawn(move || run(&rx, capacity, file, keep_input, &thread_drops, &thread_follow));
         if let Err(e) = spawned {
             // The receiver went with the closure: every submit now counts as dropped.
             tracing::error!("audit: cannot start the writer thread: {e}");
@@ -115,56 +126,85 @@ impl Writer {
 }
 
 fn run(
-    rx: Receiver<Item>,
+    rx: &Receiver<Item>,
+    capacity: usize,
     mut file: Option<AuditFile>,
     keep_input: bool,
     drops: &Drops,
     follow: &broadcast::Sender<Line>,
 ) {
     let mut failing = false;
-    while let Ok(item) = rx.recv() {
-        let record = match item {
-            Item::Record(record) => record,
-            Item::Flush(done) => {
-                // The caller may have given up waiting.
-                let _ = done.send(());
-                continue;
+    let mut lines = Vec::new();
+    let mut flushed = Vec::new();
+    while let Ok(first) = rx.recv() {
+        // Awake: submits in the window wake nobody.
+        std::thread::sleep(BATCH_WINDOW);
+        for item in std::iter::once(first).chain(rx.try_iter().take(capacity)) {
+            match item {
+                Item::Record(record) => lines.push(record.to_line(keep_input)),
+                Item::Flush(done) => flushed.push(done),
             }
-        };
-        let line = record.to_line(keep_input);
-        let unreported = drops.unreported.swap(0, Ordering::Relaxed);
-        let notice = (unreported > 0).then(|| dropped_line(now_ms(), unreported));
-        for l in notice.iter().chain([&line]) {
-            // Followers see a send error only when there are none.
+        }
+        if !lines.is_empty() {
+            write(&mut file, &mut lines, drops, follow, &mut failing);
+        }
+        for done in flushed.drain(..) {
+            // The caller may have given up waiting.
+            let _ = done.send(());
+        }
+    }
+}
+
+/// Writes `lines` (taking them) after the report of the drops not reported yet, and hands
+/// them to the followers; counts what could not be written.
+fn write(
+    file: &mut Option<AuditFile>,
+    lines: &mut Vec<Vec<u8>>,
+    drops: &Drops,
+    follow: &broadcast::Sender<Line>,
+    failing: &mut bool,
+) {
+    let records = lines.len();
+    let unreported = drops.unreported.swap(0, Ordering::Relaxed);
+    if unreported > 0 {
+        lines.insert(0, dropped_line(now_ms(), unreported));
+    }
+    // No copy of the lines while nobody follows (the usual case).
+    if follow.receiver_count() > 0 {
+        for l in lines.iter() {
+            // The last follower may just have left: nothing to do then.
             let _ = follow.send(Arc::from(l.as_slice()));
         }
-        let written = match file.as_mut() {
-            None => Err((std::io::Error::other("no audit directory (no HOME or state dir)"), true)),
-            Some(file) => notice
-                .as_ref()
-                .map_or(Ok(()), |n| file.append(n).map_err(|e| (e, true)))
-                .and_then(|()| file.append(&line).map_err(|e| (e, false))),
-        };
-        match written {
-            Ok(()) => {
-                if failing {
-                    tracing::info!("audit: the log is writable again");
-                }
-                failing = false;
+    }
+    let all: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
+    let written = match file.as_mut() {
+        None => Err(AppendError {
+            error: std::io::Error::other("no audit directory (no HOME or state dir)"),
+            written: 0,
+        }),
+        Some(file) => file.append(&all),
+    };
+    lines.clear();
+    match written {
+        Ok(()) => {
+            if *failing {
+                tracing::info!("audit: the log is writable again");
             }
-            Err((e, notice_lost)) => {
-                // This record is lost, and the drop notice too unless it made it.
-                if notice_lost {
-                    drops.unreported.fetch_add(unreported, Ordering::Relaxed);
-                }
-                drops.add(1);
-                if !failing {
-                    tracing::warn!(
-                        "audit: cannot write the log, records are dropped and counted: {e}"
-                    );
-                }
-                failing = true;
+            *failing = false;
+        }
+        Err(AppendError { error, written }) => {
+            // The drop report is lost with the records unless it made it.
+            let notice = usize::from(unreported > 0);
+            if written < notice {
+                drops.unreported.fetch_add(unreported, Ordering::Relaxed);
             }
+            drops.add((records + notice - written.max(notice)) as u64);
+            if !*failing {
+                tracing::warn!(
+                    "audit: cannot write the log, records are dropped and counted: {error}"
+                );
+            }
+            *failing = true;
         }
     }
 }

@@ -87,7 +87,8 @@ where
         }
         Ok(Ok(Ok(registration))) => registration,
     };
-    let queue = mpsc::channel(config.max_queued_per_app.max(1) + calls::NOTICE_SLOTS);
+    // One slot beyond the calls': the wake-up for held notices (`calls.rs`).
+    let queue = mpsc::channel(config.max_queued_per_app.max(1) + 1);
     Some((registration, Handshaken { reader, writer: wr, queue, shutdown, config, peer }))
 }
 

@@ -35,7 +35,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, WriteHalf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
-pub use observer::Caller;
+pub use observer::{Caller, ClientFate};
 use peer_warnings::PeerWarnings;
 pub use replies::App;
 
@@ -106,14 +106,11 @@ pub async fn serve<S>(
         while session.calls.try_join_next().is_some() {}
     };
     tracing::debug!(slug = link.slug(), ?peer, reason = ended, "client stops reading");
-    let caller = app.caller();
-    if let (Some(caller), "eof" | "read error") = (caller, ended) {
-        caller.client_stopped();
-    }
     let ClientSession { calls, .. } = session;
-    let delivered = finish(calls, output, &config, peer).await;
-    if let Some(caller) = caller {
-        caller.settle(delivered);
+    let finish = finish(calls, output, &config, peer);
+    match app.caller() {
+        Some(caller) => caller.fate().close(ended, finish).await,
+        None => _ = finish.await,
     }
 }
 

@@ -244,7 +244,10 @@ impl Host for Notepad {
     }
 
     fn activity(&mut self, activity: &Activity) {
-        eprintln!("jfgui-notepad: {}", last_agent_action(activity));
+        // One write for the whole line: stderr is unbuffered, and `eprintln!` would write
+        // each formatted piece on its own.
+        let line = format!("jfgui-notepad: {}\n", last_agent_action(activity));
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
     }
 }
 

@@ -263,15 +263,19 @@ fn activity_is_asked_for_in_hello_and_delivered_after_the_replies() {
     e.feed(&Peer::welcome(1024 * 1024)).unwrap();
     e.feed(&Peer::execute(1, "bump", obj(&[]), Some(0))).unwrap();
     e.feed(&activity(1)).unwrap();
-    e.pump(&mut host, 8);
+    // The notice waits while the reply is not written.
+    assert_eq!(e.pump(&mut host, 8).pending, 1);
     assert_eq!(host.executed, 1);
+    assert!(host.activities.is_empty());
+    assert!(matches!(&peer.drain(&mut e)[..], [AppMessage::Reply(r)] if r.id == 1));
+    assert_eq!(e.pump(&mut host, 8).pending, 0);
     assert_eq!(host.activities.len(), 1);
     assert_eq!(host.activities[0].client, "agent[1] via endpoint");
     // A flood keeps the newest and counts the rest; nothing is ever answered.
     for n in 0..(MAX_QUEUED_ACTIVITIES as u32 + 5) {
         e.feed(&activity(n)).unwrap();
     }
-    assert!(peer.drain(&mut e).iter().all(|m| matches!(m, AppMessage::Reply(r) if r.id == 1)));
+    assert!(peer.drain(&mut e).is_empty());
     e.pump(&mut host, 8);
     assert_eq!(e.activities_dropped(), 5);
     assert_eq!(host.activities.len(), 1 + MAX_QUEUED_ACTIVITIES);

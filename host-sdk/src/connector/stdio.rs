@@ -37,6 +37,8 @@ pub fn serve_stdio<H: Host + ?Sized>(host: &mut H, mut endpoint: Endpoint) -> io
             out.flush()?;
             endpoint.consume_output(n);
         }
+        // After the replies are written: a notice never delays one.
+        endpoint.deliver_activities(host);
         match endpoint.status() {
             Status::Registering | Status::Registered => {}
             Status::Closed { .. } => return Ok(()),

@@ -24,11 +24,20 @@
 //! ([`AppHandle::expire`], driven by one timer per link), not by a timer per call: arming a
 //! timer while the runtime sleeps without one costs a wake-up of the driver (a write to its
 //! eventfd), which a timer per call paid on every call.
+//!
+//! `activity` notices ([`AppHandle::notify`]) are not written the moment their call ends (an
+//! extra write, and the app woken just as the client's next request arrives): they are held
+//! here and ride in the writer's next write, after that write's requests. So an idle app
+//! still gets them promptly, the same link timer flushes them at most [`NOTICE_FLUSH`] after
+//! the first one was held; while notices keep being taken by writes it fires once per
+//! [`NOTICE_FLUSH`], and with nothing held it is not armed at all. A notice is made after the
+//! reply of the call it reports arrived, so it always reaches the app after that reply.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use jfgui_proto::channel::{
     Activity, Call, CallResult, DaemonMessage, Request, encode_frame, encode_request_frame,
@@ -103,6 +112,20 @@ struct Calls {
     /// of an app has the same deadline length, so a call arriving while it is set is due no
     /// earlier than the timer; only a call arriving while it is unset needs to tell the link.
     watched: bool,
+    /// `activity` notices waiting for the writer.
+    notices: Notices,
+}
+
+/// Encoded `activity` frames held for the writer's next write (see the module docs).
+#[derive(Default)]
+struct Notices {
+    /// The frames, in order.
+    frames: Vec<u8>,
+    /// How many frames `frames` holds (at most [`NOTICE_SLOTS`]).
+    count: usize,
+    /// When the link's timer looks at the held notices again (and has the writer write them
+    /// if no write took them meanwhile); `None`: not armed.
+    flush_at: Option<Instant>,
 }
 
 struct Pending {
@@ -113,10 +136,14 @@ struct Pending {
     deadline: Instant,
 }
 
-/// Slots of an app's outgoing queue beyond its calls' (`max_queued_per_app`), for notices.
+/// `activity` notices held for an app at most; beyond that they are dropped (and counted).
 pub(super) const NOTICE_SLOTS: usize = 16;
 
-/// A frame waiting for the writer: a request (with its id), or a notice that has no reply.
+/// The longest a held `activity` notice waits for a write to ride in.
+pub const NOTICE_FLUSH: Duration = Duration::from_millis(50);
+
+/// A frame waiting for the writer: a request (with its id), or (no id, no bytes) a wake-up to
+/// write the held notices.
 pub(super) struct Outgoing {
     pub(super) id: Option<u64>,
     pub(super) frame: Vec<u8>,
@@ -166,6 +193,7 @@ impl AppHandle {
                 pending: HashMap::new(),
                 closed: None,
                 watched: false,
+                notices: Notices::default(),
             }),
             deadlines: Notify::new(),
             queue,
@@ -198,10 +226,10 @@ impl AppHandle {
         self.0.activity
     }
 
-    /// Queues `activity` for the app without waiting. False when it was not queued: the app
-    /// did not ask for notices, the link is closing, or the queue has no slot beyond those
-    /// the app's calls may still need (a notice never makes a call `busy`): at most
-    /// [`NOTICE_SLOTS`] notices wait at once.
+    /// Holds `activity` for the app's next write (or the flush at most [`NOTICE_FLUSH`]
+    /// later) without waiting. False when it was not held: the app did not ask for notices,
+    /// the link is closing, or [`NOTICE_SLOTS`] notices already wait. A notice never takes a
+    /// call's place in the queue, so it never makes a call `busy`.
     pub fn notify(&self, activity: Activity) -> bool {
         if !self.0.activity {
             return false;
@@ -211,12 +239,34 @@ impl AppHandle {
         let Ok(frame) = encode_frame(&message, &config.frame_limits(), config.max_frame) else {
             return false;
         };
-        let calls = self.lock_calls();
-        let room_for_calls = config.max_queued_per_app.saturating_sub(calls.pending.len());
-        if calls.closed.is_some() || self.0.queue.capacity() <= room_for_calls {
-            return false;
+        let arm = {
+            let mut calls = self.lock_calls();
+            if calls.closed.is_some() || calls.notices.count >= NOTICE_SLOTS {
+                return false;
+            }
+            let notices = &mut calls.notices;
+            notices.frames.extend_from_slice(&frame);
+            notices.count += 1;
+            let arm = notices.flush_at.is_none();
+            if arm {
+                notices.flush_at = Some(Instant::now() + NOTICE_FLUSH);
+            }
+            arm
+        };
+        if arm {
+            // The link's timer may be set later (a call's deadline) or not at all.
+            self.0.deadlines.notify_one();
         }
-        self.0.queue.try_send(Outgoing { id: None, frame }).is_ok()
+        true
+    }
+
+    /// Moves the held notices to the end of `batch` (the writer's next write).
+    pub(super) fn take_notices(&self, batch: &mut Vec<u8>) {
+        let mut calls = self.lock_calls();
+        if calls.notices.count > 0 {
+            batch.append(&mut calls.notices.frames);
+            calls.notices.count = 0;
+        }
     }
     /// The registered actions, in registration order.
     pub fn actions(&self) -> &[CatalogAction] {
@@ -307,17 +357,18 @@ impl AppHandle {
         rx.await.unwrap_or_else(|_| Err(closed_error(Reason::AppDisconnected)))
     }
 
-    /// Completes once a call arrived while no deadline was watched; then the link calls
-    /// [`AppHandle::expire`] and sets its timer.
+    /// Completes once a call arrived while no deadline was watched, or a notice was held
+    /// while no flush was armed; then the link calls [`AppHandle::expire`] and sets its timer.
     pub(super) async fn deadline_added(&self) {
         self.0.deadlines.notified().await;
     }
 
     /// Fails the calls whose deadline has passed with `outcome_unknown/timeout` (a reply
-    /// arriving later finds no pending entry and is dropped) and returns the earliest deadline
-    /// still pending, for the link's timer; `None` when no call is left to watch.
+    /// arriving later finds no pending entry and is dropped), has the writer write the held
+    /// notices when their flush is due, and returns the earliest deadline or flush still
+    /// pending, for the link's timer; `None` when nothing is left to watch.
     pub(super) fn expire(&self, now: Instant) -> Option<Instant> {
-        let (expired, next) = {
+        let (expired, flush, next) = {
             let mut calls = self.lock_calls();
             let ids: Vec<u64> = calls
                 .pending
@@ -331,8 +382,23 @@ impl AppHandle {
                 .collect();
             let next = calls.pending.values().map(|p| p.deadline).min();
             calls.watched = next.is_some();
-            (expired, next)
+            let notices = &mut calls.notices;
+            let flush = notices.flush_at.is_some_and(|at| at <= now);
+            if flush {
+                notices.flush_at = None;
+            }
+            let flush = flush && notices.count > 0;
+            let next = match (next, notices.flush_at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            (expired, flush, next)
         };
+        // The writer takes the held notices with whatever it writes next; with nothing queued
+        // it has to be woken for them (one slot of the queue is kept for this).
+        if flush && self.0.queue.capacity() == self.0.queue.max_capacity() {
+            let _ = self.0.queue.try_send(Outgoing { id: None, frame: Vec::new() });
+        }
         for (id, pending) in expired {
             tracing::warn!(app = %self.0.slug, id, "request deadline passed; outcome unknown");
             let _ = pending.reply.send(Err(ActionError::new(

@@ -271,7 +271,7 @@ async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
 }
 
 /// The writing side: request frames in queue order (skipping calls that were failed or timed
-/// out before their turn), then an optional `bye`.
+/// out before their turn) with the held `activity` notices after them, then an optional `bye`.
 async fn write_requests<W: AsyncWrite + Unpin>(
     app: AppHandle,
     mut wr: W,
@@ -306,6 +306,8 @@ async fn write_requests<W: AsyncWrite + Unpin>(
                         out = queue.try_recv().ok();
                     }
                 }
+                // Held `activity` notices ride in the same write, after its requests.
+                app.take_notices(&mut batch);
                 if batch.is_empty() {
                     continue;
                 }

@@ -15,8 +15,9 @@
 //! A client that stops sending (EOF, read error) may have gone away (killed) or only
 //! half-closed its side and still wait for its answers. Records of calls that finish after
 //! that wait until the connection knows whether their answers were written
-//! ([`Caller::settle`]): when not, the record says `unknown{client_disconnected}` with the
-//! app's own outcome in `appOutcome`: the agent never learned what the app did.
+//! ([`ClientFate::close`], shared by the per-app and the all-apps connections): when not, the
+//! record says `unknown{client_disconnected}` with the app's own outcome in `appOutcome`: the
+//! agent never learned what the app did.
 //!
 //! After the record, an app that asked for it in `hello` gets an `activity` notice (who, what,
 //! outcome) queued without waiting; no room in its queue drops the notice and counts it
@@ -44,20 +45,59 @@ pub struct Caller {
     app: Arc<AppRef>,
     protocol: Protocol,
     /// The connection's client, shared by every call on it.
-    fate: Arc<Mutex<Fate>>,
+    fate: ClientFate,
 }
+
+/// What became of a connection's client, shared by every call on the connection (to its app,
+/// or to any app on the all-apps server). Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct ClientFate(Arc<Mutex<Fate>>);
 
 /// Whether the client stopped sending, and the records of calls that finished since.
 #[derive(Debug, Default)]
 struct Fate {
     stopped: bool,
     /// At most the connection's in-flight calls.
-    parked: Vec<Record>,
+    parked: Vec<(Audit, Record)>,
+}
+
+impl ClientFate {
+    /// Closes the connection whose reading side `ended` (`"eof"` and `"read error"`: the
+    /// client stopped sending, it may be gone) with `finish`, which lets the calls running
+    /// deliver their answers and says whether every one was written. The records of calls
+    /// that finished after the client stopped go to the log then, as
+    /// `unknown{client_disconnected}` if their answers were not written.
+    pub async fn close(&self, ended: &str, finish: impl Future<Output = bool>) {
+        if matches!(ended, "eof" | "read error") {
+            self.lock().stopped = true;
+        }
+        let delivered = finish.await;
+        let parked = std::mem::take(&mut self.lock().parked);
+        for (audit, record) in parked {
+            audit.submit(if delivered { record } else { record.undelivered() });
+        }
+    }
+
+    /// Logs `record` now, or parks it until [`ClientFate::close`] when the client stopped.
+    fn submit(&self, audit: Audit, record: Record) {
+        let mut fate = self.lock();
+        if fate.stopped {
+            fate.parked.push((audit, record));
+        } else {
+            drop(fate);
+            audit.submit(record);
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Fate> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 impl Caller {
-    /// The caller of a connection from `peer` to `link`'s app (JSON-1 until MCP says otherwise).
-    pub fn new(audit: Audit, peer: PeerInfo, link: &AppHandle) -> Caller {
+    /// The caller of a connection from `peer` to `link`'s app (JSON-1 until MCP says
+    /// otherwise); `fate` is the connection's.
+    pub fn new(audit: Audit, peer: PeerInfo, link: &AppHandle, fate: ClientFate) -> Caller {
         Caller {
             audit,
             client: Arc::new(Client::new(peer.uid, peer.pid, peer.transport)),
@@ -67,27 +107,13 @@ impl Caller {
                 pid: link.pid(),
             }),
             protocol: Protocol::Json1,
-            fate: Arc::default(),
+            fate,
         }
     }
 
-    /// The client stopped sending (EOF or a read error): it may be gone, so the records of
-    /// calls finishing from now on wait for [`Caller::settle`].
-    pub fn client_stopped(&self) {
-        self.fate().stopped = true;
-    }
-
-    /// The connection is closed: `delivered` says whether every answer was written to the
-    /// client. The waiting records go to the log, as `unknown{client_disconnected}` if not.
-    pub fn settle(&self, delivered: bool) {
-        let parked = std::mem::take(&mut self.fate().parked);
-        for record in parked {
-            self.audit.submit(if delivered { record } else { record.undelivered() });
-        }
-    }
-
-    fn fate(&self) -> MutexGuard<'_, Fate> {
-        lock(&self.fate)
+    /// The connection's client.
+    pub fn fate(&self) -> &ClientFate {
+        &self.fate
     }
 
     /// The same caller speaking `protocol`.
@@ -205,18 +231,8 @@ impl Observer {
         {
             audit.activity_dropped_one();
         }
-        let mut fate = lock(&fate);
-        if fate.stopped {
-            fate.parked.push(record);
-        } else {
-            drop(fate);
-            audit.submit(record);
-        }
+        fate.submit(audit, record);
     }
-}
-
-fn lock(fate: &Mutex<Fate>) -> MutexGuard<'_, Fate> {
-    fate.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A batch result's outcome: its first failed call's (an atomic batch reports the one that

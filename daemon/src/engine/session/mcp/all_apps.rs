@@ -36,7 +36,7 @@ use crate::engine::lines::{Line, LineReader};
 use crate::engine::partial::Partial;
 use crate::engine::session::methods::{self, Method};
 use crate::engine::session::peer_warnings::PeerWarnings;
-use crate::engine::session::{App, Backpressure, Output, finish, json1};
+use crate::engine::session::{App, Backpressure, ClientFate, Output, finish, json1};
 use crate::engine::{AppSummary, Engine, EngineConfig, PeerInfo, until};
 
 /// The name the all-apps server gives itself (`serverInfo.title`).
@@ -58,11 +58,14 @@ pub(crate) struct EngineApps {
     engine: Engine,
     /// The connection's client (transport: the all-apps server), for the audit log.
     peer: PeerInfo,
+    /// What became of that client, shared by its calls to every app.
+    fate: ClientFate,
 }
 
 impl EngineApps {
     pub(crate) fn new(engine: Engine, peer: PeerInfo) -> EngineApps {
-        EngineApps { engine, peer: PeerInfo { transport: Transport::AllAppsMcp, ..peer } }
+        let peer = PeerInfo { transport: Transport::AllAppsMcp, ..peer };
+        EngineApps { engine, peer, fate: ClientFate::default() }
     }
 }
 
@@ -73,7 +76,7 @@ impl AppSource for EngineApps {
 
     fn open(&self, slug: &str) -> Option<App> {
         let link = self.engine.enabled_link(slug)?;
-        Some(self.engine.client_app(link, self.peer))
+        Some(self.engine.client_app(link, self.peer, self.fate.clone()))
     }
 }
 
@@ -364,7 +367,8 @@ pub(crate) async fn serve<S>(
         while calls.try_join_next().is_some() {}
     };
     tracing::debug!(?peer, reason = ended, "all-apps MCP client stops reading");
-    finish(calls, output, config, peer).await;
+    // As on an endpoint: calls that finish after a client left are recorded as not answered.
+    server.source.fate.close(ended, finish(calls, output, config, peer)).await;
 }
 
 /// The all-apps server with no daemon behind it, for `jfgui-agent mcp` while the daemon is
