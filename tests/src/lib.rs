@@ -618,6 +618,7 @@ impl Rig {
         let pid = self.d.proc.pid();
         let ok = wait_until(PATIENCE, || fd_count(pid) <= baseline);
         assert!(ok, "daemon fds {} > baseline {baseline}: {:?}", fd_count(pid), fd_targets(pid));
+        assert!(audit_log_fds(pid) <= 1, "audit log opened twice: {:?}", fd_targets(pid));
     }
 
     /// The target's ledger is empty ("not executed" verdicts).
@@ -784,8 +785,20 @@ pub fn rpc(path: &Path, method: &str, params: Value) -> io::Result<Value> {
 // Resource probes (FAULTS §0.6)
 
 /// Open descriptors of `pid`.
+///
+/// The audit log's descriptor is not counted: the daemon opens it when it writes its first
+/// record (up to its writer's batch window after the call) and keeps it, so whether a baseline
+/// includes it is a race; [`audit_log_fds`] checks it apart.
 pub fn fd_count(pid: u32) -> usize {
-    fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
+    fd_targets(pid).iter().filter(|t| !t.ends_with(AUDIT_LOG_SUFFIX)).count()
+}
+
+/// The daemon's audit log, as a descriptor's target ends.
+const AUDIT_LOG_SUFFIX: &str = "/audit.jsonl";
+
+/// How many descriptors of `pid` point at an audit log (at most one when nothing leaks).
+pub fn audit_log_fds(pid: u32) -> usize {
+    fd_targets(pid).iter().filter(|t| t.ends_with(AUDIT_LOG_SUFFIX)).count()
 }
 
 /// What each open descriptor of `pid` points at (`socket:[INODE]`, paths, `anon_inode:...`),

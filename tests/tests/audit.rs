@@ -333,6 +333,16 @@ fn a_client_killed_mid_call_is_recorded_unknown_with_what_the_app_did() {
     std::thread::sleep(std::time::Duration::from_millis(300));
     client.kill().unwrap();
     client.wait().unwrap();
+    let r = orphan_record(&w, "orphan");
+    assert!(r["revision"].as_u64().is_some_and(|v| v > rev.parse::<u64>().unwrap()), "{r}");
+    assert_input(&r, &input);
+    assert!(r["client"]["exe"].as_str().is_some_and(|e| e.ends_with("/jfgui-agent")));
+}
+
+/// The one record of a write whose client was killed while the app ran it (after the kill the
+/// app completes it, tagged `tag`): the agent never learned the outcome, so it is `unknown`,
+/// with what the app did (its ledger has it) kept beside.
+fn orphan_record(w: &World, tag: &str) -> Value {
     assert!(w.app.ledger().is_empty(), "killed before the app applied: {:?}", w.app.ledger());
     let mut found = Vec::new();
     assert!(wait_until(PATIENCE, || {
@@ -340,18 +350,16 @@ fn a_client_killed_mid_call_is_recorded_unknown_with_what_the_app_did() {
         !found.is_empty()
     }));
     assert_eq!(found.len(), 1, "{found:#?}");
-    // The agent never learned the outcome; what the app did (the ledger has it) is kept beside.
-    let r = &found[0];
+    let r = found.remove(0);
     assert_eq!(
         r["outcome"],
         json!({"unknown": {"class": "outcome_unknown", "reason": "client_disconnected"}}),
         "{r}"
     );
     assert_eq!(r["appOutcome"], "ok", "{r}");
-    assert!(w.app.ledger().iter().any(|l| l.starts_with("orphan ")), "{:?}", w.app.ledger());
-    assert!(r["revision"].as_u64().is_some_and(|v| v > rev.parse::<u64>().unwrap()), "{r}");
-    assert_input(&found[0], &input);
-    assert!(found[0]["client"]["exe"].as_str().is_some_and(|e| e.ends_with("/jfgui-agent")));
+    let applied = format!("{tag} ");
+    assert!(w.app.ledger().iter().any(|l| l.starts_with(&applied)), "{:?}", w.app.ledger());
+    r
 }
 
 #[test]
@@ -378,24 +386,10 @@ fn an_all_apps_mcp_client_killed_mid_call_is_recorded_unknown_with_what_the_app_
         .expect("run kill");
     assert!(killed.success());
     gateway.finish();
-    assert!(w.app.ledger().is_empty(), "killed before the app applied: {:?}", w.app.ledger());
-    let mut found = Vec::new();
-    assert!(wait_until(PATIENCE, || {
-        found = records(&w.d.rt);
-        !found.is_empty()
-    }));
-    assert_eq!(found.len(), 1, "{found:#?}");
-    let r = &found[0];
-    assert_eq!(
-        r["outcome"],
-        json!({"unknown": {"class": "outcome_unknown", "reason": "client_disconnected"}}),
-        "{r}"
-    );
-    assert_eq!(r["appOutcome"], "ok", "{r}");
+    let r = orphan_record(&w, "orphan-mcp");
     assert_eq!(r["client"]["transport"], "all-apps-mcp", "{r}");
     assert_eq!(r["client"]["clientInfo"], json!({"name": "doomed", "version": "1"}), "{r}");
-    assert!(w.app.ledger().iter().any(|l| l.starts_with("orphan-mcp ")), "{:?}", w.app.ledger());
-    assert_input(r, &input);
+    assert_input(&r, &input);
 }
 
 #[test]
