@@ -403,19 +403,8 @@ fn rotation_at_a_small_bound_keeps_four_files_of_whole_records() {
     marker(&w.ep, "end");
     records_until(&w.d.rt, "end");
     let dir = audit_dir(&w.d.rt);
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    // `audit.lock` serializes rotations between processes.
-    assert_eq!(
-        names,
-        ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2", "audit.jsonl.3", "audit.lock"]
-    );
-    names.pop();
-    for name in &names {
-        let path = dir.join(name);
+    for name in kept_files(&dir) {
+        let path = dir.join(&name);
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.len() <= 2048, "{name}: {} bytes", text.len());
         for line in text.lines() {
@@ -425,6 +414,22 @@ fn rotation_at_a_small_bound_keeps_four_files_of_whole_records() {
         }
         assert_eq!(mode(&path) & 0o777, 0o600, "{name}");
     }
+}
+
+/// The names of the log files in `dir` after rotations, checked to be the four kept ones, the
+/// live file first (`audit.lock`, which serializes rotations between processes, beside them).
+fn kept_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2", "audit.jsonl.3", "audit.lock"]
+    );
+    names.pop();
+    names
 }
 
 #[test]
@@ -453,17 +458,8 @@ fn the_headless_cli_rotates_at_jfgui_audit_max_bytes_as_the_daemon_does() {
     assert_eq!(answers.len(), 6, "{}", run.stdout);
     assert!(answers[0]["result"]["revision"].is_u64(), "{}", run.stdout);
     let dir = audit_dir(&rt);
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    assert_eq!(
-        names,
-        ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2", "audit.jsonl.3", "audit.lock"]
-    );
-    for name in &names[..4] {
-        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+    for name in kept_files(&dir) {
+        let text = std::fs::read_to_string(dir.join(&name)).unwrap();
         assert_eq!(text.lines().count(), 1, "{name}: one whole record per file: {text}");
         let r: Value = serde_json::from_str(text.trim_end()).unwrap();
         assert_eq!(r["client"]["transport"], "cli-headless", "{r}");
