@@ -52,7 +52,7 @@ pub use control::{ControlError, ControlMethods};
 // The browser bridge answers malformed `/rpc` envelopes exactly as an endpoint would.
 pub use registry::EndpointEvents;
 pub(crate) use session::json1;
-pub use session::{OfflineMcp, is_mcp_request_id, mcp_error_line};
+pub use session::{OfflineMcp, drop_non_mcp_error_id, is_mcp_request_id, mcp_error_line};
 
 use crate::audit::{Audit, Transport};
 use registry::Registry;

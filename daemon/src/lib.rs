@@ -10,7 +10,8 @@ mod engine;
 
 pub use engine::{
     AppSummary, Connections, ControlError, ControlMethods, EndpointEvent, EndpointEvents,
-    EndpointNaming, Engine, EngineConfig, OfflineMcp, PeerInfo, is_mcp_request_id, mcp_error_line,
+    EndpointNaming, Engine, EngineConfig, OfflineMcp, PeerInfo, drop_non_mcp_error_id,
+    is_mcp_request_id, mcp_error_line,
 };
 
 // OS layer (daemon-os): runtime dir and lock (Unix), listeners, endpoints, process life. Only

@@ -85,12 +85,7 @@ impl InFlight {
                 None => self.null_answers = self.null_answers.saturating_sub(1),
             }
         }
-        if self.protocol == Protocol::Mcp
-            && let Value::Object(response) = &mut message
-            && response.contains_key("error")
-            && response.get("id").is_some_and(|id| !jfgui_daemon::is_mcp_request_id(id))
-        {
-            response.remove("id");
+        if self.protocol == Protocol::Mcp && jfgui_daemon::drop_non_mcp_error_id(&mut message) {
             return jfgui_proto::encode(&message, &Limits::DEFAULT).ok();
         }
         Some(line)

@@ -26,7 +26,7 @@ mod peer_warnings;
 mod replies;
 
 pub(crate) use mcp::{AllApps, EngineApps, serve_all_apps};
-pub use mcp::{OfflineMcp, is_mcp_request_id, mcp_error_line};
+pub use mcp::{OfflineMcp, drop_non_mcp_error_id, is_mcp_request_id, mcp_error_line};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

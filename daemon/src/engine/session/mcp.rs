@@ -42,7 +42,7 @@ use rpc::{Reply, RpcError};
 pub use all_apps::OfflineMcp;
 pub(crate) use all_apps::{AllApps, EngineApps, serve as serve_all_apps};
 pub(crate) use rpc::Incoming;
-pub use rpc::{is_mcp_request_id, mcp_error_line};
+pub use rpc::{drop_non_mcp_error_id, is_mcp_request_id, mcp_error_line};
 pub(crate) use select::{Protocol, Route};
 
 /// Encodes the response line (without its newline) for `reply` to a request with `id` as sent.

@@ -159,15 +159,23 @@ pub(crate) fn invalid_id(id: &Value) -> RpcError {
 /// `"id": null`), reshaped for MCP: an `id` that is not an MCP request id is dropped. `None`
 /// when `line` needs no change (it is not an error response, or its id is fine).
 pub fn mcp_error_line(line: &[u8], limits: &Limits) -> Option<Vec<u8>> {
-    let Ok(Value::Object(mut response)) = jfgui_proto::parse(line, limits) else {
-        return None;
-    };
-    let disallowed = response.get("id").is_some_and(|id| !is_mcp_request_id(id));
-    if !disallowed || !response.contains_key("error") {
+    let mut message = jfgui_proto::parse(line, limits).ok()?;
+    if !drop_non_mcp_error_id(&mut message) {
         return None;
     }
+    jfgui_proto::encode(&message, limits).ok()
+}
+
+/// [`mcp_error_line`]'s rule on a message already parsed: drops the `id` of an error response
+/// when it is not an MCP request id; whether it did.
+pub fn drop_non_mcp_error_id(message: &mut Value) -> bool {
+    let Value::Object(response) = message else { return false };
+    let disallowed = response.get("id").is_some_and(|id| !is_mcp_request_id(id));
+    if !disallowed || !response.contains_key("error") {
+        return false;
+    }
     response.remove("id");
-    jfgui_proto::encode(&Value::Object(response), limits).ok()
+    true
 }
 
 /// MCP's rule for request ids: a string or an integer (both official schemas' `RequestId`;
