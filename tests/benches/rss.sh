@@ -102,14 +102,13 @@ def group(m):
         return path
     if path:
         return path
-    # Anonymous: a thread stack is the rw part of a reservation the size of the stack,
-    # right above its guard page; glibc's per-thread malloc arenas reserve 64 MiB each.
+    # Anonymous: a thread's stack is a read-write mapping the size of the stack (2 MiB for
+    # Rust threads, 8 MiB by default for others); the rest are allocations above malloc's
+    # mmap threshold (e.g. a queue allocated at its bound) and other threads' malloc arenas.
     size = m["end"] - m["start"]
-    if size >= 32 << 20 or m.get("Rss", 0) and m["perms"].startswith("rw") and size > 16 << 20:
-        return "anonymous: malloc arenas (64 MiB reservations)"
     if m["perms"].startswith("rw") and size in range(1 << 20, 9 << 20):
         return "anonymous: thread stacks (1-8 MiB mappings)"
-    return "anonymous: other"
+    return "anonymous: large allocations, other threads' malloc arenas"
 
 rss = collections.Counter()
 for m in maps:
@@ -181,8 +180,8 @@ for addr, size, c in symbols:
 total_text = sum(size_by_crate.values())
 total_res = len(present) * PAGE
 print(f"Code: {kib(total_text)} of functions in the binary, {kib(total_res)} of it resident "
-      f"({len(present)} pages); resident bytes of each crate's functions (pages shared by "
-      "several crates count for each their part):")
+      f"({len(present)} pages); by crate, the bytes of its functions that lie on resident "
+      "pages:")
 print()
 print("| crate | resident code | its code in the binary |")
 print("|---|---|---|")
