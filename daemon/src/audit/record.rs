@@ -370,11 +370,12 @@ pub fn dropped_line(time_ms: u64, dropped: u64) -> Vec<u8> {
 /// [`INPUT_KEPT`] bytes (on a character boundary) and whether it was cut.
 fn input_value(input: &Value, keep: bool) -> Map {
     let bytes = jfgui_proto::encode(input, &unbounded()).unwrap_or_default();
-    let digest = Sha256::digest(&bytes);
-    let mut hex = String::with_capacity(64);
-    for b in digest.iter() {
-        hex.push_str(&format!("{b:02x}"));
-    }
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let hex: String = Sha256::digest(&bytes)
+        .iter()
+        .flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xF)]])
+        .map(char::from)
+        .collect();
     let mut m = Map::with_capacity(4);
     m.insert("size", bytes.len() as u64);
     m.insert("sha256", hex);
