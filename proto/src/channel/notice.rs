@@ -14,6 +14,7 @@
 //! [`encode_frame`]: super::encode_frame
 //! [`decode_message`]: super::decode_message
 
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use serde::Deserialize;
@@ -91,13 +92,63 @@ struct Notice {
 /// Decodes a frame body that [`is_activity_frame`] picked: strict JSON within `limits`,
 /// unknown fields refused, exactly what [`decode_message`](super::decode_message) accepts as
 /// `DaemonMessage::Activity`.
+///
+/// A body in the daemon's own form whose texts need no unescaping is read without a value
+/// tree; anything else (escapes, other member order or spacing, every error) goes the general
+/// way.
 pub fn decode_activity(body: &[u8], limits: &Limits) -> Result<Activity, FrameError> {
+    if let Some(activity) = plain_activity(body, limits) {
+        return Ok(activity);
+    }
     super::decode_message::<Notice>(body, limits).map(|n| n.activity)
+}
+
+/// `{"activity":{"client":S,"action":S,"outcome":S[,"reason":S]}}` exactly, each `S` a
+/// string without a backslash or a control character, within `limits`; `None` otherwise.
+fn plain_activity(body: &[u8], limits: &Limits) -> Option<Activity> {
+    let fits_shape = limits.max_depth >= DEPTH
+        && limits.max_values >= VALUES
+        && limits.max_members >= MEMBERS
+        && limits.max_string_bytes >= LONGEST_NAME
+        && body.len() <= limits.max_bytes;
+    if !fits_shape {
+        return None;
+    }
+    let max = limits.max_string_bytes;
+    let mut rest = body.strip_prefix(br#"{"activity":{"client":"#)?;
+    let client = plain_string(&mut rest, br#","action":"#, max)?;
+    let action = plain_string(&mut rest, br#","outcome":"#, max)?;
+    let outcome = plain_string(&mut rest, b"", max)?;
+    let reason = match rest.strip_prefix(br#","reason":"#) {
+        None => None,
+        Some(mut tail) => {
+            let reason = plain_string(&mut tail, b"", max)?;
+            rest = tail;
+            Some(reason)
+        }
+    };
+    if rest != b"}}" {
+        return None;
+    }
+    Some(Activity { client, action, outcome, reason })
+}
+
+/// The string at the start of `rest` when it needs no unescaping (no backslash, no control
+/// character), is UTF-8 and at most `max` bytes long, and `after` follows it; `rest` then
+/// moves past `after`.
+fn plain_string(rest: &mut &[u8], after: &[u8], max: usize) -> Option<String> {
+    let inner = rest.strip_prefix(b"\"")?;
+    let end = inner.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+    let text = core::str::from_utf8(&inner[..end]).ok().filter(|t| t.len() <= max)?;
+    if inner[end] != b'"' {
+        return None;
+    }
+    *rest = inner[end + 1..].strip_prefix(after)?;
+    Some(text.into())
 }
 
 #[cfg(test)]
 mod tests {
-    use alloc::string::String;
     use alloc::vec;
 
     use super::*;
@@ -199,6 +250,44 @@ mod tests {
         }
         let tight = Limits { max_string_bytes: 2, ..limits() };
         assert!(decode_activity(body, &tight).is_err());
+        // The plain form and everything around it decode as the message would, fast path or not.
+        let controls: String = (0u8..0x20).map(char::from).collect();
+        for text in
+            ["", "plain", "é 中文 🦀", "\"q\"", "back\\slash", controls.as_str(), "\u{2028}"]
+        {
+            for reason in [None, Some(text)] {
+                let a = activity(text, "act", reason);
+                let frame = encode_activity_frame(&a, &limits(), DEFAULT_MAX_FRAME).unwrap();
+                let body = &frame[HEADER_LEN..];
+                assert_eq!(decode_activity(body, &limits()).unwrap(), a);
+                let long = Limits { max_string_bytes: text.len().max(8), ..limits() };
+                assert_eq!(decode_activity(body, &long).unwrap(), a);
+                if text.len() > 8 {
+                    let short = Limits { max_string_bytes: text.len() - 1, ..limits() };
+                    assert!(decode_activity(body, &short).is_err());
+                }
+                let small = Limits { max_bytes: body.len() - 1, ..limits() };
+                assert!(decode_activity(body, &small).is_err());
+            }
+        }
+        for other in [
+            &br#"{"activity":{"client":"c","action":"a","outcome":"ok","reason":"r"}} "#[..],
+            br#"{"activity":{"client":"c","action":"a","outcome":"ok","reason":"r"},"x":1}"#,
+            br#"{"activity":{"client":"c","action":"a","outcome":"ok"}}}"#,
+            br#"{"activity":{"client":"c","action":"a","outcome":"ok","reason":null}}"#,
+            br#"{"activity":{"client":"c","outcome":"ok","action":"a"}}"#,
+            br#"{"activity":{"client":"c" ,"action":"a","outcome":"ok"}}"#,
+            br#"{"activity":{"client":"c","action":"a","outcome":"ok","reason":"r","reason":"s"}}"#,
+            "{\"activity\":{\"client\":\"\u{2028}\u{feff}\u{fffe}\u{7f}\",\"action\":\"a\",\"outcome\":\"ok\"}}"
+                .as_bytes(),
+        ] {
+            let typed = decode_message::<DaemonMessage>(other, &limits());
+            let held = decode_activity(other, &limits());
+            match typed {
+                Ok(DaemonMessage::Activity(a)) => assert_eq!(held.unwrap(), a),
+                _ => assert!(held.is_err(), "{:?}", core::str::from_utf8(other)),
+            }
+        }
         assert!(!is_activity_frame(br#"{ "activity":{}}"#));
         assert!(!is_activity_frame(br#"{"request":{}}"#));
     }
