@@ -24,6 +24,7 @@ pub mod methods;
 mod observer;
 mod peer_warnings;
 mod replies;
+mod running;
 
 pub(crate) use mcp::{AllApps, EngineApps, serve_all_apps};
 pub use mcp::{OfflineMcp, drop_non_mcp_error_id, is_mcp_request_id, mcp_error_line};
@@ -31,13 +32,18 @@ pub use mcp::{OfflineMcp, drop_non_mcp_error_id, is_mcp_request_id, mcp_error_li
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, WriteHalf};
+use std::pin::Pin;
+use std::sync::Mutex;
+use std::task::{Context, Poll, Waker};
+
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 
 pub use observer::{Caller, ClientFate};
 use peer_warnings::PeerWarnings;
 pub use replies::App;
+use running::{Call, Running};
 
 use super::lines::{Line, LineReader};
 use super::link::LinkStatus;
@@ -65,10 +71,11 @@ pub async fn serve<S>(
     let mut session = ClientSession {
         app: app.clone(),
         output: output.clone(),
-        calls: JoinSet::new(),
         protocol: mcp::Protocol::default(),
         warnings: PeerWarnings::new(peer),
     };
+    // The calls waiting for the app run here, polled by this task whatever it waits for.
+    let mut calls = Running::new();
     tracing::debug!(slug = link.slug(), ?peer, "client connected");
 
     let ended = loop {
@@ -77,15 +84,19 @@ pub async fn serve<S>(
             p = backpressure.permit(&output) => match p { Ok(p) => p, Err(_) => break "closed" },
             _ = until(&mut status, |s| *s != LinkStatus::Enabled) => break "app left",
             _ = until(&mut shutdown, |s| *s) => break "shutdown",
+            () = calls.run() => unreachable!("Running::run never completes"),
         };
         let line = tokio::select! {
             l = lines.next_line() => l,
             _ = until(&mut status, |s| *s != LinkStatus::Enabled) => break "app left",
             _ = until(&mut shutdown, |s| *s) => break "shutdown",
+            () = calls.run() => unreachable!("Running::run never completes"),
         };
         match line {
             Ok(Some(Line::Complete(bytes))) => {
-                session.handle_line(&bytes, permit).await;
+                if let Some(call) = calls.beside(session.handle_line(&bytes, permit)).await {
+                    calls.push(call);
+                }
                 // Fairness (SPEC S8): lines already buffered are not worked through in one go;
                 // every other runnable connection gets its turn between two lines (a line the
                 // reader waited for came after such a turn already).
@@ -94,7 +105,8 @@ pub async fn serve<S>(
                 }
             }
             Ok(Some(Line::TooLong)) => {
-                output.send(session.unreadable_id(json1::too_long_response(&config.json))).await;
+                let response = session.unreadable_id(json1::too_long_response(&config.json));
+                calls.beside(output.send(response)).await;
             }
             Ok(None) => break "eof",
             Err(e) => {
@@ -102,11 +114,8 @@ pub async fn serve<S>(
                 break "read error";
             }
         }
-        // Reap finished calls so the set stays as small as the in-flight bound.
-        while session.calls.try_join_next().is_some() {}
     };
     tracing::debug!(slug = link.slug(), ?peer, reason = ended, "client stops reading");
-    let ClientSession { calls, .. } = session;
     let finish = finish(calls, output, &config, peer);
     match app.caller() {
         Some(caller) => caller.fate().close(ended, finish).await,
@@ -115,25 +124,24 @@ pub async fn serve<S>(
 }
 
 /// Lets the calls already running deliver their responses and closes the connection, within
-/// the request deadline plus the drain time; a client that never takes them is dropped.
+/// the request deadline plus the drain time; a client that never takes them is dropped, and
+/// so are the calls still running then.
 /// True when every response was written.
 async fn finish(
-    mut calls: JoinSet<()>,
+    mut calls: Running,
     output: Output,
     config: &super::EngineConfig,
     peer: PeerInfo,
 ) -> bool {
     let finish = async {
-        while calls.join_next().await.is_some() {}
+        calls.finish().await;
         output.close().await
     };
     match tokio::time::timeout(config.request_deadline + config.shutdown_drain, finish).await {
         Ok(delivered) => delivered,
         Err(_) => {
             tracing::warn!(?peer, "client never took its responses; dropped");
-            if let Some(writer) = output.take_writer() {
-                writer.abort();
-            }
+            output.abandon();
             false
         }
     }
@@ -143,7 +151,6 @@ async fn finish(
 struct ClientSession {
     app: App,
     output: Output,
-    calls: JoinSet<()>,
     /// JSON-1, MCP or not yet decided.
     protocol: mcp::Protocol,
     /// The rate limit of the warnings this client can cause.
@@ -163,13 +170,14 @@ impl ClientSession {
     }
 
     /// Handles one complete line: answers at once, stays silent (notifications), runs a local
-    /// method (answered from the daemon's own state) here, or spawns a call to the app, which
-    /// keeps `permit` (one in-flight slot) until its response is buffered.
+    /// method (answered from the daemon's own state) here, or returns a call to the app for
+    /// the connection to run beside the others ([`Running`]); the call keeps `permit` (one
+    /// in-flight slot) until its response is buffered or written.
     ///
-    /// Local methods run on the connection's own task, one at a time, so a connection that
-    /// pipelines costly ones (a search of thousands of actions) is one runnable task among the
-    /// others, not one per request; their long loops yield inside (`methods.rs`).
-    async fn handle_line(&mut self, line: &[u8], permit: CallPermit) {
+    /// Local methods run here, one at a time, so a connection that pipelines costly ones (a
+    /// search of thousands of actions) is one runnable task among the others, not one per
+    /// request; their long loops yield inside (`methods.rs`).
+    async fn handle_line(&mut self, line: &[u8], permit: CallPermit) -> Option<Call> {
         let link = self.app.link();
         let limits = link.config().json;
         let prepared = if matches!(self.protocol, mcp::Protocol::Json1) {
@@ -177,8 +185,11 @@ impl ClientSession {
         } else {
             let envelope = match json1::parse_envelope(line, &limits, true) {
                 Ok(envelope) => envelope,
-                Err(Some(response)) => return self.output.send(self.unreadable_id(response)).await,
-                Err(None) => return,
+                Err(Some(response)) => {
+                    self.output.send(self.unreadable_id(response)).await;
+                    return None;
+                }
+                Err(None) => return None,
             };
             let params = jfgui_proto::Value::Object(envelope.params);
             let incoming = mcp::Incoming {
@@ -189,35 +200,35 @@ impl ClientSession {
             match self.protocol.route(&incoming, &mut self.warnings) {
                 mcp::Route::Json1 => {
                     // Built as an object just above; handed back to the JSON-1 checks.
-                    let jfgui_proto::Value::Object(params) = params else { return };
+                    let jfgui_proto::Value::Object(params) = params else { return None };
                     let envelope = json1::Envelope { params, ..envelope };
                     json1::prepare_envelope(envelope, &limits, link.slug(), &mut self.warnings)
                 }
-                mcp::Route::Silent => return,
+                mcp::Route::Silent => return None,
                 mcp::Route::Answer(reply) => {
                     let line = mcp::response_line(envelope.id.as_ref(), reply, &limits);
-                    return self.output.send(line).await;
+                    self.output.send(line).await;
+                    return None;
                 }
                 mcp::Route::Mcp(pending) if pending.is_local() => {
                     if let Some(reply) = pending.run(&self.app).await {
                         let response = mcp::response_line(envelope.id.as_ref(), reply, &limits);
                         self.output.send(response).await;
                     }
-                    return;
+                    return None;
                 }
                 mcp::Route::Mcp(pending) => {
                     let app = self.app.clone().speaking(pending.protocol());
                     let output = self.output.clone();
                     let id = envelope.id;
-                    self.calls.spawn(async move {
+                    return Some(Box::pin(async move {
                         if let Some(reply) = pending.run(&app).await {
                             let response = mcp::response_line(id.as_ref(), reply, &limits);
                             permit.bytes.observe(response.len());
                             output.send(response).await;
                         }
                         drop(permit);
-                    });
-                    return;
+                    }));
                 }
             }
         };
@@ -231,14 +242,15 @@ impl ClientSession {
             json1::Prepared::Call(call) => {
                 let app = self.app.clone();
                 let output = self.output.clone();
-                self.calls.spawn(async move {
+                return Some(Box::pin(async move {
                     let response = json1::execute(&app, call).await;
                     permit.bytes.observe(response.len());
                     output.send(response).await;
                     drop(permit);
-                });
+                }));
             }
         }
+        None
     }
 }
 
@@ -330,63 +342,112 @@ impl BytesPermit {
     }
 }
 
-/// The connection's writer: a task draining a queue of encoded lines, with the queue bounded
-/// in bytes. `buffered` counts bytes queued or being written.
+/// The write half of a client connection, whichever transport it is.
+type Sink = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// The connection's writer. A response goes out at once from the task that has it when
+/// nothing is buffered and the socket takes it (no hop to another task); otherwise (bytes
+/// queued, a slow reader, a large response's rest) it is queued for the writer task, which
+/// drains the queue with coalesced writes. The queue is bounded in bytes: `buffered` counts
+/// bytes queued or being written by the writer task.
+///
+/// Lines never interleave: a line is written directly only when `buffered` is 0 and the sink
+/// is idle (not taken by the writer task), and both that check with the write and every
+/// queuing happen under the `idle` lock.
 #[derive(Clone)]
 struct Output {
     queue: mpsc::UnboundedSender<Vec<u8>>,
     buffered: Arc<watch::Sender<usize>>,
     limit: usize,
-    writer: Arc<std::sync::Mutex<Option<JoinHandle<bool>>>>,
+    writer: Arc<Mutex<Option<JoinHandle<bool>>>>,
+    /// The write half while the writer task is not writing with it; `None` while it writes
+    /// and once it ended.
+    idle: Arc<Mutex<Option<Sink>>>,
 }
 
 impl Output {
-    fn start<W: AsyncWrite + Send + 'static>(wr: WriteHalf<W>, limit: usize) -> Output {
+    fn start<W: AsyncWrite + Send + Unpin + 'static>(wr: W, limit: usize) -> Output {
         let (queue, rx) = mpsc::unbounded_channel();
         let buffered = Arc::new(watch::Sender::new(0usize));
-        let writer = tokio::spawn(write_lines(wr, rx, buffered.clone()));
+        let idle: Arc<Mutex<Option<Sink>>> = Arc::new(Mutex::new(Some(Box::new(wr))));
+        let writer = tokio::spawn(write_lines(idle.clone(), rx, buffered.clone()));
         Output {
             queue,
             buffered,
             limit: limit.max(1),
-            writer: Arc::new(std::sync::Mutex::new(Some(writer))),
+            writer: Arc::new(Mutex::new(Some(writer))),
+            idle,
         }
     }
 
     /// Waits until less than `limit` bytes are buffered.
     async fn wait_room(&self) {
+        if *self.buffered.borrow() < self.limit {
+            return;
+        }
         let mut rx = self.buffered.subscribe();
         let _ = rx.wait_for(|b| *b < self.limit).await;
     }
 
-    /// Queues one response line (`line` without its newline). Waits for room first, and takes
-    /// the room atomically, so the buffer never holds more than `limit` plus one response.
+    /// Sends one response line (`line` without its newline): written at once when nothing is
+    /// buffered, else queued. Waits for room first, and takes the room atomically, so the
+    /// buffer never holds more than `limit` plus one response.
     async fn send(&self, mut line: Vec<u8>) {
         line.push(b'\n');
-        let len = line.len();
         loop {
             self.wait_room().await;
-            let limit = self.limit;
-            let taken = self.buffered.send_if_modified(|b| {
-                if *b < limit {
-                    *b += len;
-                    true
-                } else {
-                    false
-                }
-            });
-            if taken {
-                break;
+            match self.write_or_queue(line) {
+                Ok(()) => return,
+                Err(unsent) => line = unsent,
             }
         }
+    }
+
+    /// Writes `line` now if nothing is buffered and the socket takes it, and queues what it
+    /// did not take; gives `line` back when there is no room (another sender took it first).
+    fn write_or_queue(&self, mut line: Vec<u8>) -> Result<(), Vec<u8>> {
+        let mut idle = lock(&self.idle);
+        let nothing_buffered = *self.buffered.borrow() == 0;
+        let mut written = 0;
+        if nothing_buffered && let Some(sink) = idle.as_mut() {
+            written = write_now(sink, &line);
+            if written == line.len() {
+                return Ok(());
+            }
+        }
+        let len = line.len() - written;
+        let limit = self.limit;
+        // After a partial write nothing else is buffered, so there is room for the rest.
+        let taken = self.buffered.send_if_modified(|b| {
+            if *b < limit {
+                *b += len;
+                true
+            } else {
+                false
+            }
+        });
+        if !taken {
+            return Err(line);
+        }
+        line.drain(..written);
         if self.queue.send(line).is_err() {
             // The writer ended (transport broken): nothing will ever drain this.
             self.buffered.send_modify(|b| *b -= len);
         }
+        drop(idle);
+        Ok(())
     }
 
     fn take_writer(&self) -> Option<JoinHandle<bool>> {
-        self.writer.lock().unwrap_or_else(|e| e.into_inner()).take()
+        lock(&self.writer).take()
+    }
+
+    /// Stops writing for good: the writer task ends and the write half is dropped.
+    fn abandon(&self) {
+        if let Some(writer) = self.take_writer() {
+            writer.abort();
+        }
+        lock(&self.idle).take();
     }
 
     /// Writes what is queued, then shuts the write side down. True when every line was
@@ -402,6 +463,22 @@ impl Output {
             }
             None => false,
         }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Writes what the socket takes of `line` without waiting (at most [`WRITE_SLICE`], the
+/// writer's fairness slice); 0 when it takes nothing now or fails (the writer task then meets
+/// the same state and handles it as ever). The no-op waker registers no interest: the sink
+/// is idle, so no writer task waits on it, and a line not taken goes to that task.
+fn write_now(sink: &mut Sink, line: &[u8]) -> usize {
+    let slice = &line[..line.len().min(WRITE_SLICE)];
+    match Pin::new(sink).poll_write(&mut Context::from_waker(Waker::noop()), slice) {
+        Poll::Ready(Ok(n)) => n,
+        Poll::Ready(Err(_)) | Poll::Pending => 0,
     }
 }
 
@@ -423,7 +500,7 @@ const COALESCE: usize = 64 * 1024;
 /// an 800 KB `actions/describe` answer is a dozen slices).
 const WRITE_SLICE: usize = 64 * 1024;
 
-async fn write_sliced<W: AsyncWrite>(wr: &mut WriteHalf<W>, bytes: &[u8]) -> std::io::Result<()> {
+async fn write_sliced(wr: &mut Sink, bytes: &[u8]) -> std::io::Result<()> {
     let mut slices = bytes.chunks(WRITE_SLICE).peekable();
     while let Some(slice) = slices.next() {
         wr.write_all(slice).await?;
@@ -434,8 +511,10 @@ async fn write_sliced<W: AsyncWrite>(wr: &mut WriteHalf<W>, bytes: &[u8]) -> std
     Ok(())
 }
 
-async fn write_lines<W: AsyncWrite>(
-    mut wr: WriteHalf<W>,
+/// The writer task: takes the write half from `idle` for each batch of queued lines and puts
+/// it back after, so a response with nothing before it can be written directly meanwhile.
+async fn write_lines(
+    idle: Arc<Mutex<Option<Sink>>>,
     mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
     buffered: Arc<watch::Sender<usize>>,
 ) -> bool {
@@ -456,7 +535,18 @@ async fn write_lines<W: AsyncWrite>(
             }
         }
         let len = batch.len();
-        let written = write_sliced(&mut wr, &batch).await;
+        // The sink is gone only once writing was given up (`Output::abandon`).
+        let sink = lock(&idle).take();
+        let written = match sink {
+            Some(mut wr) => {
+                let written = write_sliced(&mut wr, &batch).await;
+                if written.is_ok() {
+                    *lock(&idle) = Some(wr);
+                }
+                written
+            }
+            None => Err(std::io::ErrorKind::BrokenPipe.into()),
+        };
         buffered.send_modify(|b| *b -= len);
         if let Err(e) = written {
             tracing::debug!("client write failed: {e}");
@@ -468,6 +558,9 @@ async fn write_lines<W: AsyncWrite>(
             return false;
         }
     }
-    let _ = wr.shutdown().await;
+    let sink = lock(&idle).take();
+    if let Some(mut wr) = sink {
+        let _ = wr.shutdown().await;
+    }
     true
 }
