@@ -12,7 +12,10 @@
 //!
 //! Fairness (SPEC S8): the connection yields to the others after every line, methods answered
 //! from the daemon's own state run on the connection's task one at a time (see
-//! [`ClientSession::handle_line`]), and only calls that wait for the app run concurrently.
+//! [`ClientSession::handle_line`]), and only calls that wait for the app run concurrently:
+//! as futures this same task polls whatever else it waits for ([`Running`]), not a task each,
+//! so a call costs no spawn and no wake-up of another task on the client's side; its
+//! response goes out from here when nothing is buffered before it ([`Output`]).
 //!
 //! The protocol is decided per connection (SPEC S7, `mcp/select.rs`): until a JSON-1 method,
 //! an MCP envelope or `initialize` decides, every line is routed by [`mcp::Protocol`]; a JSON-1
@@ -75,7 +78,7 @@ pub async fn serve<S>(
         warnings: PeerWarnings::new(peer),
     };
     // The calls waiting for the app run here, polled by this task whatever it waits for.
-    let mut calls = Running::new();
+    let mut calls = Running::new(output.clone());
     tracing::debug!(slug = link.slug(), ?peer, "client connected");
 
     let ended = loop {
@@ -351,32 +354,60 @@ type Sink = Box<dyn AsyncWrite + Send + Unpin>;
 /// drains the queue with coalesced writes. The queue is bounded in bytes: `buffered` counts
 /// bytes queued or being written by the writer task.
 ///
-/// Lines never interleave: a line is written directly only when `buffered` is 0 and the sink
-/// is idle (not taken by the writer task), and both that check with the write and every
-/// queuing happen under the `idle` lock.
+/// Lines never interleave: a line is written directly (or held, see [`Output::hold`]) only
+/// when `buffered` is 0 and the sink is idle (not taken by the writer task), and that check
+/// with the write and every queuing happen under the `direct` lock. So lines go out in the
+/// order they were sent.
 #[derive(Clone)]
 struct Output {
     queue: mpsc::UnboundedSender<Vec<u8>>,
     buffered: Arc<watch::Sender<usize>>,
     limit: usize,
     writer: Arc<Mutex<Option<JoinHandle<bool>>>>,
+    direct: Arc<Mutex<Direct>>,
+}
+
+/// What the direct path shares with the writer task.
+struct Direct {
     /// The write half while the writer task is not writing with it; `None` while it writes
     /// and once it ended.
-    idle: Arc<Mutex<Option<Sink>>>,
+    sink: Option<Sink>,
+    /// Whether lines are being held to go out in one write ([`Output::hold`]).
+    holding: bool,
+    /// The lines held; only while nothing is buffered, at most `min(limit, COALESCE)` bytes.
+    held: Vec<u8>,
 }
 
 impl Output {
     fn start<W: AsyncWrite + Send + Unpin + 'static>(wr: W, limit: usize) -> Output {
         let (queue, rx) = mpsc::unbounded_channel();
         let buffered = Arc::new(watch::Sender::new(0usize));
-        let idle: Arc<Mutex<Option<Sink>>> = Arc::new(Mutex::new(Some(Box::new(wr))));
-        let writer = tokio::spawn(write_lines(idle.clone(), rx, buffered.clone()));
+        let direct = Direct { sink: Some(Box::new(wr)), holding: false, held: Vec::new() };
+        let direct = Arc::new(Mutex::new(direct));
+        let writer = tokio::spawn(write_lines(direct.clone(), rx, buffered.clone()));
         Output {
             queue,
             buffered,
             limit: limit.max(1),
             writer: Arc::new(Mutex::new(Some(writer))),
-            idle,
+            direct,
+        }
+    }
+
+    /// Holds the lines sent from now until [`Output::release`] to write them together: the
+    /// calls the connection polls in one go (answers that came from the app in one read) cost
+    /// one write, as they did when the writer task coalesced them.
+    fn hold(&self) {
+        lock(&self.direct).holding = true;
+    }
+
+    /// Writes the lines held since [`Output::hold`].
+    fn release(&self) {
+        let mut direct = lock(&self.direct);
+        direct.holding = false;
+        let held = std::mem::take(&mut direct.held);
+        if !held.is_empty() {
+            self.write_direct(&mut direct, held);
         }
     }
 
@@ -403,21 +434,29 @@ impl Output {
         }
     }
 
-    /// Writes `line` now if nothing is buffered and the socket takes it, and queues what it
-    /// did not take; gives `line` back when there is no room (another sender took it first).
-    fn write_or_queue(&self, mut line: Vec<u8>) -> Result<(), Vec<u8>> {
-        let mut idle = lock(&self.idle);
-        let nothing_buffered = *self.buffered.borrow() == 0;
-        let mut written = 0;
-        if nothing_buffered && let Some(sink) = idle.as_mut() {
-            written = write_now(sink, &line);
-            if written == line.len() {
-                return Ok(());
-            }
+    /// Writes `line` now (or holds it) if nothing is buffered, else queues it; gives `line`
+    /// back when there is no room (another sender took it first).
+    fn write_or_queue(&self, line: Vec<u8>) -> Result<(), Vec<u8>> {
+        let mut direct = lock(&self.direct);
+        let hold_max = self.limit.min(COALESCE);
+        if !direct.held.is_empty() && direct.held.len() + line.len() > hold_max {
+            let held = std::mem::take(&mut direct.held);
+            self.write_direct(&mut direct, held);
         }
-        let len = line.len() - written;
+        if *self.buffered.borrow() == 0 && direct.sink.is_some() {
+            if direct.holding && line.len() <= hold_max {
+                if direct.held.is_empty() {
+                    direct.held = line;
+                } else {
+                    direct.held.extend_from_slice(&line);
+                }
+            } else {
+                self.write_direct(&mut direct, line);
+            }
+            return Ok(());
+        }
+        let len = line.len();
         let limit = self.limit;
-        // After a partial write nothing else is buffered, so there is room for the rest.
         let taken = self.buffered.send_if_modified(|b| {
             if *b < limit {
                 *b += len;
@@ -429,13 +468,29 @@ impl Output {
         if !taken {
             return Err(line);
         }
-        line.drain(..written);
-        if self.queue.send(line).is_err() {
+        self.enqueue(line, len);
+        Ok(())
+    }
+
+    /// Writes what the socket takes of `bytes` now and queues the rest. Only while nothing is
+    /// buffered and the sink is idle (so the rest is within `limit` plus one response).
+    fn write_direct(&self, direct: &mut Direct, mut bytes: Vec<u8>) {
+        let written = direct.sink.as_mut().map_or(0, |sink| write_now(sink, &bytes));
+        if written == bytes.len() {
+            return;
+        }
+        bytes.drain(..written);
+        let len = bytes.len();
+        self.buffered.send_modify(|b| *b += len);
+        self.enqueue(bytes, len);
+    }
+
+    /// Hands `len` bytes already counted in `buffered` to the writer task.
+    fn enqueue(&self, bytes: Vec<u8>, len: usize) {
+        if self.queue.send(bytes).is_err() {
             // The writer ended (transport broken): nothing will ever drain this.
             self.buffered.send_modify(|b| *b -= len);
         }
-        drop(idle);
-        Ok(())
     }
 
     fn take_writer(&self) -> Option<JoinHandle<bool>> {
@@ -447,7 +502,7 @@ impl Output {
         if let Some(writer) = self.take_writer() {
             writer.abort();
         }
-        lock(&self.idle).take();
+        lock(&self.direct).sink = None;
     }
 
     /// Writes what is queued, then shuts the write side down. True when every line was
@@ -511,10 +566,10 @@ async fn write_sliced(wr: &mut Sink, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The writer task: takes the write half from `idle` for each batch of queued lines and puts
-/// it back after, so a response with nothing before it can be written directly meanwhile.
+/// The writer task: takes the write half from `direct` for each batch of queued lines and
+/// puts it back after, so a response with nothing before it can be written directly meanwhile.
 async fn write_lines(
-    idle: Arc<Mutex<Option<Sink>>>,
+    direct: Arc<Mutex<Direct>>,
     mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
     buffered: Arc<watch::Sender<usize>>,
 ) -> bool {
@@ -536,12 +591,12 @@ async fn write_lines(
         }
         let len = batch.len();
         // The sink is gone only once writing was given up (`Output::abandon`).
-        let sink = lock(&idle).take();
+        let sink = lock(&direct).sink.take();
         let written = match sink {
             Some(mut wr) => {
                 let written = write_sliced(&mut wr, &batch).await;
                 if written.is_ok() {
-                    *lock(&idle) = Some(wr);
+                    lock(&direct).sink = Some(wr);
                 }
                 written
             }
@@ -558,9 +613,67 @@ async fn write_lines(
             return false;
         }
     }
-    let sink = lock(&idle).take();
+    let sink = lock(&direct).sink.take();
     if let Some(mut wr) = sink {
         let _ = wr.shutdown().await;
     }
     true
+}
+
+#[cfg(test)]
+mod output_tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    /// What `rd` holds now, read without waiting: only what this task wrote is there.
+    fn read_now(rd: &mut tokio::io::DuplexStream) -> Vec<u8> {
+        let mut buf = [0u8; 64];
+        let mut read = std::pin::pin!(rd.read(&mut buf));
+        match read.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(Ok(n)) => buf[..n].to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_line_with_nothing_before_it_is_written_at_once() {
+        let (wr, mut rd) = tokio::io::duplex(1024);
+        let output = Output::start(wr, 1024);
+        output.send(b"one".to_vec()).await;
+        assert_eq!(read_now(&mut rd), b"one\n");
+        assert!(output.close().await);
+    }
+
+    #[tokio::test]
+    async fn held_lines_go_out_in_one_write_in_order() {
+        let (wr, mut rd) = tokio::io::duplex(1024);
+        let output = Output::start(wr, 1024);
+        output.hold();
+        output.send(b"a".to_vec()).await;
+        output.send(b"b".to_vec()).await;
+        assert!(read_now(&mut rd).is_empty(), "nothing written while held");
+        output.release();
+        assert_eq!(read_now(&mut rd), b"a\nb\n");
+        assert!(output.close().await);
+    }
+
+    #[tokio::test]
+    async fn what_the_socket_does_not_take_is_written_after_in_order() {
+        // Room for 8 bytes in the pipe: the first line is written in part, its rest and the
+        // lines after it go through the writer task, in order.
+        let (wr, mut rd) = tokio::io::duplex(8);
+        let output = Output::start(wr, 1 << 20);
+        output.send(b"0123456789abcdef".to_vec()).await;
+        output.send(b"x".to_vec()).await;
+        output.hold();
+        output.send(b"y".to_vec()).await;
+        output.release();
+        assert_eq!(read_now(&mut rd), b"01234567");
+        let reader = tokio::spawn(async move {
+            let mut all = Vec::new();
+            rd.read_to_end(&mut all).await.map(|_| all)
+        });
+        assert!(output.close().await);
+        assert_eq!(reader.await.unwrap().unwrap(), b"89abcdef\nx\ny\n");
+    }
 }

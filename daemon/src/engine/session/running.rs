@@ -18,11 +18,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Wake, Waker};
 
+use super::Output;
+
 /// A running call: its response is written by the call itself.
 pub(crate) type Call = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// The running calls of one connection.
 pub(crate) struct Running {
+    /// Where the calls write their responses: those of calls polled in one go are written
+    /// together.
+    output: Output,
     slots: Vec<Slot>,
     /// Indices of the empty slots.
     free: Vec<usize>,
@@ -85,8 +90,9 @@ impl Wake for SlotWaker {
 }
 
 impl Running {
-    pub(crate) fn new() -> Running {
+    pub(crate) fn new(output: Output) -> Running {
         Running {
+            output,
             slots: Vec::new(),
             free: Vec::new(),
             len: 0,
@@ -130,6 +136,10 @@ impl Running {
             }
             std::mem::swap(&mut state.indices, &mut self.batch);
         }
+        let together = self.batch.len() > 1;
+        if together {
+            self.output.hold();
+        }
         for i in 0..self.batch.len() {
             let index = self.batch[i];
             let slot = &mut self.slots[index];
@@ -143,6 +153,9 @@ impl Running {
             }
         }
         self.batch.clear();
+        if together {
+            self.output.release();
+        }
     }
 
     /// Drives the calls forever: a branch of the connection's `select!`s that never completes.
@@ -182,7 +195,7 @@ mod tests {
 
     #[tokio::test]
     async fn calls_run_concurrently_and_finish_in_any_order() {
-        let mut running = Running::new();
+        let mut running = Running::new(Output::start(tokio::io::sink(), 1024));
         let done = Arc::new(AtomicUsize::new(0));
         let mut senders = Vec::new();
         for _ in 0..3 {
@@ -214,7 +227,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_call_woken_from_another_task_is_polled() {
-        let mut running = Running::new();
+        let mut running = Running::new(Output::start(tokio::io::sink(), 1024));
         let (tx, rx) = oneshot::channel::<u32>();
         let (out_tx, out_rx) = oneshot::channel::<u32>();
         running.push(Box::pin(async move {
@@ -239,7 +252,7 @@ mod tests {
             }
         }
         let dropped = Arc::new(AtomicBool::new(false));
-        let mut running = Running::new();
+        let mut running = Running::new(Output::start(tokio::io::sink(), 1024));
         let flag = Flag(dropped.clone());
         running.push(Box::pin(async move {
             let _flag = flag;

@@ -310,7 +310,7 @@ pub(crate) async fn serve<S>(
     let mut protocol = Protocol::Mcp(McpSession::default());
     let mut warnings = PeerWarnings::new(peer);
     // As on an endpoint (`session.rs`): the calls waiting for an app run on this task.
-    let mut calls = Running::new();
+    let mut calls = Running::new(output.clone());
     tracing::debug!(?peer, "all-apps MCP client connected");
     let ended = loop {
         let permit = tokio::select! {
