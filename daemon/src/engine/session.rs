@@ -32,11 +32,9 @@ mod running;
 pub(crate) use mcp::{AllApps, EngineApps, serve_all_apps};
 pub use mcp::{OfflineMcp, drop_non_mcp_error_id, is_mcp_request_id, mcp_error_line};
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use std::pin::Pin;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -81,19 +79,23 @@ pub async fn serve<S>(
     let mut calls = Running::new(output.clone());
     tracing::debug!(slug = link.slug(), ?peer, "client connected");
 
+    // In the loop's `select!`s the calls are polled first (a call just added starts before
+    // the next line is read), and the app leaving or shutdown win over reading more.
     let ended = loop {
         // Backpressure first: a free in-flight slot and room in the output buffer.
         let permit = tokio::select! {
-            p = backpressure.permit(&output) => match p { Ok(p) => p, Err(_) => break "closed" },
+            biased;
+            () = calls.run() => unreachable!("Running::run never completes"),
             _ = until(&mut status, |s| *s != LinkStatus::Enabled) => break "app left",
             _ = until(&mut shutdown, |s| *s) => break "shutdown",
-            () = calls.run() => unreachable!("Running::run never completes"),
+            p = backpressure.permit(&output) => match p { Ok(p) => p, Err(_) => break "closed" },
         };
         let line = tokio::select! {
-            l = lines.next_line() => l,
+            biased;
+            () = calls.run() => unreachable!("Running::run never completes"),
             _ = until(&mut status, |s| *s != LinkStatus::Enabled) => break "app left",
             _ = until(&mut shutdown, |s| *s) => break "shutdown",
-            () = calls.run() => unreachable!("Running::run never completes"),
+            l = lines.next_line() => l,
         };
         match line {
             Ok(Some(Line::Complete(bytes))) => {

@@ -312,16 +312,19 @@ pub(crate) async fn serve<S>(
     // As on an endpoint (`session.rs`): the calls waiting for an app run on this task.
     let mut calls = Running::new(output.clone());
     tracing::debug!(?peer, "all-apps MCP client connected");
+    // Calls polled first, shutdown before reading more (as on an endpoint).
     let ended = loop {
         let permit = tokio::select! {
-            p = backpressure.permit(&output) => match p { Ok(p) => p, Err(_) => break "closed" },
-            _ = until(&mut shutdown, |s| *s) => break "shutdown",
+            biased;
             () = calls.run() => unreachable!("Running::run never completes"),
+            _ = until(&mut shutdown, |s| *s) => break "shutdown",
+            p = backpressure.permit(&output) => match p { Ok(p) => p, Err(_) => break "closed" },
         };
         let line = tokio::select! {
-            l = lines.next_line() => l,
-            _ = until(&mut shutdown, |s| *s) => break "shutdown",
+            biased;
             () = calls.run() => unreachable!("Running::run never completes"),
+            _ = until(&mut shutdown, |s| *s) => break "shutdown",
+            l = lines.next_line() => l,
         };
         match line {
             Ok(Some(Line::Complete(bytes))) => {
