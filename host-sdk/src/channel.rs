@@ -17,10 +17,10 @@ use core::fmt;
 use core::time::Duration;
 
 use jfgui_proto::channel::{
-    ActionsPage, Activity, AppMessage, Bye, CHANNEL_VERSION, Call, ChannelLimits,
-    DEFAULT_MAX_FRAME, DaemonMessage, EnabledState, FrameDecoder, FrameError, Hello,
-    MAX_ACTIONS_PER_PAGE, Outcome, Ready, Refused, Reply, Request, TaskSnapshot, TaskState,
-    decode_message, encode_frame, frame_limits,
+    ActionsPage, AppMessage, Bye, CHANNEL_VERSION, Call, ChannelLimits, DEFAULT_MAX_FRAME,
+    DaemonMessage, EnabledState, FrameDecoder, FrameError, Hello, MAX_ACTIONS_PER_PAGE, Outcome,
+    Ready, Refused, Reply, Request, TaskSnapshot, TaskState, decode_activity, decode_message,
+    encode_frame, frame_limits, is_activity_frame,
 };
 use jfgui_proto::{ActionError, ActionSpec, Limits, Reason};
 
@@ -39,6 +39,10 @@ pub const OUTPUT_HIGH_WATER: usize = 4 * DEFAULT_MAX_FRAME;
 
 /// `activity` notices held between `feed` and `pump`; beyond it the oldest is dropped (and
 /// counted: [`Endpoint::activities_dropped`]): an app shows the latest, never a backlog.
+///
+/// A notice is held as its frame body, not decoded: it arrives in the same read as the
+/// daemon's next requests, and decoding it ([`Endpoint::deliver_activities`]) waits until
+/// their replies are written.
 pub const MAX_QUEUED_ACTIVITIES: usize = 16;
 
 /// Who the app is, sent in `hello`.
@@ -121,7 +125,8 @@ pub struct Endpoint {
     inbox: VecDeque<Request>,
     /// Whether `hello` asks for `activity` notices.
     activity: bool,
-    activities: VecDeque<Activity>,
+    /// Frame bodies of `activity` notices, decoded on delivery.
+    activities: VecDeque<Vec<u8>>,
     activities_dropped: u64,
     out: Vec<u8>,
     out_pos: usize,
@@ -280,6 +285,14 @@ impl Endpoint {
             let Some(body) = self.decoder.next_frame().map_err(ProtocolError::Frame)? else {
                 break;
             };
+            if self.activity && self.status == Status::Registered && is_activity_frame(&body) {
+                if self.activities.len() >= MAX_QUEUED_ACTIVITIES {
+                    self.activities.pop_front();
+                    self.activities_dropped += 1;
+                }
+                self.activities.push_back(body);
+                continue;
+            }
             let msg: DaemonMessage =
                 decode_message(&body, &limits).map_err(ProtocolError::Frame)?;
             match (msg, &self.status) {
@@ -301,13 +314,6 @@ impl Endpoint {
                         );
                         self.send_reply(r.id, Outcome::Error(busy), None);
                     }
-                }
-                (DaemonMessage::Activity(a), Status::Registered) if self.activity => {
-                    if self.activities.len() >= MAX_QUEUED_ACTIVITIES {
-                        self.activities.pop_front();
-                        self.activities_dropped += 1;
-                    }
-                    self.activities.push_back(a);
                 }
                 (DaemonMessage::Activity(_), _) => {
                     return Err(ProtocolError::Unexpected("an activity notice not asked for"));
@@ -344,7 +350,8 @@ impl Endpoint {
             executed += 1;
         }
         if self.pending_output().is_empty() {
-            self.deliver_activities(host);
+            // An error is the endpoint's status now, which the transport checks.
+            let _ = self.deliver_activities(host);
         }
         let next_tick = self.dispatcher.tick(host);
         if self.status == Status::Registered {
@@ -355,14 +362,28 @@ impl Endpoint {
         Pump { executed, pending: self.inbox.len() + self.activities.len(), next_tick }
     }
 
-    /// Hands the queued `activity` notices to [`Host::activity`], in order. [`Endpoint::pump`]
-    /// does it only once the output is taken, so showing a notice never delays a reply (the
-    /// daemon sends notices along with its next requests); a loop that writes the output
-    /// after `pump` calls this after writing it.
-    pub fn deliver_activities<H: Host + ?Sized>(&mut self, host: &mut H) {
-        while let Some(activity) = self.activities.pop_front() {
+    /// Decodes the queued `activity` notices and hands them to [`Host::activity`], in order.
+    /// [`Endpoint::pump`] does it only once the output is taken, so neither decoding nor
+    /// showing a notice delays a reply (the daemon sends notices along with its next
+    /// requests); a loop that writes the output after `pump` calls this after writing it.
+    ///
+    /// A malformed notice is the fatal [`ProtocolError`] a malformed frame is in
+    /// [`Endpoint::feed`] (the status turns [`Status::Failed`]); the requests that came in
+    /// the same read have run by then.
+    pub fn deliver_activities<H: Host + ?Sized>(
+        &mut self,
+        host: &mut H,
+    ) -> Result<(), ProtocolError> {
+        let limits = frame_json_limits(self.max_frame);
+        while let Some(body) = self.activities.pop_front() {
+            let activity = decode_activity(&body, &limits).map_err(|e| {
+                self.activities.clear();
+                self.status = Status::Failed;
+                ProtocolError::Frame(e)
+            })?;
             host.activity(&activity);
         }
+        Ok(())
     }
 
     /// Encoded bytes waiting for the transport.

@@ -172,7 +172,11 @@ impl Connector {
             self.flush();
         }
         // After the replies are written: a notice never delays one.
-        self.endpoint.deliver_activities(host);
+        if let Err(e) = self.endpoint.deliver_activities(host)
+            && self.link.is_some()
+        {
+            self.disconnect(e.to_string());
+        }
         if self.link.is_some() {
             match self.endpoint.status() {
                 Status::Registered => self.backoff.reset(),

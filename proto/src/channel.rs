@@ -18,15 +18,18 @@
 //! | message types | `channel/message.rs` |
 //! | frame codec (sans-IO) | `channel/frame.rs` |
 //! | the per-call messages without a value tree of `input`/`output` | `channel/per_call.rs` |
+//! | the `activity` notice's frame without a value tree | `channel/notice.rs` |
 
 mod frame;
 mod message;
+mod notice;
 mod per_call;
 
 use crate::Limits;
 
 pub use frame::{FrameDecoder, FrameError, HEADER_LEN, decode_message, encode_frame};
 pub use message::*;
+pub use notice::{decode_activity, encode_activity_frame, is_activity_frame};
 pub use per_call::{decode_app_message, encode_request_frame};
 
 /// The channel protocol version this crate speaks; checked in the handshake.

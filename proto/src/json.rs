@@ -17,6 +17,7 @@ mod ser;
 mod value;
 
 pub use de::{DecodeError, from_value};
+pub(crate) use encode::write_string;
 pub use encode::{encode, encode_into};
 pub use error::{JsonError, JsonErrorKind};
 pub use limits::Limits;

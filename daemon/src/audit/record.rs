@@ -226,6 +226,22 @@ pub struct Record {
     pub duration_us: u64,
 }
 
+/// The client in an `activity` notice, in a few words: the MCP `clientInfo` name and
+/// version, else the executable's file name and the pid (else the transport's name); then
+/// how it came (`via endpoint`, ...). Cut to [`ACTIVITY_TEXT`] bytes.
+pub fn activity_client(client: &Client, info: Option<&ClientInfo>) -> String {
+    let transport = client.transport.as_str();
+    let name = || match &client.exe {
+        Some(exe) => exe.rsplit(['/', '\\']).next().unwrap_or(exe),
+        None => transport,
+    };
+    cut(match (info, client.pid) {
+        (Some(info), _) => format!("{} {} via {transport}", info.name, info.version),
+        (None, Some(pid)) => format!("{}[{pid}] via {transport}", name()),
+        (None, None) => format!("{} via {transport}", name()),
+    })
+}
+
 impl Record {
     /// The same call as recorded when the client's connection was gone before its answer
     /// was delivered: the client never learned the outcome (`unknown{client_disconnected}`),
@@ -239,18 +255,6 @@ impl Record {
         self
     }
 
-    /// The name people know the client by: MCP `clientInfo.name`, else the executable's file
-    /// name, else the transport.
-    pub fn client_name(&self) -> String {
-        if let Protocol::Mcp { client_info: Some(info), .. } = &self.protocol {
-            return info.name.clone();
-        }
-        match &self.client.exe {
-            Some(exe) => exe.rsplit(['/', '\\']).next().unwrap_or(exe).to_string(),
-            None => self.client.transport.as_str().to_string(),
-        }
-    }
-
     /// The action as one short text: the name, `batch(a, b)` or `tasks/cancel ID`.
     pub fn action_text(&self) -> String {
         match &self.action {
@@ -260,19 +264,18 @@ impl Record {
         }
     }
 
-    /// The `activity` notice for the app that served the call: the client in a few words
-    /// (`clientInfo` name and version, else the executable's name and pid; then the
-    /// transport), the action as [`Record::action_text`] gives it, and the outcome. Texts are
-    /// cut to [`ACTIVITY_TEXT`] bytes: the notice is for a status line, the record has it all.
-    pub fn activity(&self) -> Activity {
-        let who = match (&self.protocol, self.client.pid) {
-            (Protocol::Mcp { client_info: Some(info), .. }, _) => {
-                format!("{} {}", info.name, info.version)
+    /// The `activity` notice for the app that served the call: the client as
+    /// [`activity_client`] names it (`connection_client`: its text for the call's connection
+    /// without `clientInfo`, which the caller keeps rather than making it for every call), the
+    /// action as [`Record::action_text`] gives it, and the outcome. Texts are cut to
+    /// [`ACTIVITY_TEXT`] bytes: the notice is for a status line, the record has it all.
+    pub fn activity(&self, connection_client: &str) -> Activity {
+        let client = match &self.protocol {
+            Protocol::Mcp { client_info: Some(info), .. } => {
+                activity_client(&self.client, Some(info))
             }
-            (_, Some(pid)) => format!("{}[{pid}]", self.client_name()),
-            (_, None) => self.client_name(),
+            _ => connection_client.to_owned(),
         };
-        let client = format!("{who} via {}", self.client.transport.as_str());
         let reason = match &self.outcome {
             Outcome::Ok => None,
             Outcome::Refused { reason, .. }
@@ -280,7 +283,7 @@ impl Record {
             | Outcome::Unknown { reason } => Some(cut(reason.clone())),
         };
         Activity {
-            client: cut(client),
+            client,
             action: cut(self.action_text()),
             outcome: self.outcome.word().to_owned(),
             reason,
@@ -367,11 +370,12 @@ pub fn dropped_line(time_ms: u64, dropped: u64) -> Vec<u8> {
 /// [`INPUT_KEPT`] bytes (on a character boundary) and whether it was cut.
 fn input_value(input: &Value, keep: bool) -> Map {
     let bytes = jfgui_proto::encode(input, &unbounded()).unwrap_or_default();
-    let digest = Sha256::digest(&bytes);
-    let mut hex = String::with_capacity(64);
-    for b in digest.iter() {
-        hex.push_str(&format!("{b:02x}"));
-    }
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let hex: String = Sha256::digest(&bytes)
+        .iter()
+        .flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xF)]])
+        .map(char::from)
+        .collect();
     let mut m = Map::with_capacity(4);
     m.insert("size", bytes.len() as u64);
     m.insert("sha256", hex);
@@ -476,17 +480,23 @@ mod tests {
     #[test]
     fn the_activity_names_the_client_briefly_and_is_bounded() {
         let mut r = record(Value::Null);
-        let a = r.activity();
+        let connection = activity_client(&r.client, None);
+        assert_eq!(connection, "python3[42] via endpoint");
+        let a = r.activity(&connection);
         assert_eq!(a.client, "claude 1 via endpoint");
         assert_eq!(a.action, "document.text.insert");
         assert_eq!((a.outcome.as_str(), a.reason.as_deref()), ("refused", Some("stale_revision")));
         r.protocol = Protocol::Json1;
         r.outcome = Outcome::Ok;
         r.action = Action::Calls { names: vec!["é".repeat(400)], atomic: true };
-        let a = r.activity();
+        let a = r.activity(&connection);
         assert_eq!(a.client, "python3[42] via endpoint");
         assert_eq!((a.outcome.as_str(), a.reason), ("ok", None));
         assert!(a.action.len() <= ACTIVITY_TEXT && a.action.ends_with('…'), "{}", a.action);
+        let anonymous = Client { uid: None, pid: None, exe: None, transport: Transport::Bridge };
+        assert_eq!(activity_client(&anonymous, None), "bridge via bridge");
+        let long = ClientInfo { name: "n".repeat(300), version: "1".into() };
+        assert!(activity_client(&anonymous, Some(&long)).ends_with('…'));
     }
 
     #[test]

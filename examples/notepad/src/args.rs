@@ -1,15 +1,17 @@
-//! Command-line flags (SPEC S12), parsed by hand: five flags do not need a parser crate.
+//! Command-line flags (SPEC S12), parsed by hand: six flags do not need a parser crate.
 
 use std::ffi::OsString;
 use std::time::Duration;
 
 /// The usage text (`--help`, and after a usage error).
 pub const USAGE: &str = "\
-usage: jfgui-notepad [--agent-enable] [--agent-stdio] [--name NAME] [--export-ms N] [--text TEXT]
+usage: jfgui-notepad [--agent-enable] [--agent-stdio] [--no-activity] [--name NAME] [--export-ms N]
+                     [--text TEXT]
 
   --agent-enable   enable agent access (without it the app registers disabled)
   --agent-stdio    speak the host channel on stdin/stdout (same as JFGUI_HOST_CHANNEL=stdio;
                    headless, and enabled)
+  --no-activity    do not ask the daemon for `activity` notices (no \"last agent action\" line)
   --name NAME      display name (default: Notepad)
   --export-ms N    how long document.export runs, in milliseconds (default: 2000)
   --text TEXT      initial document (default: empty)";
@@ -21,6 +23,8 @@ pub struct Args {
     pub agent_enable: bool,
     /// `--agent-stdio`.
     pub agent_stdio: bool,
+    /// Not `--no-activity`: ask for the daemon's `activity` notices.
+    pub activity: bool,
     /// `--name`.
     pub name: String,
     /// `--export-ms`.
@@ -43,6 +47,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
     let mut out = Args {
         agent_enable: false,
         agent_stdio: false,
+        activity: true,
         name: "Notepad".into(),
         export_time: Duration::from_millis(2000),
         text: String::new(),
@@ -67,6 +72,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
         match flag.as_str() {
             "--agent-enable" if inline.is_none() => out.agent_enable = true,
             "--agent-stdio" if inline.is_none() => out.agent_stdio = true,
+            "--no-activity" if inline.is_none() => out.activity = false,
             "--name" => out.name = value("--name")?,
             "--text" => out.text = value("--text")?,
             "--export-ms" => {
@@ -98,7 +104,7 @@ mod tests {
         else {
             panic!()
         };
-        assert!(a.agent_enable && !a.agent_stdio);
+        assert!(a.agent_enable && !a.agent_stdio && a.activity);
         assert_eq!(
             (a.name.as_str(), a.export_time, a.text.as_str()),
             ("Notepad 2", Duration::from_millis(50), "hi")
@@ -106,6 +112,8 @@ mod tests {
         let Command::Run(d) = run(&[]).unwrap() else { panic!() };
         assert_eq!((d.name.as_str(), d.export_time), ("Notepad", Duration::from_millis(2000)));
         assert_eq!(run(&["--help"]).unwrap(), Command::Help);
+        let Command::Run(q) = run(&["--no-activity"]).unwrap() else { panic!() };
+        assert!(!q.activity);
     }
 
     #[test]
@@ -114,5 +122,6 @@ mod tests {
         assert!(run(&["--name"]).unwrap_err().contains("needs a value"));
         assert!(run(&["--export-ms", "soon"]).is_err());
         assert!(run(&["--agent-enable=yes"]).is_err());
+        assert!(run(&["--no-activity=yes"]).is_err());
     }
 }

@@ -60,8 +60,12 @@ fn main() -> ExitCode {
     // Running headless is the user's explicit enable (SPEC S9).
     dispatcher.set_enabled(headless || args.agent_enable);
     let identity = Identity { display_name: args.name.clone(), pid: std::process::id() };
-    // Ask for the daemon's `activity` notices: the app reports each on stderr.
-    let endpoint = match Endpoint::new(dispatcher, identity).and_then(Endpoint::with_activity) {
+    // Ask for the daemon's `activity` notices (unless `--no-activity`): the app reports each
+    // on stderr.
+    let endpoint = Endpoint::new(dispatcher, identity);
+    let endpoint =
+        if args.activity { endpoint.and_then(Endpoint::with_activity) } else { endpoint };
+    let endpoint = match endpoint {
         Ok(e) => e,
         Err(e) => {
             eprintln!("jfgui-notepad: {e}");

@@ -287,6 +287,36 @@ fn activity_is_asked_for_in_hello_and_delivered_after_the_replies() {
 }
 
 #[test]
+fn a_malformed_notice_is_decoded_after_the_replies_and_is_a_protocol_error() {
+    let mut host = EchoHost::default();
+    let mut e = endpoint(&host, true).with_activity().unwrap();
+    let mut peer = Peer::new();
+    peer.drain(&mut e);
+    e.feed(&Peer::welcome(1024 * 1024)).unwrap();
+    // An unknown member: strict decoding refuses it, as it refuses any malformed frame.
+    let body = br#"{"activity":{"client":"c","action":"a","outcome":"ok","extra":1}}"#;
+    let mut bytes = (body.len() as u32).to_be_bytes().to_vec();
+    bytes.extend_from_slice(body);
+    bytes.extend_from_slice(&Peer::execute(1, "bump", obj(&[]), Some(0)));
+    // Held undecoded: the request in the same read still runs and is answered.
+    e.feed(&bytes).unwrap();
+    assert_eq!(e.pump(&mut host, 8).executed, 1);
+    assert!(matches!(&peer.drain(&mut e)[..], [AppMessage::Reply(r)] if r.id == 1));
+    let err = e.deliver_activities(&mut host).unwrap_err();
+    assert!(matches!(err, ProtocolError::Frame(_)), "{err:?}");
+    assert_eq!(e.status(), &Status::Failed);
+    assert!(host.activities.is_empty());
+    assert!(e.feed(&activity(2)).is_err());
+    // Delivered by `pump` (nothing to write), the error is the endpoint's status the same way.
+    let mut e = endpoint(&host, true).with_activity().unwrap();
+    peer.drain(&mut e);
+    e.feed(&Peer::welcome(1024 * 1024)).unwrap();
+    e.feed(&bytes[..4 + body.len()]).unwrap();
+    assert_eq!(e.pump(&mut host, 8).pending, 0);
+    assert_eq!(e.status(), &Status::Failed);
+}
+
+#[test]
 fn an_app_that_did_not_ask_keeps_the_old_hello_and_refuses_activity() {
     let host = EchoHost::default();
     let mut e = endpoint(&host, true);

@@ -38,7 +38,9 @@ pub fn serve_stdio<H: Host + ?Sized>(host: &mut H, mut endpoint: Endpoint) -> io
             endpoint.consume_output(n);
         }
         // After the replies are written: a notice never delays one.
-        endpoint.deliver_activities(host);
+        endpoint
+            .deliver_activities(host)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         match endpoint.status() {
             Status::Registering | Status::Registered => {}
             Status::Closed { .. } => return Ok(()),

@@ -179,7 +179,7 @@ impl Encoder<'_, '_> {
 
 /// Writes `s` quoted, in the encoder's one form: runs that need no escaping are copied whole,
 /// every other character as [`escape_for`] says.
-pub(super) fn write_string(s: &str, out: &mut Vec<u8>) {
+pub(crate) fn write_string(s: &str, out: &mut Vec<u8>) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');

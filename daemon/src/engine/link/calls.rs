@@ -40,7 +40,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use jfgui_proto::channel::{
-    Activity, Call, CallResult, DaemonMessage, Request, encode_frame, encode_request_frame,
+    Activity, Call, CallResult, Request, encode_activity_frame, encode_request_frame,
 };
 use jfgui_proto::{ActionError, Reason};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
@@ -230,13 +230,13 @@ impl AppHandle {
     /// later) without waiting. False when it was not held: the app did not ask for notices,
     /// the link is closing, or [`NOTICE_SLOTS`] notices already wait. A notice never takes a
     /// call's place in the queue, so it never makes a call `busy`.
-    pub fn notify(&self, activity: Activity) -> bool {
+    pub fn notify(&self, activity: &Activity) -> bool {
         if !self.0.activity {
             return false;
         }
         let config = &self.0.config;
-        let message = DaemonMessage::Activity(activity);
-        let Ok(frame) = encode_frame(&message, &config.frame_limits(), config.max_frame) else {
+        let Ok(frame) = encode_activity_frame(activity, &config.frame_limits(), config.max_frame)
+        else {
             return false;
         };
         let arm = {

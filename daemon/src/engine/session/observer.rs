@@ -32,6 +32,7 @@ use jfgui_proto::{ActionKind, Map, Value};
 
 use super::methods::{Method, MethodError};
 use super::replies::App;
+use crate::audit::record::activity_client;
 use crate::audit::{Action, AppRef, Audit, Client, Outcome, Protocol, Record, time};
 use crate::engine::PeerInfo;
 use crate::engine::link::AppHandle;
@@ -44,6 +45,8 @@ pub struct Caller {
     client: Arc<Client>,
     app: Arc<AppRef>,
     protocol: Protocol,
+    /// The client's text in `activity` notices while no `clientInfo` names it, made once.
+    notice_client: Arc<str>,
     /// The connection's client, shared by every call on it.
     fate: ClientFate,
 }
@@ -98,9 +101,11 @@ impl Caller {
     /// The caller of a connection from `peer` to `link`'s app (JSON-1 until MCP says
     /// otherwise); `fate` is the connection's.
     pub fn new(audit: Audit, peer: PeerInfo, link: &AppHandle, fate: ClientFate) -> Caller {
+        let client = Client::new(peer.uid, peer.pid, peer.transport);
         Caller {
             audit,
-            client: Arc::new(Client::new(peer.uid, peer.pid, peer.transport)),
+            notice_client: activity_client(&client, None).into(),
+            client: Arc::new(client),
             app: Arc::new(AppRef {
                 slug: link.slug().to_owned(),
                 display_name: link.display_name().to_owned(),
@@ -211,7 +216,7 @@ impl Observer {
                 (current, outcome_of(e.class().as_str(), e.reason.as_str().to_owned()))
             }
         };
-        let Caller { audit, client, app, protocol, fate } = self.caller;
+        let Caller { audit, client, app, protocol, notice_client, fate } = self.caller;
         let record = Record {
             time_ms: self.time_ms,
             client,
@@ -227,7 +232,7 @@ impl Observer {
             duration_us,
         };
         if let Some(link) = &self.notify
-            && !link.notify(record.activity())
+            && !link.notify(&record.activity(&notice_client))
         {
             audit.activity_dropped_one();
         }
