@@ -12,7 +12,10 @@
 //!
 //! Fairness (SPEC S8): the connection yields to the others after every line, methods answered
 //! from the daemon's own state run on the connection's task one at a time (see
-//! [`ClientSession::handle_line`]), and only calls that wait for the app run concurrently.
+//! [`ClientSession::handle_line`]), and only calls that wait for the app run concurrently:
+//! as futures this same task polls whatever else it waits for ([`Running`]), not a task each,
+//! so a call costs no spawn and no wake-up of another task on the client's side; its
+//! response goes out from here when nothing is buffered before it ([`Output`]).
 //!
 //! The protocol is decided per connection (SPEC S7, `mcp/select.rs`): until a JSON-1 method,
 //! an MCP envelope or `initialize` decides, every line is routed by [`mcp::Protocol`]; a JSON-1
@@ -24,20 +27,24 @@ pub mod methods;
 mod observer;
 mod peer_warnings;
 mod replies;
+mod running;
 
 pub(crate) use mcp::{AllApps, EngineApps, serve_all_apps};
 pub use mcp::{OfflineMcp, drop_non_mcp_error_id, is_mcp_request_id, mcp_error_line};
 
-use std::sync::Arc;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, WriteHalf};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 
 pub use observer::{Caller, ClientFate};
 use peer_warnings::PeerWarnings;
 pub use replies::App;
+use running::{Call, Running};
 
 use super::lines::{Line, LineReader};
 use super::link::LinkStatus;
@@ -65,27 +72,36 @@ pub async fn serve<S>(
     let mut session = ClientSession {
         app: app.clone(),
         output: output.clone(),
-        calls: JoinSet::new(),
         protocol: mcp::Protocol::default(),
         warnings: PeerWarnings::new(peer),
     };
+    // The calls waiting for the app run here, polled by this task whatever it waits for.
+    let mut calls = Running::new(output.clone());
     tracing::debug!(slug = link.slug(), ?peer, "client connected");
 
+    // In the loop's `select!`s the calls are polled first (a call just added starts before
+    // the next line is read), and the app leaving or shutdown win over reading more.
     let ended = loop {
         // Backpressure first: a free in-flight slot and room in the output buffer.
         let permit = tokio::select! {
-            p = backpressure.permit(&output) => match p { Ok(p) => p, Err(_) => break "closed" },
+            biased;
+            () = calls.run() => unreachable!("Running::run never completes"),
             _ = until(&mut status, |s| *s != LinkStatus::Enabled) => break "app left",
             _ = until(&mut shutdown, |s| *s) => break "shutdown",
+            p = backpressure.permit(&output) => match p { Ok(p) => p, Err(_) => break "closed" },
         };
         let line = tokio::select! {
-            l = lines.next_line() => l,
+            biased;
+            () = calls.run() => unreachable!("Running::run never completes"),
             _ = until(&mut status, |s| *s != LinkStatus::Enabled) => break "app left",
             _ = until(&mut shutdown, |s| *s) => break "shutdown",
+            l = lines.next_line() => l,
         };
         match line {
             Ok(Some(Line::Complete(bytes))) => {
-                session.handle_line(&bytes, permit).await;
+                if let Some(call) = calls.beside(session.handle_line(&bytes, permit)).await {
+                    calls.push(call);
+                }
                 // Fairness (SPEC S8): lines already buffered are not worked through in one go;
                 // every other runnable connection gets its turn between two lines (a line the
                 // reader waited for came after such a turn already).
@@ -94,7 +110,8 @@ pub async fn serve<S>(
                 }
             }
             Ok(Some(Line::TooLong)) => {
-                output.send(session.unreadable_id(json1::too_long_response(&config.json))).await;
+                let response = session.unreadable_id(json1::too_long_response(&config.json));
+                calls.beside(output.send(response)).await;
             }
             Ok(None) => break "eof",
             Err(e) => {
@@ -102,11 +119,8 @@ pub async fn serve<S>(
                 break "read error";
             }
         }
-        // Reap finished calls so the set stays as small as the in-flight bound.
-        while session.calls.try_join_next().is_some() {}
     };
     tracing::debug!(slug = link.slug(), ?peer, reason = ended, "client stops reading");
-    let ClientSession { calls, .. } = session;
     let finish = finish(calls, output, &config, peer);
     match app.caller() {
         Some(caller) => caller.fate().close(ended, finish).await,
@@ -115,25 +129,24 @@ pub async fn serve<S>(
 }
 
 /// Lets the calls already running deliver their responses and closes the connection, within
-/// the request deadline plus the drain time; a client that never takes them is dropped.
+/// the request deadline plus the drain time; a client that never takes them is dropped, and
+/// so are the calls still running then.
 /// True when every response was written.
 async fn finish(
-    mut calls: JoinSet<()>,
+    mut calls: Running,
     output: Output,
     config: &super::EngineConfig,
     peer: PeerInfo,
 ) -> bool {
     let finish = async {
-        while calls.join_next().await.is_some() {}
+        calls.finish().await;
         output.close().await
     };
     match tokio::time::timeout(config.request_deadline + config.shutdown_drain, finish).await {
         Ok(delivered) => delivered,
         Err(_) => {
             tracing::warn!(?peer, "client never took its responses; dropped");
-            if let Some(writer) = output.take_writer() {
-                writer.abort();
-            }
+            output.abandon();
             false
         }
     }
@@ -143,7 +156,6 @@ async fn finish(
 struct ClientSession {
     app: App,
     output: Output,
-    calls: JoinSet<()>,
     /// JSON-1, MCP or not yet decided.
     protocol: mcp::Protocol,
     /// The rate limit of the warnings this client can cause.
@@ -163,13 +175,14 @@ impl ClientSession {
     }
 
     /// Handles one complete line: answers at once, stays silent (notifications), runs a local
-    /// method (answered from the daemon's own state) here, or spawns a call to the app, which
-    /// keeps `permit` (one in-flight slot) until its response is buffered.
+    /// method (answered from the daemon's own state) here, or returns a call to the app for
+    /// the connection to run beside the others ([`Running`]); the call keeps `permit` (one
+    /// in-flight slot) until its response is buffered or written.
     ///
-    /// Local methods run on the connection's own task, one at a time, so a connection that
-    /// pipelines costly ones (a search of thousands of actions) is one runnable task among the
-    /// others, not one per request; their long loops yield inside (`methods.rs`).
-    async fn handle_line(&mut self, line: &[u8], permit: CallPermit) {
+    /// Local methods run here, one at a time, so a connection that pipelines costly ones (a
+    /// search of thousands of actions) is one runnable task among the others, not one per
+    /// request; their long loops yield inside (`methods.rs`).
+    async fn handle_line(&mut self, line: &[u8], permit: CallPermit) -> Option<Call> {
         let link = self.app.link();
         let limits = link.config().json;
         let prepared = if matches!(self.protocol, mcp::Protocol::Json1) {
@@ -177,8 +190,11 @@ impl ClientSession {
         } else {
             let envelope = match json1::parse_envelope(line, &limits, true) {
                 Ok(envelope) => envelope,
-                Err(Some(response)) => return self.output.send(self.unreadable_id(response)).await,
-                Err(None) => return,
+                Err(Some(response)) => {
+                    self.output.send(self.unreadable_id(response)).await;
+                    return None;
+                }
+                Err(None) => return None,
             };
             let params = jfgui_proto::Value::Object(envelope.params);
             let incoming = mcp::Incoming {
@@ -189,35 +205,35 @@ impl ClientSession {
             match self.protocol.route(&incoming, &mut self.warnings) {
                 mcp::Route::Json1 => {
                     // Built as an object just above; handed back to the JSON-1 checks.
-                    let jfgui_proto::Value::Object(params) = params else { return };
+                    let jfgui_proto::Value::Object(params) = params else { return None };
                     let envelope = json1::Envelope { params, ..envelope };
                     json1::prepare_envelope(envelope, &limits, link.slug(), &mut self.warnings)
                 }
-                mcp::Route::Silent => return,
+                mcp::Route::Silent => return None,
                 mcp::Route::Answer(reply) => {
                     let line = mcp::response_line(envelope.id.as_ref(), reply, &limits);
-                    return self.output.send(line).await;
+                    self.output.send(line).await;
+                    return None;
                 }
                 mcp::Route::Mcp(pending) if pending.is_local() => {
                     if let Some(reply) = pending.run(&self.app).await {
                         let response = mcp::response_line(envelope.id.as_ref(), reply, &limits);
                         self.output.send(response).await;
                     }
-                    return;
+                    return None;
                 }
                 mcp::Route::Mcp(pending) => {
                     let app = self.app.clone().speaking(pending.protocol());
                     let output = self.output.clone();
                     let id = envelope.id;
-                    self.calls.spawn(async move {
+                    return Some(Box::pin(async move {
                         if let Some(reply) = pending.run(&app).await {
                             let response = mcp::response_line(id.as_ref(), reply, &limits);
                             permit.bytes.observe(response.len());
                             output.send(response).await;
                         }
                         drop(permit);
-                    });
-                    return;
+                    }));
                 }
             }
         };
@@ -231,14 +247,15 @@ impl ClientSession {
             json1::Prepared::Call(call) => {
                 let app = self.app.clone();
                 let output = self.output.clone();
-                self.calls.spawn(async move {
+                return Some(Box::pin(async move {
                     let response = json1::execute(&app, call).await;
                     permit.bytes.observe(response.len());
                     output.send(response).await;
                     drop(permit);
-                });
+                }));
             }
         }
+        None
     }
 }
 
@@ -330,63 +347,164 @@ impl BytesPermit {
     }
 }
 
-/// The connection's writer: a task draining a queue of encoded lines, with the queue bounded
-/// in bytes. `buffered` counts bytes queued or being written.
+/// The write half of a client connection, whichever transport it is.
+type Sink = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// The connection's writer. A response goes out at once from the task that has it when
+/// nothing is buffered and the socket takes it (no hop to another task); otherwise (bytes
+/// queued, a slow reader, a large response's rest) it is queued for the writer task, which
+/// drains the queue with coalesced writes. The queue is bounded in bytes: `buffered` counts
+/// bytes queued or being written by the writer task.
+///
+/// Lines never interleave: a line is written directly (or held, see [`Output::hold`]) only
+/// when `buffered` is 0 and the sink is idle (not taken by the writer task), and that check
+/// with the write and every queuing happen under the `direct` lock. So lines go out in the
+/// order they were sent.
 #[derive(Clone)]
 struct Output {
     queue: mpsc::UnboundedSender<Vec<u8>>,
     buffered: Arc<watch::Sender<usize>>,
     limit: usize,
-    writer: Arc<std::sync::Mutex<Option<JoinHandle<bool>>>>,
+    writer: Arc<Mutex<Option<JoinHandle<bool>>>>,
+    direct: Arc<Mutex<Direct>>,
+}
+
+/// What the direct path shares with the writer task.
+struct Direct {
+    /// The write half while the writer task is not writing with it; `None` while it writes
+    /// and once it ended.
+    sink: Option<Sink>,
+    /// Whether lines are being held to go out in one write ([`Output::hold`]).
+    holding: bool,
+    /// The lines held; only while nothing is buffered, at most `min(limit, COALESCE)` bytes.
+    held: Vec<u8>,
 }
 
 impl Output {
-    fn start<W: AsyncWrite + Send + 'static>(wr: WriteHalf<W>, limit: usize) -> Output {
+    fn start<W: AsyncWrite + Send + Unpin + 'static>(wr: W, limit: usize) -> Output {
         let (queue, rx) = mpsc::unbounded_channel();
         let buffered = Arc::new(watch::Sender::new(0usize));
-        let writer = tokio::spawn(write_lines(wr, rx, buffered.clone()));
+        let direct = Direct { sink: Some(Box::new(wr)), holding: false, held: Vec::new() };
+        let direct = Arc::new(Mutex::new(direct));
+        let writer = tokio::spawn(write_lines(direct.clone(), rx, buffered.clone()));
         Output {
             queue,
             buffered,
             limit: limit.max(1),
-            writer: Arc::new(std::sync::Mutex::new(Some(writer))),
+            writer: Arc::new(Mutex::new(Some(writer))),
+            direct,
+        }
+    }
+
+    /// Holds the lines sent from now until [`Output::release`] to write them together: the
+    /// calls the connection polls in one go (answers that came from the app in one read) cost
+    /// one write, as they did when the writer task coalesced them.
+    fn hold(&self) {
+        lock(&self.direct).holding = true;
+    }
+
+    /// Writes the lines held since [`Output::hold`].
+    fn release(&self) {
+        let mut direct = lock(&self.direct);
+        direct.holding = false;
+        let held = std::mem::take(&mut direct.held);
+        if !held.is_empty() {
+            self.write_direct(&mut direct, held);
         }
     }
 
     /// Waits until less than `limit` bytes are buffered.
     async fn wait_room(&self) {
+        if *self.buffered.borrow() < self.limit {
+            return;
+        }
         let mut rx = self.buffered.subscribe();
         let _ = rx.wait_for(|b| *b < self.limit).await;
     }
 
-    /// Queues one response line (`line` without its newline). Waits for room first, and takes
-    /// the room atomically, so the buffer never holds more than `limit` plus one response.
+    /// Sends one response line (`line` without its newline): written at once when nothing is
+    /// buffered, else queued. Waits for room first, and takes the room atomically, so the
+    /// buffer never holds more than `limit` plus one response.
     async fn send(&self, mut line: Vec<u8>) {
         line.push(b'\n');
-        let len = line.len();
         loop {
             self.wait_room().await;
-            let limit = self.limit;
-            let taken = self.buffered.send_if_modified(|b| {
-                if *b < limit {
-                    *b += len;
-                    true
-                } else {
-                    false
-                }
-            });
-            if taken {
-                break;
+            match self.write_or_queue(line) {
+                Ok(()) => return,
+                Err(unsent) => line = unsent,
             }
         }
-        if self.queue.send(line).is_err() {
+    }
+
+    /// Writes `line` now (or holds it) if nothing is buffered, else queues it; gives `line`
+    /// back when there is no room (another sender took it first).
+    fn write_or_queue(&self, line: Vec<u8>) -> Result<(), Vec<u8>> {
+        let mut direct = lock(&self.direct);
+        let hold_max = self.limit.min(COALESCE);
+        if !direct.held.is_empty() && direct.held.len() + line.len() > hold_max {
+            let held = std::mem::take(&mut direct.held);
+            self.write_direct(&mut direct, held);
+        }
+        if *self.buffered.borrow() == 0 && direct.sink.is_some() {
+            if direct.holding && line.len() <= hold_max {
+                if direct.held.is_empty() {
+                    direct.held = line;
+                } else {
+                    direct.held.extend_from_slice(&line);
+                }
+            } else {
+                self.write_direct(&mut direct, line);
+            }
+            return Ok(());
+        }
+        let len = line.len();
+        let limit = self.limit;
+        let taken = self.buffered.send_if_modified(|b| {
+            if *b < limit {
+                *b += len;
+                true
+            } else {
+                false
+            }
+        });
+        if !taken {
+            return Err(line);
+        }
+        self.enqueue(line, len);
+        Ok(())
+    }
+
+    /// Writes what the socket takes of `bytes` now and queues the rest. Only while nothing is
+    /// buffered and the sink is idle (so the rest is within `limit` plus one response).
+    fn write_direct(&self, direct: &mut Direct, mut bytes: Vec<u8>) {
+        let written = direct.sink.as_mut().map_or(0, |sink| write_now(sink, &bytes));
+        if written == bytes.len() {
+            return;
+        }
+        bytes.drain(..written);
+        let len = bytes.len();
+        self.buffered.send_modify(|b| *b += len);
+        self.enqueue(bytes, len);
+    }
+
+    /// Hands `len` bytes already counted in `buffered` to the writer task.
+    fn enqueue(&self, bytes: Vec<u8>, len: usize) {
+        if self.queue.send(bytes).is_err() {
             // The writer ended (transport broken): nothing will ever drain this.
             self.buffered.send_modify(|b| *b -= len);
         }
     }
 
     fn take_writer(&self) -> Option<JoinHandle<bool>> {
-        self.writer.lock().unwrap_or_else(|e| e.into_inner()).take()
+        lock(&self.writer).take()
+    }
+
+    /// Stops writing for good: the writer task ends and the write half is dropped.
+    fn abandon(&self) {
+        if let Some(writer) = self.take_writer() {
+            writer.abort();
+        }
+        lock(&self.direct).sink = None;
     }
 
     /// Writes what is queued, then shuts the write side down. True when every line was
@@ -402,6 +520,22 @@ impl Output {
             }
             None => false,
         }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Writes what the socket takes of `line` without waiting (at most [`WRITE_SLICE`], the
+/// writer's fairness slice); 0 when it takes nothing now or fails (the writer task then meets
+/// the same state and handles it as ever). The no-op waker registers no interest: the sink
+/// is idle, so no writer task waits on it, and a line not taken goes to that task.
+fn write_now(sink: &mut Sink, line: &[u8]) -> usize {
+    let slice = &line[..line.len().min(WRITE_SLICE)];
+    match Pin::new(sink).poll_write(&mut Context::from_waker(Waker::noop()), slice) {
+        Poll::Ready(Ok(n)) => n,
+        Poll::Ready(Err(_)) | Poll::Pending => 0,
     }
 }
 
@@ -423,7 +557,7 @@ const COALESCE: usize = 64 * 1024;
 /// an 800 KB `actions/describe` answer is a dozen slices).
 const WRITE_SLICE: usize = 64 * 1024;
 
-async fn write_sliced<W: AsyncWrite>(wr: &mut WriteHalf<W>, bytes: &[u8]) -> std::io::Result<()> {
+async fn write_sliced(wr: &mut Sink, bytes: &[u8]) -> std::io::Result<()> {
     let mut slices = bytes.chunks(WRITE_SLICE).peekable();
     while let Some(slice) = slices.next() {
         wr.write_all(slice).await?;
@@ -434,8 +568,10 @@ async fn write_sliced<W: AsyncWrite>(wr: &mut WriteHalf<W>, bytes: &[u8]) -> std
     Ok(())
 }
 
-async fn write_lines<W: AsyncWrite>(
-    mut wr: WriteHalf<W>,
+/// The writer task: takes the write half from `direct` for each batch of queued lines and
+/// puts it back after, so a response with nothing before it can be written directly meanwhile.
+async fn write_lines(
+    direct: Arc<Mutex<Direct>>,
     mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
     buffered: Arc<watch::Sender<usize>>,
 ) -> bool {
@@ -456,7 +592,18 @@ async fn write_lines<W: AsyncWrite>(
             }
         }
         let len = batch.len();
-        let written = write_sliced(&mut wr, &batch).await;
+        // The sink is gone only once writing was given up (`Output::abandon`).
+        let sink = lock(&direct).sink.take();
+        let written = match sink {
+            Some(mut wr) => {
+                let written = write_sliced(&mut wr, &batch).await;
+                if written.is_ok() {
+                    lock(&direct).sink = Some(wr);
+                }
+                written
+            }
+            None => Err(std::io::ErrorKind::BrokenPipe.into()),
+        };
         buffered.send_modify(|b| *b -= len);
         if let Err(e) = written {
             tracing::debug!("client write failed: {e}");
@@ -468,6 +615,67 @@ async fn write_lines<W: AsyncWrite>(
             return false;
         }
     }
-    let _ = wr.shutdown().await;
+    let sink = lock(&direct).sink.take();
+    if let Some(mut wr) = sink {
+        let _ = wr.shutdown().await;
+    }
     true
+}
+
+#[cfg(test)]
+mod output_tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    /// What `rd` holds now, read without waiting: only what this task wrote is there.
+    fn read_now(rd: &mut tokio::io::DuplexStream) -> Vec<u8> {
+        let mut buf = [0u8; 64];
+        let mut read = std::pin::pin!(rd.read(&mut buf));
+        match read.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(Ok(n)) => buf[..n].to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_line_with_nothing_before_it_is_written_at_once() {
+        let (wr, mut rd) = tokio::io::duplex(1024);
+        let output = Output::start(wr, 1024);
+        output.send(b"one".to_vec()).await;
+        assert_eq!(read_now(&mut rd), b"one\n");
+        assert!(output.close().await);
+    }
+
+    #[tokio::test]
+    async fn held_lines_go_out_in_one_write_in_order() {
+        let (wr, mut rd) = tokio::io::duplex(1024);
+        let output = Output::start(wr, 1024);
+        output.hold();
+        output.send(b"a".to_vec()).await;
+        output.send(b"b".to_vec()).await;
+        assert!(read_now(&mut rd).is_empty(), "nothing written while held");
+        output.release();
+        assert_eq!(read_now(&mut rd), b"a\nb\n");
+        assert!(output.close().await);
+    }
+
+    #[tokio::test]
+    async fn what_the_socket_does_not_take_is_written_after_in_order() {
+        // Room for 8 bytes in the pipe: the first line is written in part, its rest and the
+        // lines after it go through the writer task, in order.
+        let (wr, mut rd) = tokio::io::duplex(8);
+        let output = Output::start(wr, 1 << 20);
+        output.send(b"0123456789abcdef".to_vec()).await;
+        output.send(b"x".to_vec()).await;
+        output.hold();
+        output.send(b"y".to_vec()).await;
+        output.release();
+        assert_eq!(read_now(&mut rd), b"01234567");
+        let reader = tokio::spawn(async move {
+            let mut all = Vec::new();
+            rd.read_to_end(&mut all).await.map(|_| all)
+        });
+        assert!(output.close().await);
+        assert_eq!(reader.await.unwrap().unwrap(), b"89abcdef\nx\ny\n");
+    }
 }

@@ -25,7 +25,6 @@ use jfgui_proto::resolve::{self, Candidate, Resolved};
 use jfgui_proto::{ActionError, AppRef, Limits, Map, Reason, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
-use tokio::task::JoinSet;
 
 use super::app::{AppPort, MethodError};
 use super::rpc::{Incoming, object};
@@ -36,6 +35,7 @@ use crate::engine::lines::{Line, LineReader};
 use crate::engine::partial::Partial;
 use crate::engine::session::methods::{self, Method};
 use crate::engine::session::peer_warnings::PeerWarnings;
+use crate::engine::session::running::Running;
 use crate::engine::session::{App, Backpressure, ClientFate, Output, finish, json1};
 use crate::engine::{AppSummary, Engine, EngineConfig, PeerInfo, until};
 
@@ -309,35 +309,48 @@ pub(crate) async fn serve<S>(
     let server = Arc::new(server);
     let mut protocol = Protocol::Mcp(McpSession::default());
     let mut warnings = PeerWarnings::new(peer);
-    let mut calls = JoinSet::new();
+    // As on an endpoint (`session.rs`): the calls waiting for an app run on this task.
+    let mut calls = Running::new(output.clone());
     tracing::debug!(?peer, "all-apps MCP client connected");
+    // Calls polled first, shutdown before reading more (as on an endpoint).
     let ended = loop {
         let permit = tokio::select! {
-            p = backpressure.permit(&output) => match p { Ok(p) => p, Err(_) => break "closed" },
+            biased;
+            () = calls.run() => unreachable!("Running::run never completes"),
             _ = until(&mut shutdown, |s| *s) => break "shutdown",
+            p = backpressure.permit(&output) => match p { Ok(p) => p, Err(_) => break "closed" },
         };
         let line = tokio::select! {
-            l = lines.next_line() => l,
+            biased;
+            () = calls.run() => unreachable!("Running::run never completes"),
             _ = until(&mut shutdown, |s| *s) => break "shutdown",
+            l = lines.next_line() => l,
         };
         match line {
             Ok(Some(Line::Complete(bytes))) => {
                 match step(&mut protocol, &mut warnings, &bytes, &limits) {
-                    Step::Send(line) => output.send(line).await,
+                    Step::Send(line) => calls.beside(output.send(line)).await,
                     Step::Silent => {}
                     // As on an endpoint (`session.rs`): methods answered from the daemon's own
                     // state run here, one at a time, so pipelining costly ones buys no extra
-                    // tasks; calls that wait for an app run concurrently.
+                    // tasks; calls that wait for an app run concurrently, beside them.
                     Step::Run(pending, id) if pending.is_local() => {
                         let protocol = pending.protocol().clone();
-                        if let Some(reply) = pending.run(&server.speaking(&protocol)).await {
-                            output.send(response_line(id.as_ref(), reply, &limits)).await;
-                        }
+                        let server = &server;
+                        let output = &output;
+                        calls
+                            .beside(async move {
+                                if let Some(reply) = pending.run(&server.speaking(&protocol)).await
+                                {
+                                    output.send(response_line(id.as_ref(), reply, &limits)).await;
+                                }
+                            })
+                            .await;
                     }
                     Step::Run(pending, id) => {
                         let server = server.clone();
                         let output = output.clone();
-                        calls.spawn(async move {
+                        calls.push(Box::pin(async move {
                             let protocol = pending.protocol().clone();
                             if let Some(reply) = pending.run(&server.speaking(&protocol)).await {
                                 let response = response_line(id.as_ref(), reply, &limits);
@@ -345,7 +358,7 @@ pub(crate) async fn serve<S>(
                                 output.send(response).await;
                             }
                             drop(permit);
-                        });
+                        }));
                     }
                 }
                 // Fairness: every other runnable connection gets its turn between two lines
@@ -356,7 +369,7 @@ pub(crate) async fn serve<S>(
             }
             Ok(Some(Line::TooLong)) => {
                 let line = json1::too_long_response(&limits);
-                output.send(mcp_error_line(&line, &limits).unwrap_or(line)).await;
+                calls.beside(output.send(mcp_error_line(&line, &limits).unwrap_or(line))).await;
             }
             Ok(None) => break "eof",
             Err(e) => {
@@ -364,7 +377,6 @@ pub(crate) async fn serve<S>(
                 break "read error";
             }
         }
-        while calls.try_join_next().is_some() {}
     };
     tracing::debug!(?peer, reason = ended, "all-apps MCP client stops reading");
     // As on an endpoint: calls that finish after a client left are recorded as not answered.
