@@ -13,14 +13,8 @@
 set -euo pipefail
 [[ $# -ge 2 ]] || { sed -n '2,12p' "$0" >&2; exit 2; }
 dir_a=$1 dir_b=$2 calls=${3:-4000} rounds=${4:-7}
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-unset JFGUI_LOG XDG_RUNTIME_DIR
+. "$(dirname "$0")/setup.sh"
+needs python3
 text=$(python3 -c "print('a' * 64)")
 
 start() { # bin dir, tag: daemon pid in $work/TAG.pid, endpoint $work/TAG/apps/ab.sock

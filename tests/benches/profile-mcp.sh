@@ -14,26 +14,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 calls=${1:-3000}
-for tool in strace python3; do
-    command -v "$tool" >/dev/null || { echo "profile-mcp.sh needs $tool" >&2; exit 1; }
-done
-if [[ -n ${JFGUI_TEST_BIN_DIR:-} ]]; then
-    bin=$JFGUI_TEST_BIN_DIR
-else
-    cargo build -q --release -p daemon -p notepad -p cli
-    bin=$PWD/target/release
-fi
-work=$(mktemp -d)
-pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-mkdir -m 700 "$work/rt"
-export JFGUI_RUNTIME_DIR=$work/rt JFGUI_AUDIT_DIR=$work/audit
-unset JFGUI_LOG XDG_RUNTIME_DIR
-"$bin/jfgui-agentd" >"$work/daemon.log" 2>&1 & daemon=$!; pids+=("$daemon")
-for _ in $(seq 100); do [[ -S $work/rt/host.sock ]] && break; sleep 0.1; done
-"$bin/jfgui-notepad" --agent-enable --name "Profile" --text "$(python3 -c 'print("a"*64)')" >"$work/pad.log" 2>&1 & app=$!; pids+=("$app")
-for _ in $(seq 100); do [[ -S $work/rt/apps/profile.sock ]] && break; sleep 0.1; done
+. tests/benches/setup.sh
+needs strace python3
+binaries daemon notepad cli
+export JFGUI_AUDIT_DIR=$work/audit
+daemon_with_notepad Profile "$(python3 -c 'print("a"*64)')"
 mkfifo "$work/go"
 python3 - "$bin/jfgui-agent" "$calls" "$work" <<'PY' &
 import json, subprocess, sys, os, time

@@ -20,37 +20,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 calls=${1:-20000}
 size=${2:-64}
-for tool in perf strace python3; do
-    command -v "$tool" >/dev/null || { echo "profile.sh needs $tool" >&2; exit 1; }
-done
-if [[ -n ${JFGUI_TEST_BIN_DIR:-} ]]; then
-    bin=$JFGUI_TEST_BIN_DIR
-else
-    cargo build -q --release -p daemon -p notepad
-    bin=$PWD/target/release
-fi
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    perf probe -q -d 'probe_libc:jfgui_*' 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-mkdir -m 700 "$work/rt"
-export JFGUI_RUNTIME_DIR=$work/rt
-unset JFGUI_LOG XDG_RUNTIME_DIR
-"$bin/jfgui-agentd" >"$work/daemon.log" 2>&1 &
-daemon=$!
-pids+=("$daemon")
-text=$(python3 -c "print(''.join(chr(97 + i % 26) for i in range($size)))")
-for _ in $(seq 100); do [[ -S $work/rt/host.sock ]] && break; sleep 0.1; done
-"$bin/jfgui-notepad" --agent-enable --name "Profile" --text "$text" >"$work/pad.log" 2>&1 &
-app=$!
-pids+=("$app")
-endpoint=$work/rt/apps/profile.sock
-for _ in $(seq 100); do [[ -S $endpoint ]] && break; sleep 0.1; done
-[[ -S $endpoint ]] || { cat "$work/daemon.log" "$work/pad.log" >&2; exit 1; }
+. tests/benches/setup.sh
+needs perf strace python3
+binaries daemon notepad
+on_exit() { perf probe -q -d 'probe_libc:jfgui_*' 2>/dev/null || true; }
+daemon_with_notepad Profile "$(python3 -c "print(''.join(chr(97 + i % 26) for i in range($size)))")"
 
 drive() {
     python3 - "$endpoint" "$1" "$size" <<'EOF'

@@ -20,33 +20,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=${1:-25}
-for tool in python3 nm readelf; do
-    command -v "$tool" >/dev/null || { echo "rss.sh needs $tool" >&2; exit 1; }
-done
-if [[ -n ${JFGUI_TEST_BIN_DIR:-} ]]; then
-    bin=$JFGUI_TEST_BIN_DIR
-else
-    cargo build -q --release -p daemon -p notepad
-    bin=$PWD/target/release
-fi
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-mkdir -m 700 "$work/rt"
-export JFGUI_RUNTIME_DIR=$work/rt
-unset JFGUI_LOG XDG_RUNTIME_DIR
-"$bin/jfgui-agentd" >"$work/daemon.log" 2>&1 &
-daemon=$!
-pids+=("$daemon")
-for _ in $(seq 100); do [[ -S $work/rt/host.sock ]] && break; sleep 0.1; done
-"$bin/jfgui-notepad" --agent-enable --name "Rss" --text "idle" >"$work/pad.log" 2>&1 &
-pids+=("$!")
-for _ in $(seq 100); do [[ -S $work/rt/apps/rss.sock ]] && break; sleep 0.1; done
-[[ -S $work/rt/apps/rss.sock ]] || { cat "$work/daemon.log" "$work/pad.log" >&2; exit 1; }
+. tests/benches/setup.sh
+needs python3 nm readelf
+binaries daemon notepad
+daemon_with_notepad Rss idle
 
 switches() { cat /proc/"$daemon"/task/*/status | awk '/ctxt_switches/ {n += $2} END {print n}'; }
 last=$(switches) quiet=0
