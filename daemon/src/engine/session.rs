@@ -529,8 +529,9 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Writes what the socket takes of `line` without waiting (at most [`WRITE_SLICE`], the
 /// writer's fairness slice); 0 when it takes nothing now or fails (the writer task then meets
-/// the same state and handles it as ever). The no-op waker registers no interest: the sink
-/// is idle, so no writer task waits on it, and a line not taken goes to that task.
+/// the same state and handles it as ever). Polled with a no-op waker: the sink is idle, so
+/// no writer task waits on it; if the socket is full, the waker it keeps is that no-op one
+/// until the writer task, which the rest is queued for, polls it with its own.
 fn write_now(sink: &mut Sink, line: &[u8]) -> usize {
     let slice = &line[..line.len().min(WRITE_SLICE)];
     match Pin::new(sink).poll_write(&mut Context::from_waker(Waker::noop()), slice) {
