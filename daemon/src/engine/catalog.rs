@@ -6,6 +6,8 @@
 //!
 //! The schema trees are not kept: nothing in the daemon reads them, only their encoding.
 
+use std::collections::HashMap;
+
 use jfgui_proto::channel::ActionInfo;
 use jfgui_proto::{ActionKind, Limits, Map, RawJson, Value};
 
@@ -57,19 +59,35 @@ impl CatalogAction {
     }
 }
 
-/// The registered actions in registration order; see the module docs.
+/// The registered actions in registration order, and by name (every call looks its action
+/// up: an app may register thousands); see the module docs.
 #[derive(Debug)]
-pub struct Catalog(Vec<CatalogAction>);
+pub struct Catalog {
+    actions: Vec<CatalogAction>,
+    by_name: HashMap<String, usize>,
+}
 
 impl Catalog {
     /// The catalog of `actions`, in registration order.
     pub fn new(actions: &[ActionInfo]) -> Catalog {
-        Catalog(actions.iter().map(CatalogAction::new).collect())
+        let actions: Vec<CatalogAction> = actions.iter().map(CatalogAction::new).collect();
+        // Registration refuses duplicate names; were one to slip through, the first wins, as
+        // a scan in registration order would find it.
+        let mut by_name = HashMap::with_capacity(actions.len());
+        for (i, a) in actions.iter().enumerate() {
+            by_name.entry(a.name.clone()).or_insert(i);
+        }
+        Catalog { actions, by_name }
     }
 
     /// The actions in registration order.
     pub fn actions(&self) -> &[CatalogAction] {
-        &self.0
+        &self.actions
+    }
+
+    /// The action registered as `name`.
+    pub fn action(&self, name: &str) -> Option<&CatalogAction> {
+        self.by_name.get(name).map(|&i| &self.actions[i])
     }
 }
 

@@ -272,6 +272,10 @@ impl AppHandle {
     pub fn actions(&self) -> &[CatalogAction] {
         self.0.catalog.actions()
     }
+    /// The action registered as `name`.
+    pub fn action(&self, name: &str) -> Option<&CatalogAction> {
+        self.0.catalog.action(name)
+    }
     /// The lower-cased search text of [`AppHandle::actions`].
     pub fn search_text(&self) -> &SearchText {
         &self.0.search

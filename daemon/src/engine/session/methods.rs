@@ -267,7 +267,7 @@ async fn dispatch(app: &App, method: Method, params: Map) -> Result<Map, MethodE
         Method::ActionsDescribe => {
             let name = p.required_string("action")?;
             p.finish()?;
-            let Some(info) = app.link().actions().iter().find(|a| a.name == name) else {
+            let Some(info) = app.link().action(&name) else {
                 return Err(ActionError::new(
                     Reason::Action { action: name },
                     "No action of that name is registered; list the actions to find one.",

@@ -147,8 +147,7 @@ impl Observer {
     pub fn start(app: &App, method: Method, params: &Map) -> Option<Observer> {
         let caller = app.caller()?;
         let reads = caller.audit.records_reads();
-        let kind_of =
-            |name: &str| app.link().actions().iter().find(|a| a.name == name).map(|a| a.kind);
+        let kind_of = |name: &str| app.link().action(name).map(|a| a.kind);
         let changes = |name: &str| kind_of(name) != Some(ActionKind::Read);
         let name_of = |v: &Value| v.get("action").and_then(Value::as_str).unwrap_or("").to_owned();
         let revision_of = |v: &Map| v.get("expectedRevision").and_then(Value::as_u64);
