@@ -19,8 +19,8 @@ use core::time::Duration;
 use jfgui_proto::channel::{
     ActionsPage, AppMessage, Bye, CHANNEL_VERSION, Call, ChannelLimits, DEFAULT_MAX_FRAME,
     DaemonMessage, EnabledState, FrameDecoder, FrameError, Hello, MAX_ACTIONS_PER_PAGE, Outcome,
-    Ready, Refused, Reply, Request, TaskSnapshot, TaskState, decode_activity, decode_message,
-    encode_frame, frame_limits, is_activity_frame,
+    Ready, Refused, Reply, Request, TaskSnapshot, TaskState, decode_activity,
+    decode_daemon_message, encode_frame, encode_reply_frame_into, frame_limits, is_activity_frame,
 };
 use jfgui_proto::{ActionError, ActionSpec, Limits, Reason};
 
@@ -282,19 +282,19 @@ impl Endpoint {
     fn decode_all(&mut self) -> Result<(), ProtocolError> {
         let limits = frame_json_limits(self.max_frame);
         while self.is_open() {
-            let Some(body) = self.decoder.next_frame().map_err(ProtocolError::Frame)? else {
+            // Borrowed from the decoder: only a held notice is copied out.
+            let Some(body) = self.decoder.next_body().map_err(ProtocolError::Frame)? else {
                 break;
             };
-            if self.activity && self.status == Status::Registered && is_activity_frame(&body) {
+            if self.activity && self.status == Status::Registered && is_activity_frame(body) {
                 if self.activities.len() >= MAX_QUEUED_ACTIVITIES {
                     self.activities.pop_front();
                     self.activities_dropped += 1;
                 }
-                self.activities.push_back(body);
+                self.activities.push_back(body.to_vec());
                 continue;
             }
-            let msg: DaemonMessage =
-                decode_message(&body, &limits).map_err(ProtocolError::Frame)?;
+            let msg = decode_daemon_message(body, &limits).map_err(ProtocolError::Frame)?;
             match (msg, &self.status) {
                 (DaemonMessage::Welcome(w), Status::Registering) => {
                     self.slug = Some(w.slug);
@@ -407,10 +407,11 @@ impl Endpoint {
     /// `internal/response_too_large` naming the action, so the daemon never sees a frame it
     /// must refuse.
     fn send_reply(&mut self, id: u64, outcome: Outcome, action: Option<&str>) {
-        let reply = AppMessage::Reply(Reply { id, outcome });
+        let reply = Reply { id, outcome };
         let max_body =
             (self.limits.max_message_bytes as usize).min(self.limits.max_frame_bytes as usize);
-        if self.push_frame_within(&reply, max_body).is_err() {
+        let limits = frame_json_limits(max_body);
+        if encode_reply_frame_into(reply, &limits, max_body, &mut self.out).is_err() {
             let error = ActionError::new(
                 Reason::ResponseTooLarge { action: action.map(String::from) },
                 match action {

@@ -19,7 +19,9 @@
 //! | frame codec (sans-IO) | `channel/frame.rs` |
 //! | the per-call messages without a value tree of `input`/`output` | `channel/per_call.rs` |
 //! | the `activity` notice's frame without a value tree | `channel/notice.rs` |
+//! | the app's side of the per-call messages without a value tree of their envelopes | `channel/app_call.rs` |
 
+mod app_call;
 mod frame;
 mod message;
 mod notice;
@@ -27,6 +29,7 @@ mod per_call;
 
 use crate::Limits;
 
+pub use app_call::{decode_daemon_message, encode_reply_frame_into};
 pub use frame::{FrameDecoder, FrameError, HEADER_LEN, decode_message, encode_frame};
 pub use message::*;
 pub use notice::{decode_activity, encode_activity_frame, is_activity_frame};

@@ -136,7 +136,7 @@ fn plain_activity(body: &[u8], limits: &Limits) -> Option<Activity> {
 /// The string at the start of `rest` when it needs no unescaping (no backslash, no control
 /// character), is UTF-8 and at most `max` bytes long, and `after` follows it; `rest` then
 /// moves past `after`.
-fn plain_string(rest: &mut &[u8], after: &[u8], max: usize) -> Option<String> {
+pub(super) fn plain_string(rest: &mut &[u8], after: &[u8], max: usize) -> Option<String> {
     let inner = rest.strip_prefix(b"\"")?;
     let end = inner.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
     let text = core::str::from_utf8(&inner[..end]).ok().filter(|t| t.len() <= max)?;
