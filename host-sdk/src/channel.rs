@@ -353,13 +353,22 @@ impl Endpoint {
             // An error is the endpoint's status now, which the transport checks.
             let _ = self.deliver_activities(host);
         }
+        let next_tick = self.tick(host);
+        Pump { executed, pending: self.inbox.len() + self.activities.len(), next_tick }
+    }
+
+    /// Lets the host advance its deferred work ([`Host::tick`]) and queues the tasks' state
+    /// changes for the daemon; answers when the host wants this again. [`Endpoint::pump`]
+    /// does it every time; a loop calls it itself after [`Endpoint::deliver_activities`]
+    /// handed over notices, since a notice may give the host something to show later.
+    pub fn tick<H: Host + ?Sized>(&mut self, host: &mut H) -> Option<Duration> {
         let next_tick = self.dispatcher.tick(host);
         if self.status == Status::Registered {
             for task in self.dispatcher.tasks_mut().take_events() {
                 self.send_task(task);
             }
         }
-        Pump { executed, pending: self.inbox.len() + self.activities.len(), next_tick }
+        next_tick
     }
 
     /// Decodes the queued `activity` notices and hands them to [`Host::activity`], in order.
@@ -367,14 +376,18 @@ impl Endpoint {
     /// showing a notice delays a reply (the daemon sends notices along with its next
     /// requests); a loop that writes the output after `pump` calls this after writing it.
     ///
+    /// Answers how many were handed over: when any was, the loop lets the host tick
+    /// ([`Endpoint::tick`]) so that what the notices left it to do later has its deadline.
+    ///
     /// A malformed notice is the fatal [`ProtocolError`] a malformed frame is in
     /// [`Endpoint::feed`] (the status turns [`Status::Failed`]); the requests that came in
     /// the same read have run by then.
     pub fn deliver_activities<H: Host + ?Sized>(
         &mut self,
         host: &mut H,
-    ) -> Result<(), ProtocolError> {
+    ) -> Result<usize, ProtocolError> {
         let limits = frame_json_limits(self.max_frame);
+        let mut delivered = 0;
         while let Some(body) = self.activities.pop_front() {
             let activity = decode_activity(&body, &limits).map_err(|e| {
                 self.activities.clear();
@@ -382,8 +395,9 @@ impl Endpoint {
                 ProtocolError::Frame(e)
             })?;
             host.activity(&activity);
+            delivered += 1;
         }
-        Ok(())
+        Ok(delivered)
     }
 
     /// Encoded bytes waiting for the transport.

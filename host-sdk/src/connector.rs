@@ -172,10 +172,13 @@ impl Connector {
             self.flush();
         }
         // After the replies are written: a notice never delays one.
-        if let Err(e) = self.endpoint.deliver_activities(host)
-            && self.link.is_some()
-        {
-            self.disconnect(e.to_string());
+        let mut next_tick = pump.next_tick;
+        match self.endpoint.deliver_activities(host) {
+            Ok(0) => {}
+            // What the notices gave the host to show later has its deadline in this tick.
+            Ok(_) => next_tick = self.endpoint.tick(host),
+            Err(e) if self.link.is_some() => self.disconnect(e.to_string()),
+            Err(_) => {}
         }
         if self.link.is_some() {
             match self.endpoint.status() {
@@ -196,7 +199,7 @@ impl Connector {
                 Status::Failed => self.disconnect("protocol error".to_string()),
             }
         }
-        let mut timeout = pump.next_tick;
+        let mut timeout = next_tick;
         if self.endpoint.queued_requests() > 0 {
             timeout = Some(Duration::ZERO);
         }

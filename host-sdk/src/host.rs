@@ -126,9 +126,10 @@ pub trait Host {
     }
 
     /// Advances deferred work: report progress, finish tasks, and move tasks whose cancel was
-    /// requested (state `cancelling`) to `cancelled` at a safe checkpoint. Called by the
-    /// endpoint after every pump and by the run loops. Returns how soon it wants to be called
-    /// again (`None`: only when a request arrives, so an idle app never wakes up).
+    /// requested (state `cancelling`) to `cancelled` at a safe checkpoint; show what
+    /// [`Host::activity`] kept for later. Called by the endpoint after every pump and by the
+    /// run loops, also after they delivered `activity` notices. Returns how soon it wants to
+    /// be called again (`None`: only when a request arrives, so an idle app never wakes up).
     fn tick(&mut self, tasks: &mut TaskTable) -> Option<Duration> {
         let _ = tasks;
         None
@@ -140,6 +141,10 @@ pub trait Host {
     /// ([`Endpoint::deliver_activities`](crate::channel::Endpoint::deliver_activities)) and
     /// only when the app asked for it
     /// ([`Endpoint::with_activity`](crate::channel::Endpoint::with_activity)).
+    ///
+    /// A UI shows it at its own pace, not one repaint per notice: keep the latest and show it
+    /// from [`Host::tick`] (which is called after notices are delivered, so a deadline it
+    /// returns then is kept).
     fn activity(&mut self, activity: &Activity) {
         let _ = activity;
     }

@@ -34,6 +34,10 @@ pub(crate) struct EchoHost {
     next_task: u32,
     /// The `activity` notices delivered, in order.
     pub(crate) activities: Vec<jfgui_proto::channel::Activity>,
+    /// When set, a notice is "shown" later: `tick` asks to be called again this soon while
+    /// one waits (`unshown`), as a UI that refreshes at a bounded rate does.
+    pub(crate) show_activity_in: Option<core::time::Duration>,
+    pub(crate) unshown: bool,
 }
 
 impl Host for EchoHost {
@@ -42,6 +46,7 @@ impl Host for EchoHost {
     }
     fn activity(&mut self, activity: &jfgui_proto::channel::Activity) {
         self.activities.push(activity.clone());
+        self.unshown = self.show_activity_in.is_some();
     }
     fn revision(&self) -> u64 {
         self.revision
@@ -83,7 +88,7 @@ impl Host for EchoHost {
                 tasks.cancelled(&id).unwrap();
             }
         }
-        None
+        self.show_activity_in.filter(|_| self.unshown)
     }
 }
 

@@ -38,9 +38,17 @@ pub fn serve_stdio<H: Host + ?Sized>(host: &mut H, mut endpoint: Endpoint) -> io
             endpoint.consume_output(n);
         }
         // After the replies are written: a notice never delays one.
-        endpoint
+        let delivered = endpoint
             .deliver_activities(host)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        if delivered > 0 {
+            // What the notices gave the host to show later has its deadline in this tick,
+            // and the task changes it queued are written first.
+            next_tick = endpoint.tick(host);
+            if !endpoint.pending_output().is_empty() {
+                continue;
+            }
+        }
         match endpoint.status() {
             Status::Registering | Status::Registered => {}
             Status::Closed { .. } => return Ok(()),

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use std::vec::Vec;
 
-use jfgui_proto::channel::{AppMessage, CallResult, Outcome};
+use jfgui_proto::channel::{Activity, AppMessage, CallResult, DaemonMessage, Outcome};
 
 use super::{Connector, DEFAULT_BUDGET, MAX_DELAY};
 use crate::channel::Status;
@@ -76,6 +76,43 @@ fn endpoint_over_a_socket_pair() {
     // Idle and connected: wait only for readability, no timeout (zero wake-ups).
     let wait = conn.poll(&mut host, DEFAULT_BUDGET);
     assert_eq!(wait, super::Wait { read: true, write: false, timeout: None });
+}
+
+#[test]
+fn a_notice_delivered_after_the_replies_keeps_the_deadline_the_host_sets_for_it() {
+    let later = Duration::from_millis(100);
+    let mut host = EchoHost::default();
+    host.show_activity_in = Some(later);
+    let (app, mut daemon) = UnixStream::pair().unwrap();
+    let endpoint = endpoint(&host, true).with_activity().unwrap();
+    let mut conn = Connector::from_stream(endpoint, app, "/nonexistent/host.sock").unwrap();
+    let mut peer = Peer::new();
+    collect(&mut conn, &mut host, &mut daemon, &mut peer, 3);
+    daemon.write_all(&Peer::welcome(1024 * 1024)).unwrap();
+    // A request and a notice in one read: the notice is handed over after the reply is
+    // written, after the pump's tick; the host's deadline for it must still be the timeout.
+    let mut bytes = Peer::execute(1, "bump", obj(&[]), Some(0));
+    bytes.extend(Peer::frame(&DaemonMessage::Activity(Activity {
+        client: "agent via endpoint".into(),
+        action: "bump".into(),
+        outcome: "ok".into(),
+        reason: None,
+    })));
+    daemon.write_all(&bytes).unwrap();
+    let start = Instant::now();
+    let wait = loop {
+        assert!(start.elapsed() < DEADLINE, "the notice never arrived");
+        let wait = conn.poll(&mut host, DEFAULT_BUDGET);
+        if !host.activities.is_empty() {
+            break wait;
+        }
+        conn.wait(&super::Wait { timeout: Some(Duration::from_millis(5)), ..wait }).unwrap();
+    };
+    assert_eq!(host.executed, 1);
+    assert_eq!(wait.timeout, Some(later));
+    // Shown: idle again, no timeout.
+    host.unshown = false;
+    assert_eq!(conn.poll(&mut host, DEFAULT_BUDGET).timeout, None);
 }
 
 #[test]
