@@ -1,7 +1,8 @@
 //! The notepad as a [`Host`]: actions mapped onto the document, inspection with
 //! `sinceRevision`, the `document` transaction domain, the export task and the resources.
-//! Having no window, it reports the daemon's `activity` notices ("last agent action") as a
-//! line on stderr.
+//! Having no window, it shows the daemon's `activity` notices ("last agent action") as lines
+//! on stderr, at most one write per [`REFRESH_INTERVAL`](crate::status::REFRESH_INTERVAL)
+//! ([`AgentStatus`]).
 
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use crate::actions::{ACTIONS, DOCUMENT};
 use crate::document::{Document, Selection};
 use crate::export::{Clock, EXPORT_MIME, EXPORT_URI, Exports};
 use crate::render::{Rendering, render};
+use crate::status::AgentStatus;
 
 /// The PNG `ui.render` produces.
 pub const RENDER_URI: &str = "render://view.png";
@@ -31,6 +33,8 @@ pub struct Notepad {
     exports: Exports,
     exported: Option<Vec<u8>>,
     view: Option<Rendering>,
+    /// The "last agent action" display.
+    status: AgentStatus,
 }
 
 impl Notepad {
@@ -46,6 +50,7 @@ impl Notepad {
             exports: Exports::new(export_time),
             exported: None,
             view: None,
+            status: AgentStatus::default(),
         })
     }
 
@@ -235,26 +240,34 @@ impl Host for Notepad {
     }
 
     fn tick(&mut self, tasks: &mut TaskTable) -> Option<Duration> {
+        let now = self.clock.now();
         let mut produced = None;
-        let next = self.exports.tick(tasks, self.clock.now(), |bytes| produced = Some(bytes));
+        let next = self.exports.tick(tasks, now, |bytes| produced = Some(bytes));
         if let Some(bytes) = produced {
             self.exported = Some(bytes);
         }
-        next
+        self.show_status(now);
+        match (next, self.status.due_in(now)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn activity(&mut self, activity: &Activity) {
-        // One write for the whole line: stderr is unbuffered, and `eprintln!` would write
-        // each formatted piece on its own.
-        let line = format!("jfgui-notepad: {}\n", last_agent_action(activity));
-        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
+        self.status.record(activity);
+        // An idle display shows it at once; otherwise the next tick does, when it is due.
+        self.show_status(self.clock.now());
     }
 }
 
-/// `last agent action: CLIENT: ACTION -> OUTCOME` (with the reason when not `ok`).
-pub fn last_agent_action(a: &Activity) -> String {
-    let reason = a.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
-    format!("last agent action: {}: {} -> {}{reason}", a.client, a.action, a.outcome)
+impl Notepad {
+    /// Writes the "last agent action" lines when a refresh is due: one write for all of them
+    /// (stderr is unbuffered).
+    fn show_status(&mut self, now: Duration) {
+        if let Some(text) = self.status.refresh(now) {
+            let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), text.as_bytes());
+        }
+    }
 }
 
 #[cfg(test)]

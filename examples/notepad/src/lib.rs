@@ -1,16 +1,19 @@
 //! The Notepad example's model (SPEC S12), shared by the native `jfgui-notepad` binary and the
 //! web build in `examples/web-notepad`: the document with its undo history and transactions,
-//! the registration, the export task, the PNG rendering, and [`Notepad`], the
-//! [`Host`](jfgui_host_sdk::Host) that maps the actions onto them.
+//! the registration, the export task, the PNG rendering, the "last agent action" display
+//! refreshed at a bounded rate, and [`Notepad`], the [`Host`](jfgui_host_sdk::Host) that maps
+//! the actions onto them.
 //!
-//! Nothing here does I/O or reads a clock of its own (the export task is timed by an injected
-//! [`Clock`]), so the same code runs behind a socket and in a browser tab.
+//! Nothing here reads a clock of its own (the export task and the display are timed by an
+//! injected [`Clock`]), and the only I/O is the display's lines on stderr, so the same code
+//! runs behind a socket and in a browser tab.
 
 mod actions;
 mod app;
 mod document;
 mod export;
 mod render;
+mod status;
 
 pub use app::{Notepad, RENDER_URI};
 pub use document::Selection;
