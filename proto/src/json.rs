@@ -24,5 +24,6 @@ pub use limits::Limits;
 pub use number::Number;
 pub use parse::{parse, parse_with_raw};
 pub use raw::RawJson;
+pub(crate) use raw::Shape;
 pub use ser::to_value;
 pub use value::{Map, Value};

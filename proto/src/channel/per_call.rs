@@ -8,12 +8,19 @@
 //! matched by hand only on the success path of those two messages; anything else, every error
 //! included, goes the general way. The serde mapping would turn a fragment back into its tree
 //! (it cannot carry one through a `Serializer`), which is the cost avoided here.
+//!
+//! The request frame of a call whose `input` is a fragment or `{}` (a call without input) is
+//! written straight from its parts, like the `activity` notice (`notice.rs`): no map of the
+//! envelope, no key strings. Its bounds are checked on the whole message's shape beforehand,
+//! the fragment's recorded shape included, exactly as the encoder would meet them; when any
+//! would fail, the general path runs and its error is the error.
 
 use alloc::vec::Vec;
 
-use super::frame::encode_value_frame;
-use super::{AppMessage, Call, CallResult, FrameError, Outcome, Reply, Request};
-use crate::{Limits, Map, Value};
+use super::frame::{HEADER_LEN, encode_value_frame};
+use super::{AppMessage, Call, CallResult, ExecuteCall, FrameError, Outcome, Reply, Request};
+use crate::json::{Shape, write_string};
+use crate::{Limits, Map, Number, Value};
 
 #[cfg(doc)]
 use super::{decode_message, encode_frame};
@@ -31,6 +38,9 @@ pub fn encode_request_frame(
     let Call::Execute(execute) = request.call else {
         return super::encode_frame(&super::DaemonMessage::Request(request), limits, max_frame);
     };
+    if let Some(frame) = write_execute_request(request.id, &execute, limits, max_frame) {
+        return Ok(frame);
+    }
     let mut call = Map::with_capacity(3);
     call.insert("action", execute.action);
     call.insert("input", execute.input);
@@ -41,6 +51,60 @@ pub fn encode_request_frame(
     body.insert("id", request.id);
     body.insert("call", member("execute", call.into()));
     encode_value_frame(&member("request", body.into()), limits, max_frame)
+}
+
+/// Containers open around an execute call's `input`: the message, `request`, `call`, `execute`.
+const INPUT_DEPTH: usize = 4;
+/// Values of the request besides `input`'s and the revision: the four containers, `id`,
+/// `action`.
+const ENVELOPE_VALUES: usize = 6;
+
+/// The request frame of `execute` written by hand, byte for byte what the encoder writes for
+/// it; `None` (the caller takes the general path) when `input` is neither a fragment nor `{}`,
+/// or when any bound would fail.
+fn write_execute_request(
+    id: u64,
+    execute: &ExecuteCall,
+    limits: &Limits,
+    max_frame: usize,
+) -> Option<Vec<u8>> {
+    let ExecuteCall { action, input, expected_revision } = execute;
+    let (input_bytes, input_shape): (&[u8], Shape) = match input {
+        Value::Raw(raw) => (raw.as_bytes(), *raw.shape()),
+        Value::Object(m) if m.is_empty() => {
+            (b"{}", Shape { depth: 1, values: 1, members: 0, string_bytes: 0 })
+        }
+        _ => return None,
+    };
+    let revision = usize::from(expected_revision.is_some());
+    // The longest member name: `expectedRevision`, else `request` / `execute`.
+    let longest_name = if revision == 1 { 16 } else { 7 };
+    let fits = INPUT_DEPTH + input_shape.depth <= limits.max_depth
+        && ENVELOPE_VALUES + input_shape.values + revision <= limits.max_values
+        && (2 + revision).max(input_shape.members) <= limits.max_members
+        && longest_name.max(action.len()).max(input_shape.string_bytes) <= limits.max_string_bytes;
+    if !fits {
+        return None;
+    }
+    // Escapes make the action at most 6 times longer; names are plain.
+    let mut frame = Vec::with_capacity(HEADER_LEN + 96 + action.len() + input_bytes.len());
+    frame.extend_from_slice(&[0; HEADER_LEN]);
+    frame.extend_from_slice(br#"{"request":{"id":"#);
+    frame.extend_from_slice(Number::from(id).as_bytes());
+    frame.extend_from_slice(br#","call":{"execute":{"action":"#);
+    write_string(action, &mut frame);
+    frame.extend_from_slice(br#","input":"#);
+    frame.extend_from_slice(input_bytes);
+    if let Some(revision) = expected_revision {
+        frame.extend_from_slice(br#","expectedRevision":"#);
+        frame.extend_from_slice(Number::from(*revision).as_bytes());
+    }
+    frame.extend_from_slice(b"}}}}");
+    let len = frame.len() - HEADER_LEN;
+    let announced =
+        u32::try_from(len).ok().filter(|_| len <= limits.max_bytes && len <= max_frame)?;
+    frame[..HEADER_LEN].copy_from_slice(&announced.to_be_bytes());
+    Some(frame)
 }
 
 /// Decodes an app frame body as [`decode_message`]`::<AppMessage>` does; an `executed` reply's
@@ -100,7 +164,7 @@ fn member(name: &str, value: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::channel::{DaemonMessage, ExecuteCall, decode_message, encode_frame};
+    use crate::channel::{DaemonMessage, decode_message, encode_frame};
     use crate::{RawJson, parse};
 
     fn limits() -> Limits {
@@ -148,6 +212,82 @@ mod tests {
             "a shallow input fits"
         );
         assert!(encode_request_frame(request(Value::Null), &limits(), 10).is_err());
+    }
+
+    /// A frame, or the kind of error (a fragment's error offset is where it starts on the
+    /// general path, inside it on the serde mapping's tree; the kind is the same).
+    fn kind_of(r: Result<Vec<u8>, FrameError>) -> Result<Vec<u8>, FrameError> {
+        r.map_err(|e| match e {
+            FrameError::Json(e) => FrameError::Json(crate::JsonError::new(e.kind(), 0)),
+            other => other,
+        })
+    }
+
+    #[test]
+    fn hand_written_request_frames_match_the_serde_mapping_at_every_bound() {
+        let tree = |s: &str| parse(s.as_bytes(), &Limits::DEFAULT).unwrap();
+        let raw = |s: &str| Value::Raw(RawJson::encode(&tree(s), &Limits::DEFAULT).unwrap());
+        let inputs = [
+            Value::Object(Map::new()),
+            raw(r#"{"text":"a\nb\u2029\"q\"","n":[1.0,-2e3,{"x":null}],"deep":[[[]]]}"#),
+            raw(r#""just a string""#),
+            raw("12"),
+            raw("[]"),
+        ];
+        let actions = ["document.get", "a\"b\\c\n\u{2028}\u{7f}\u{0}é😀", ""];
+        let revisions = [None, Some(0), Some(u64::MAX)];
+        for input in &inputs {
+            for action in actions {
+                for (id, expected_revision) in [1, 42, u64::MAX].into_iter().zip(revisions) {
+                    let call = ExecuteCall {
+                        action: action.into(),
+                        input: input.clone(),
+                        expected_revision,
+                    };
+                    let request = Request { id, call: Call::Execute(call.clone()) };
+                    let serde = |l: &Limits, max_frame| {
+                        let message = DaemonMessage::Request(request.clone());
+                        kind_of(encode_frame(&message, l, max_frame))
+                    };
+                    let ours = |l: &Limits, max_frame| {
+                        kind_of(encode_request_frame(request.clone(), l, max_frame))
+                    };
+                    // Under the usual bounds the frame is written by hand, and is the same.
+                    let by_hand = write_execute_request(id, &call, &limits(), 1 << 20);
+                    assert!(by_hand.is_some(), "{request:?}");
+                    assert_eq!(by_hand.map(Ok), Some(serde(&limits(), 1 << 20)));
+                    let len = by_hand_len(&request);
+                    // Every bound, below, at and above what the message needs.
+                    for v in 0..=len + 2 {
+                        let tight = [
+                            Limits { max_depth: v, ..limits() },
+                            Limits { max_values: v, ..limits() },
+                            Limits { max_members: v, ..limits() },
+                            Limits { max_string_bytes: v, ..limits() },
+                            Limits { max_bytes: v, ..limits() },
+                        ];
+                        for l in &tight {
+                            assert_eq!(ours(l, 1 << 20), serde(l, 1 << 20), "{request:?} {l:?}");
+                        }
+                        assert_eq!(
+                            ours(&limits(), v),
+                            serde(&limits(), v),
+                            "{request:?} frame {v}"
+                        );
+                    }
+                }
+            }
+        }
+        // Any other input goes the general way.
+        let call =
+            ExecuteCall { action: "a".into(), input: tree(r#"{"x":1}"#), expected_revision: None };
+        assert!(write_execute_request(1, &call, &limits(), 1 << 20).is_none());
+    }
+
+    /// The body length of `request`'s frame.
+    fn by_hand_len(request: &Request) -> usize {
+        let message = DaemonMessage::Request(request.clone());
+        encode_frame(&message, &limits(), 1 << 20).unwrap().len() - super::HEADER_LEN
     }
 
     #[test]
