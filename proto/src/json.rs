@@ -22,6 +22,7 @@ pub use encode::{encode, encode_into};
 pub use error::{JsonError, JsonErrorKind};
 pub use limits::Limits;
 pub use number::Number;
+pub(crate) use parse::capture_at;
 pub use parse::{parse, parse_with_raw};
 pub use raw::RawJson;
 pub(crate) use raw::Shape;

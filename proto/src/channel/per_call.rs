@@ -14,12 +14,19 @@
 //! envelope, no key strings. Its bounds are checked on the whole message's shape beforehand,
 //! the fragment's recorded shape included, exactly as the encoder would meet them; when any
 //! would fail, the general path runs and its error is the error.
+//!
+//! Likewise the `executed` reply in the exact bytes the encoder writes for it (no whitespace,
+//! members in the mapping's order) is matched by hand: the envelope byte for byte, its numbers
+//! as plain integers, and its `output` captured by the strict parser's own fragment capture at
+//! the depth and value count it has in the message, so every byte is checked as strictly as on
+//! the general path. Anything else (other spacing or order, a bound the envelope itself would
+//! break, any error) is decoded the general way.
 
 use alloc::vec::Vec;
 
 use super::frame::{HEADER_LEN, encode_value_frame};
 use super::{AppMessage, Call, CallResult, ExecuteCall, FrameError, Outcome, Reply, Request};
-use crate::json::{Shape, write_string};
+use crate::json::{Shape, capture_at, write_string};
 use crate::{Limits, Map, Number, Value};
 
 #[cfg(doc)]
@@ -110,11 +117,66 @@ fn write_execute_request(
 /// Decodes an app frame body as [`decode_message`]`::<AppMessage>` does; an `executed` reply's
 /// `output` stays the fragment it was read as.
 pub fn decode_app_message(body: &[u8], limits: &Limits) -> Result<AppMessage, FrameError> {
+    match match_executed_reply(body, limits) {
+        Some(message) => Ok(message),
+        None => decode_general(body, limits),
+    }
+}
+
+/// [`decode_app_message`] through the value tree (with the `output` fragment).
+fn decode_general(body: &[u8], limits: &Limits) -> Result<AppMessage, FrameError> {
     let value = crate::parse_with_raw(body, limits, OUTPUT_PATH).map_err(FrameError::Json)?;
     match executed_reply(value) {
         Ok(message) => Ok(message),
         Err(value) => crate::from_value(value).map_err(FrameError::Message),
     }
+}
+
+/// Containers open around an executed reply's `output`: the message, `reply`, `outcome`, `ok`,
+/// `executed`.
+const OUTPUT_DEPTH: usize = 5;
+/// Values of the reply before its `output`: those containers and `id`.
+const VALUES_BEFORE_OUTPUT: usize = 6;
+
+/// An executed reply in exactly the encoder's bytes, decoded without a tree (see the module
+/// docs); `None` when `body` is anything else or fails anything (the general path decides).
+fn match_executed_reply(body: &[u8], limits: &Limits) -> Option<AppMessage> {
+    // The envelope's own bounds: its depth, its widest objects (`reply`, `executed`: 2
+    // members) and longest names (`executed`, `revision`: 8 bytes).
+    if body.len() > limits.max_bytes
+        || limits.max_depth < OUTPUT_DEPTH
+        || limits.max_members < 2
+        || limits.max_string_bytes < 8
+    {
+        return None;
+    }
+    let rest = body.strip_prefix(br#"{"reply":{"id":"#)?;
+    let (id, rest) = plain_integer(rest)?;
+    let rest = rest.strip_prefix(br#","outcome":{"ok":{"executed":{"output":"#)?;
+    let at = body.len() - rest.len();
+    let (output, end, values) =
+        capture_at(body, limits, at, OUTPUT_DEPTH, VALUES_BEFORE_OUTPUT).ok()?;
+    let rest = body[end..].strip_prefix(br#","revision":"#)?;
+    let (revision, rest) = plain_integer(rest)?;
+    (rest == b"}}}}}" && values < limits.max_values).then(|| {
+        AppMessage::Reply(Reply {
+            id,
+            outcome: Outcome::Ok(CallResult::Executed { output: Value::Raw(output), revision }),
+        })
+    })
+}
+
+/// A JSON integer without sign, fraction or exponent at the start of `bytes` that fits a
+/// `u64` (`0` or digits without a leading zero), and what follows it.
+fn plain_integer(bytes: &[u8]) -> Option<(u64, &[u8])> {
+    let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+    let (number, rest) = bytes.split_at(digits);
+    if digits == 0 || (digits > 1 && number[0] == b'0') {
+        return None;
+    }
+    let value =
+        number.iter().try_fold(0u64, |n, d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))?;
+    Some((value, rest))
 }
 
 /// `{"reply":{"id":I,"outcome":{"ok":{"executed":{"output":O,"revision":R}}}}}` with nothing
@@ -166,6 +228,7 @@ mod tests {
     use super::*;
     use crate::channel::{DaemonMessage, decode_message, encode_frame};
     use crate::{RawJson, parse};
+    use alloc::string::String;
 
     fn limits() -> Limits {
         crate::channel::frame_limits(&Limits::DEFAULT, crate::channel::DEFAULT_MAX_FRAME)
@@ -288,6 +351,59 @@ mod tests {
     fn by_hand_len(request: &Request) -> usize {
         let message = DaemonMessage::Request(request.clone());
         encode_frame(&message, &limits(), 1 << 20).unwrap().len() - super::HEADER_LEN
+    }
+
+    #[test]
+    fn executed_replies_matched_by_hand_decode_as_the_general_path_at_every_bound() {
+        let bodies: &[&[u8]] = &[
+            br#"{"reply":{"id":3,"outcome":{"ok":{"executed":{"output":{"length":64},"revision":1}}}}}"#,
+            br#"{"reply":{"id":0,"outcome":{"ok":{"executed":{"output":"a\u2028\/\"\u00e9\ud83d\ude00","revision":0}}}}}"#,
+            br#"{"reply":{"id":18446744073709551615,"outcome":{"ok":{"executed":{"output":[[[]],{"a":{"b":[1,2.5e3,null,true]}}],"revision":18446744073709551615}}}}}"#,
+            // Not taken by hand (or failing): the general path decides, the same way.
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output": {"x" : 1} ,"revision":2}}}}}"#,
+            br#"{"reply":{"id":18446744073709551616,"outcome":{"ok":{"executed":{"output":1,"revision":2}}}}}"#,
+            br#"{"reply":{"id":01,"outcome":{"ok":{"executed":{"output":1,"revision":2}}}}}"#,
+            br#"{"reply":{"id":1.0,"outcome":{"ok":{"executed":{"output":1,"revision":2}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":1,"revision":2e0}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":1,"revision":-2}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":1,"revision":2}}}}} "#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":1,"revision":2}}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":1,"revision":2,"x":1}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":1,"output":2,"revision":2}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":{"a":1,"a":2},"revision":2}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":[1,],"revision":2}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":"\ud800","revision":2}}}}}"#,
+            b"{\"reply\":{\"id\":1,\"outcome\":{\"ok\":{\"executed\":{\"output\":\"\xff\",\"revision\":2}}}}}",
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":tru,"revision":2}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":1,"revision":2}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":1"#,
+        ];
+        for (i, body) in bodies.iter().enumerate() {
+            let by_hand = match_executed_reply(body, &limits());
+            assert_eq!(by_hand.is_some(), i < 3, "{}", String::from_utf8_lossy(body));
+            assert_eq!(
+                decode_app_message(body, &limits()),
+                decode_general(body, &limits()),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+            for v in 0..=body.len() + 1 {
+                for l in [
+                    Limits { max_depth: v, ..limits() },
+                    Limits { max_values: v, ..limits() },
+                    Limits { max_members: v, ..limits() },
+                    Limits { max_string_bytes: v, ..limits() },
+                    Limits { max_bytes: v, ..limits() },
+                ] {
+                    assert_eq!(
+                        decode_app_message(body, &l),
+                        decode_general(body, &l),
+                        "{} {l:?}",
+                        String::from_utf8_lossy(body)
+                    );
+                }
+            }
+        }
     }
 
     #[test]
