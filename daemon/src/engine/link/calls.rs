@@ -29,11 +29,11 @@
 //! `activity` notices ([`AppHandle::notify`]) are not written the moment their call ends (an
 //! extra write, and the app woken just as the client's next request arrives): they are held
 //! here and ride in the next write, direct or the writer task's, after that write's requests.
-//! So an idle app
-//! still gets them promptly, the same link timer flushes them at most [`NOTICE_FLUSH`] after
-//! the first one was held; while notices keep being taken by writes it fires once per
-//! [`NOTICE_FLUSH`], and with nothing held it is not armed at all. A notice is made after the
-//! reply of the call it reports arrived, so it always reaches the app after that reply.
+//! So an idle app still gets them promptly, the same link timer flushes them at most
+//! [`NOTICE_FLUSH`] after the first one was held; while notices keep being taken by writes it
+//! fires once per [`NOTICE_FLUSH`], and with nothing held it is not armed at all. A notice is
+//! made after the reply of the call it reports arrived, so it always reaches the app after
+//! that reply.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -138,7 +138,7 @@ impl Calls {
     }
 }
 
-/// Encoded `activity` frames held for the writer's next write (see the module docs).
+/// Encoded `activity` frames held for the next write (see the module docs).
 #[derive(Default)]
 struct Notices {
     /// The frames, in order.
@@ -281,8 +281,9 @@ impl AppHandle {
         self.lock_calls().out.attach(sink);
     }
 
-    /// Takes the write half for good (the link ended) with the rest of a begun write; the
-    /// queued requests are dropped (their calls fail with the link's end).
+    /// Takes the write half for good (the link ended, or a write failed) with the rest of a
+    /// begun write; new calls fail `app_disconnected`, the queued requests are dropped (their
+    /// calls fail with the link's end).
     pub(super) fn detach_writer(&self) -> Option<(Vec<u8>, Sink)> {
         self.lock_calls().out.detach()
     }
@@ -383,6 +384,9 @@ impl AppHandle {
             let mut calls = self.lock_calls();
             if let Some(reason) = &calls.closed {
                 return Err(closed_error(reason.clone()));
+            }
+            if calls.out.is_gone() {
+                return Err(closed_error(Reason::AppDisconnected));
             }
             if calls.pending.len() >= config.max_queued_per_app
                 || calls.out.queued() >= config.max_queued_per_app

@@ -36,6 +36,9 @@ pub(super) struct Outbox {
     /// The write half while the writer task is not writing with it; `None` while it writes,
     /// before the link started and after it ended.
     sink: Option<Sink>,
+    /// Set for good once writing ended (a write failed, or the link ended): nothing sent from
+    /// then on would ever be written.
+    gone: bool,
 }
 
 impl Outbox {
@@ -43,6 +46,11 @@ impl Outbox {
     /// over, and the write half idle.
     pub(super) fn is_clear(&self) -> bool {
         self.queued.is_empty() && self.rest.is_empty() && self.sink.is_some()
+    }
+
+    /// Whether writing ended for good ([`Outbox::detach`]).
+    pub(super) fn is_gone(&self) -> bool {
+        self.gone
     }
 
     /// Requests waiting for the writer task.
@@ -101,10 +109,11 @@ impl Outbox {
         self.sink = Some(sink);
     }
 
-    /// Takes the write half and what is left of a begun write, for good (the link ended):
-    /// nothing is written directly any more, and the queued requests are dropped (their calls
-    /// are failed by the link's end).
+    /// Takes the write half and what is left of a begun write, for good (the link ended, or a
+    /// write failed): nothing is written any more, new calls are refused, and the queued
+    /// requests are dropped (their calls are failed by the link's end).
     pub(super) fn detach(&mut self) -> Option<(Vec<u8>, Sink)> {
+        self.gone = true;
         self.queued.clear();
         let sink = self.sink.take()?;
         Some((std::mem::take(&mut self.rest), sink))
@@ -142,8 +151,10 @@ pub(super) async fn write_requests(app: AppHandle, mut bye: oneshot::Receiver<Ve
         }
         while let Some((batch, mut wr)) = app.next_write() {
             if let Err(e) = wr.write_all(&batch).await {
-                // The reader sees the same broken transport and ends the link.
+                // The reader sees the same broken transport and ends the link; new calls fail
+                // at once meanwhile.
                 tracing::debug!(app = app.slug(), "write to app failed: {e}");
+                drop(app.detach_writer());
                 return;
             }
             app.writer_done(wr);
@@ -320,5 +331,19 @@ mod tests {
         assert_eq!(messages(&all), [inspect("first, longer than the pipe", 1)]);
         drop(a);
         writer.abort();
+    }
+
+    #[tokio::test]
+    async fn once_a_write_failed_new_calls_fail_at_once() {
+        let (app, rd) = app(4096);
+        drop(rd);
+        let (_bye, bye_rx) = oneshot::channel();
+        let writer = tokio::spawn(write_requests(app.clone(), bye_rx));
+        // Its write fails (the app's side is gone); it stays the app's to answer until the
+        // link ends, which the reading side sees.
+        let _a = start(&app, call("a"));
+        tokio::time::timeout(Duration::from_secs(10), writer).await.unwrap().unwrap();
+        let refused = app.request(call("b")).await.unwrap_err();
+        assert_eq!(refused.reason, jfgui_proto::Reason::AppDisconnected);
     }
 }
