@@ -22,6 +22,7 @@
 //! | the app's side of the per-call messages without a value tree of their envelopes | `channel/app_call.rs` |
 
 mod app_call;
+mod call_wire;
 mod frame;
 mod message;
 mod notice;

@@ -12,6 +12,11 @@
 
 use alloc::vec::Vec;
 
+use super::call_wire::{
+    EXECUTE_ACTION, EXECUTED_OUTPUT, EXPECTED_REVISION, INPUT, INPUT_DEPTH, OUTPUT_DEPTH,
+    REPLY_END, REPLY_ID, REQUEST_END, REQUEST_ID, REQUEST_VALUES, REVISION, VALUES_BEFORE_OUTPUT,
+    plain_integer, plain_u64,
+};
 use super::frame::HEADER_LEN;
 use super::notice::plain_string;
 use super::{
@@ -22,41 +27,13 @@ use crate::{Limits, Number, Value};
 #[cfg(doc)]
 use super::{decode_message, encode_frame};
 
-/// `{"request":{"id":` — how the daemon's encoder starts a request (no whitespace).
-const REQUEST_ID: &[u8] = br#"{"request":{"id":"#;
-/// Between the id and the action name of an `execute` call.
-const EXECUTE_ACTION: &[u8] = br#","call":{"execute":{"action":"#;
-/// Between the action name and the input.
-const INPUT: &[u8] = br#","input":"#;
-/// Between the input and the expected revision, when there is one.
-const EXPECTED_REVISION: &[u8] = br#","expectedRevision":"#;
-/// The request's four objects closing.
-const REQUEST_END: &[u8] = b"}}}}";
-
-/// Containers open around a request's `input`: the message, `request`, `call`, `execute`.
-const INPUT_DEPTH: usize = 4;
-/// Values of a request besides its input: the four objects, `id` and `action` (the expected
-/// revision is one more).
-const REQUEST_VALUES: usize = 6;
 /// Widest object of a request (`execute` with an expected revision).
 const REQUEST_MEMBERS: usize = 3;
 /// Longest member name of a request (`expectedRevision`).
 const REQUEST_NAME: usize = 16;
 
-/// `{"reply":{"id":` — how the serde mapping starts a reply.
-const REPLY_ID: &[u8] = br#"{"reply":{"id":"#;
-/// Between the id and an executed result's output.
-const EXECUTED_OUTPUT: &[u8] = br#","outcome":{"ok":{"executed":{"output":"#;
-/// Between the output and the revision.
-const REVISION: &[u8] = br#","revision":"#;
-/// The reply's five objects closing.
-const REPLY_END: &[u8] = b"}}}}}";
-
-/// Containers open around an executed reply's `output`: the message, `reply`, `outcome`,
-/// `ok`, `executed`.
-const OUTPUT_DEPTH: usize = 5;
 /// Values of an executed reply besides its output: the five objects, `id` and `revision`.
-const REPLY_VALUES: usize = 7;
+const REPLY_VALUES: usize = VALUES_BEFORE_OUTPUT + 1;
 /// Widest object of an executed reply (`reply`, `executed`).
 const REPLY_MEMBERS: usize = 2;
 /// Longest member name of an executed reply (`executed`, `revision`).
@@ -78,10 +55,8 @@ fn execute_request(body: &[u8], limits: &Limits) -> Option<Request> {
     if body.len() > limits.max_bytes || !request_fits(limits) {
         return None;
     }
-    let rest = body.strip_prefix(REQUEST_ID)?;
-    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-    let id = plain_u64(&rest[..digits])?;
-    let mut rest = rest[digits..].strip_prefix(EXECUTE_ACTION)?;
+    let (id, rest) = plain_integer(body.strip_prefix(REQUEST_ID)?)?;
+    let mut rest = rest.strip_prefix(EXECUTE_ACTION)?;
     let action = plain_string(&mut rest, INPUT, limits.max_string_bytes)?;
     let mut input = rest.strip_suffix(REQUEST_END)?;
     // A value that ends in a digit is a number, which holds no `"`: when the input is followed
@@ -113,20 +88,6 @@ fn request_fits(limits: &Limits) -> bool {
         && limits.max_values > REQUEST_VALUES
         && limits.max_members >= REQUEST_MEMBERS
         && limits.max_string_bytes >= REQUEST_NAME
-}
-
-/// The value of a JSON integer token without sign, fraction or exponent (`0` or no leading
-/// zero) that fits `u64`; `None` otherwise.
-fn plain_u64(digits: &[u8]) -> Option<u64> {
-    if digits.is_empty() || (digits.len() > 1 && digits[0] == b'0') {
-        return None;
-    }
-    digits.iter().try_fold(0u64, |n, &d| {
-        if !d.is_ascii_digit() {
-            return None;
-        }
-        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
-    })
 }
 
 /// Appends `AppMessage::Reply(reply)`'s frame to `out`: the bytes [`encode_frame`] writes,

@@ -24,6 +24,11 @@
 
 use alloc::vec::Vec;
 
+use super::call_wire::{
+    EXECUTE_ACTION, EXECUTED_OUTPUT, EXPECTED_REVISION, INPUT, INPUT_DEPTH, OUTPUT_DEPTH,
+    REPLY_END, REPLY_ID, REQUEST_END, REQUEST_ID, REQUEST_VALUES, REVISION, VALUES_BEFORE_OUTPUT,
+    plain_integer,
+};
 use super::frame::{HEADER_LEN, encode_value_frame};
 use super::{AppMessage, Call, CallResult, ExecuteCall, FrameError, Outcome, Reply, Request};
 use crate::json::{Shape, capture_at, write_string};
@@ -60,12 +65,6 @@ pub fn encode_request_frame(
     encode_value_frame(&member("request", body.into()), limits, max_frame)
 }
 
-/// Containers open around an execute call's `input`: the message, `request`, `call`, `execute`.
-const INPUT_DEPTH: usize = 4;
-/// Values of the request besides `input`'s and the revision: the four containers, `id`,
-/// `action`.
-const ENVELOPE_VALUES: usize = 6;
-
 /// The request frame of `execute` written by hand, byte for byte what the encoder writes for
 /// it; `None` (the caller takes the general path) when `input` is neither a fragment nor `{}`,
 /// or when any bound would fail.
@@ -87,7 +86,7 @@ fn write_execute_request(
     // The longest member name: `expectedRevision`, else `request` / `execute`.
     let longest_name = if revision == 1 { 16 } else { 7 };
     let fits = INPUT_DEPTH + input_shape.depth <= limits.max_depth
-        && ENVELOPE_VALUES + input_shape.values + revision <= limits.max_values
+        && REQUEST_VALUES + input_shape.values + revision <= limits.max_values
         && (2 + revision).max(input_shape.members) <= limits.max_members
         && longest_name.max(action.len()).max(input_shape.string_bytes) <= limits.max_string_bytes;
     if !fits {
@@ -96,17 +95,17 @@ fn write_execute_request(
     // Escapes make the action at most 6 times longer; names are plain.
     let mut frame = Vec::with_capacity(HEADER_LEN + 96 + action.len() + input_bytes.len());
     frame.extend_from_slice(&[0; HEADER_LEN]);
-    frame.extend_from_slice(br#"{"request":{"id":"#);
+    frame.extend_from_slice(REQUEST_ID);
     frame.extend_from_slice(Number::from(id).as_bytes());
-    frame.extend_from_slice(br#","call":{"execute":{"action":"#);
+    frame.extend_from_slice(EXECUTE_ACTION);
     write_string(action, &mut frame);
-    frame.extend_from_slice(br#","input":"#);
+    frame.extend_from_slice(INPUT);
     frame.extend_from_slice(input_bytes);
     if let Some(revision) = expected_revision {
-        frame.extend_from_slice(br#","expectedRevision":"#);
+        frame.extend_from_slice(EXPECTED_REVISION);
         frame.extend_from_slice(Number::from(*revision).as_bytes());
     }
-    frame.extend_from_slice(b"}}}}");
+    frame.extend_from_slice(REQUEST_END);
     let len = frame.len() - HEADER_LEN;
     let announced =
         u32::try_from(len).ok().filter(|_| len <= limits.max_bytes && len <= max_frame)?;
@@ -132,12 +131,6 @@ fn decode_general(body: &[u8], limits: &Limits) -> Result<AppMessage, FrameError
     }
 }
 
-/// Containers open around an executed reply's `output`: the message, `reply`, `outcome`, `ok`,
-/// `executed`.
-const OUTPUT_DEPTH: usize = 5;
-/// Values of the reply before its `output`: those containers and `id`.
-const VALUES_BEFORE_OUTPUT: usize = 6;
-
 /// An executed reply in exactly the encoder's bytes, decoded without a tree (see the module
 /// docs); `None` when `body` is anything else or fails anything (the general path decides).
 fn match_executed_reply(body: &[u8], limits: &Limits) -> Option<AppMessage> {
@@ -150,33 +143,21 @@ fn match_executed_reply(body: &[u8], limits: &Limits) -> Option<AppMessage> {
     {
         return None;
     }
-    let rest = body.strip_prefix(br#"{"reply":{"id":"#)?;
+    let rest = body.strip_prefix(REPLY_ID)?;
     let (id, rest) = plain_integer(rest)?;
-    let rest = rest.strip_prefix(br#","outcome":{"ok":{"executed":{"output":"#)?;
+    let rest = rest.strip_prefix(EXECUTED_OUTPUT)?;
     let at = body.len() - rest.len();
     let (output, end, values) =
         capture_at(body, limits, at, OUTPUT_DEPTH, VALUES_BEFORE_OUTPUT).ok()?;
-    let rest = body[end..].strip_prefix(br#","revision":"#)?;
+    let rest = body[end..].strip_prefix(REVISION)?;
     let (revision, rest) = plain_integer(rest)?;
-    (rest == b"}}}}}" && values < limits.max_values).then(|| {
-        AppMessage::Reply(Reply {
-            id,
-            outcome: Outcome::Ok(CallResult::Executed { output: Value::Raw(output), revision }),
-        })
-    })
-}
-
-/// A JSON integer without sign, fraction or exponent at the start of `bytes` that fits a
-/// `u64` (`0` or digits without a leading zero), and what follows it.
-fn plain_integer(bytes: &[u8]) -> Option<(u64, &[u8])> {
-    let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
-    let (number, rest) = bytes.split_at(digits);
-    if digits == 0 || (digits > 1 && number[0] == b'0') {
+    if rest != REPLY_END || values >= limits.max_values {
         return None;
     }
-    let value =
-        number.iter().try_fold(0u64, |n, d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))?;
-    Some((value, rest))
+    Some(AppMessage::Reply(Reply {
+        id,
+        outcome: Outcome::Ok(CallResult::Executed { output: Value::Raw(output), revision }),
+    }))
 }
 
 /// `{"reply":{"id":I,"outcome":{"ok":{"executed":{"output":O,"revision":R}}}}}` with nothing
