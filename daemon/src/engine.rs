@@ -37,6 +37,7 @@ mod partial;
 mod registry;
 mod search;
 mod session;
+mod sink;
 mod tasks;
 #[cfg(test)]
 mod tests;

@@ -32,10 +32,8 @@ mod running;
 pub(crate) use mcp::{AllApps, EngineApps, serve_all_apps};
 pub use mcp::{OfflineMcp, drop_non_mcp_error_id, is_mcp_request_id, mcp_error_line};
 
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
@@ -49,6 +47,7 @@ use running::{Call, Running};
 use super::lines::{Line, LineReader};
 use super::link::LinkStatus;
 use super::partial::Partial;
+use super::sink::{Sink, write_now};
 use super::{PeerInfo, until};
 
 /// Runs the connection until EOF, the app leaving, or shutdown; then answers the calls already
@@ -347,9 +346,6 @@ impl BytesPermit {
     }
 }
 
-/// The write half of a client connection, whichever transport it is.
-type Sink = Box<dyn AsyncWrite + Send + Unpin>;
-
 /// The connection's writer. A response goes out at once from the task that has it when
 /// nothing is buffered and the socket takes it (no hop to another task); otherwise (bytes
 /// queued, a slow reader, a large response's rest) it is queued for the writer task, which
@@ -477,7 +473,9 @@ impl Output {
     /// Writes what the socket takes of `bytes` now and queues the rest. Only while nothing is
     /// buffered and the sink is idle (so the rest is within `limit` plus one response).
     fn write_direct(&self, direct: &mut Direct, mut bytes: Vec<u8>) {
-        let written = direct.sink.as_mut().map_or(0, |sink| write_now(sink, &bytes));
+        // At most the writer's fairness slice, as the writer task would write.
+        let slice = &bytes[..bytes.len().min(WRITE_SLICE)];
+        let written = direct.sink.as_mut().map_or(0, |sink| write_now(sink, slice));
         if written == bytes.len() {
             return;
         }
@@ -525,19 +523,6 @@ impl Output {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Writes what the socket takes of `line` without waiting (at most [`WRITE_SLICE`], the
-/// writer's fairness slice); 0 when it takes nothing now or fails (the writer task then meets
-/// the same state and handles it as ever). Polled with a no-op waker: the sink is idle, so
-/// no writer task waits on it; if the socket is full, the waker it keeps is that no-op one
-/// until the writer task, which the rest is queued for, polls it with its own.
-fn write_now(sink: &mut Sink, line: &[u8]) -> usize {
-    let slice = &line[..line.len().min(WRITE_SLICE)];
-    match Pin::new(sink).poll_write(&mut Context::from_waker(Waker::noop()), slice) {
-        Poll::Ready(Ok(n)) => n,
-        Poll::Ready(Err(_)) | Poll::Pending => 0,
-    }
 }
 
 /// Stops the writer if closing is abandoned (a client that never reads).
@@ -625,8 +610,11 @@ async fn write_lines(
 
 #[cfg(test)]
 mod output_tests {
-    use super::*;
+    use std::task::{Context, Poll, Waker};
+
     use tokio::io::AsyncReadExt;
+
+    use super::*;
 
     /// What `rd` holds now, read without waiting: only what this task wrote is there.
     fn read_now(rd: &mut tokio::io::DuplexStream) -> Vec<u8> {

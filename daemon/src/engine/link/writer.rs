@@ -11,16 +11,13 @@
 //! queued frame.
 
 use std::collections::VecDeque;
-use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
 
-use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::oneshot;
 
 use super::calls::AppHandle;
-
-/// The write half of an app connection, whichever transport it is.
-pub(super) type Sink = Box<dyn AsyncWrite + Send + Unpin>;
+pub(super) use crate::engine::sink::Sink;
+use crate::engine::sink::write_now;
 
 /// Requests already queued are coalesced into one write up to this size.
 const COALESCE: usize = 64 * 1024;
@@ -120,18 +117,6 @@ impl Outbox {
     }
 }
 
-/// Writes what the socket takes of `bytes` without waiting; 0 when it takes nothing now or
-/// fails (the writer task then meets the same state, with the rest, and handles it as ever).
-/// Polled with a no-op waker: the write half is idle, so no writer task waits on it; if the
-/// socket is full, the waker it keeps is that no-op one until the writer task polls it with its
-/// own.
-fn write_now(sink: &mut Sink, bytes: &[u8]) -> usize {
-    match Pin::new(sink).poll_write(&mut Context::from_waker(Waker::noop()), bytes) {
-        Poll::Ready(Ok(n)) => n,
-        Poll::Ready(Err(_)) | Poll::Pending => 0,
-    }
-}
-
 /// The writer task: whenever woken, writes what [`AppHandle::next_write`] gives it until
 /// nothing is left; on `bye`, writes the rest of a begun write, then `bye`, and shuts the
 /// write side down. Calls failed or timed out before their turn are not written at all.
@@ -165,7 +150,9 @@ pub(super) async fn write_requests(app: AppHandle, mut bye: oneshot::Receiver<Ve
 #[cfg(test)]
 mod tests {
     use std::future::Future;
+    use std::pin::Pin;
     use std::sync::Arc;
+    use std::task::{Context, Poll, Waker};
     use std::time::Duration;
 
     use jfgui_proto::channel::{Activity, Call, DaemonMessage, FrameDecoder, decode_message};
