@@ -7,10 +7,15 @@
 //! `resources/read` and `view/render`. Never: `agent/info`, `actions/list`,
 //! `actions/describe`, `tasks/get` (answered by the daemon, nothing reaches the app to act).
 //!
-//! The call path only clones what the call holds and queues the record without blocking
-//! (`audit/writer.rs` hashes and writes); the outcome is read from the result the client gets:
-//! a refusal (invalid params, `not_executed`, `not_found`) is `refused`, `outcome_unknown` is
-//! `unknown`, never `failed`.
+//! The call path only clones what the call holds (a JSON-1 input is a shared fragment: a
+//! reference count) and queues the record without blocking (`audit/writer.rs` hashes and
+//! writes); the outcome is read from the result the client gets: a refusal (invalid params,
+//! `not_executed`, `not_found`) is `refused`, `outcome_unknown` is `unknown`, never `failed`.
+//!
+//! Nothing of it waits in front of the client's answer: [`Observer::finish`] only notes the
+//! finished call on its connection ([`ClientFate`]), and the connection settles it (the
+//! `activity` notice made, the record queued) once the answers of the calls it just polled
+//! were written or queued ([`ClientFate::settle`], called by `running.rs` after each poll).
 //!
 //! A client that stops sending (EOF, read error) may have gone away (killed) or only
 //! half-closed its side and still wait for its answers. Records of calls that finish after
@@ -56,12 +61,24 @@ pub struct Caller {
 #[derive(Debug, Clone, Default)]
 pub struct ClientFate(Arc<Mutex<Fate>>);
 
-/// Whether the client stopped sending, and the records of calls that finished since.
+/// Whether the client stopped sending, the calls finished but not settled yet, and the records
+/// of calls that finished after the client stopped.
 #[derive(Debug, Default)]
 struct Fate {
     stopped: bool,
+    /// At most the connection's in-flight calls; emptied by every settle (its room kept).
+    finished: Vec<Finished>,
     /// At most the connection's in-flight calls.
     parked: Vec<(Audit, Record)>,
+}
+
+/// A call whose outcome is known, waiting for its answer to go out first.
+#[derive(Debug)]
+struct Finished {
+    audit: Audit,
+    record: Record,
+    /// The app and the client's text for its `activity` notice, when it asked for them.
+    notice: Option<(AppHandle, Arc<str>)>,
 }
 
 impl ClientFate {
@@ -75,21 +92,38 @@ impl ClientFate {
             self.lock().stopped = true;
         }
         let delivered = finish.await;
+        // `finish` drove the calls to their end, each poll settling; this is for the rest.
+        self.settle();
         let parked = std::mem::take(&mut self.lock().parked);
         for (audit, record) in parked {
             audit.submit(if delivered { record } else { record.undelivered() });
         }
     }
 
-    /// Logs `record` now, or parks it until [`ClientFate::close`] when the client stopped.
-    fn submit(&self, audit: Audit, record: Record) {
-        let mut fate = self.lock();
-        if fate.stopped {
-            fate.parked.push((audit, record));
-        } else {
-            drop(fate);
-            audit.submit(record);
+    /// Settles the calls finished since the last settle, in the order they finished: the
+    /// `activity` notice for the app (no room in its queue: dropped and counted), then the
+    /// record, logged now or parked until [`ClientFate::close`] when the client stopped.
+    /// Called by the connection after the answers of the calls it polled went out.
+    pub fn settle(&self) {
+        let mut guard = self.lock();
+        let fate = &mut *guard;
+        for Finished { audit, record, notice } in fate.finished.drain(..) {
+            if let Some((link, client)) = notice
+                && !link.notify(&record.activity(&client))
+            {
+                audit.activity_dropped_one();
+            }
+            if fate.stopped {
+                fate.parked.push((audit, record));
+            } else {
+                audit.submit(record);
+            }
         }
+    }
+
+    /// Notes a finished call for the next [`ClientFate::settle`].
+    fn finished(&self, call: Finished) {
+        self.lock().finished.push(call);
     }
 
     fn lock(&self) -> MutexGuard<'_, Fate> {
@@ -198,7 +232,8 @@ impl Observer {
         })
     }
 
-    /// Records how the call ended (`result` as the client gets it).
+    /// Notes how the call ended (`result` as the client gets it); the connection records it
+    /// (and notifies the app) once the answer went out ([`ClientFate::settle`]).
     pub fn finish(self, result: &Result<Map, MethodError>) {
         let duration_us = u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX);
         let (revision, outcome) = match result {
@@ -230,12 +265,8 @@ impl Observer {
             app_outcome: None,
             duration_us,
         };
-        if let Some(link) = &self.notify
-            && !link.notify(&record.activity(&notice_client))
-        {
-            audit.activity_dropped_one();
-        }
-        fate.submit(audit, record);
+        let notice = self.notify.map(|link| (link, notice_client));
+        fate.finished(Finished { audit, record, notice });
     }
 }
 
