@@ -300,3 +300,89 @@ fn outcome_of(class: &str, reason: String) -> Outcome {
 fn reason_of(data: &Map) -> String {
     data.get("reason").and_then(Value::as_str).unwrap_or("invalid_params").to_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::audit::record::CLIENT_DISCONNECTED;
+    use crate::audit::{AuditConfig, AuditFile, Transport};
+
+    fn record(action: &str) -> Record {
+        Record {
+            time_ms: 0,
+            client: Arc::new(Client {
+                uid: None,
+                pid: None,
+                exe: None,
+                transport: Transport::Endpoint,
+            }),
+            protocol: Protocol::Json1,
+            app: Arc::new(AppRef { slug: "a".into(), display_name: "A".into(), pid: 1 }),
+            method: "actions/execute",
+            action: Action::One(action.into()),
+            input: None,
+            expected_revision: None,
+            revision: Some(1),
+            outcome: Outcome::Ok,
+            app_outcome: None,
+            duration_us: 1,
+        }
+    }
+
+    /// `(action, outcome)` of every record in the log so far.
+    async fn logged(audit: &Audit, dir: &std::path::Path) -> Vec<(String, String)> {
+        assert!(audit.flush(Duration::from_secs(60)).await);
+        let text = std::fs::read_to_string(AuditFile::path(dir, 0)).unwrap_or_default();
+        text.lines()
+            .map(|line| {
+                let v = jfgui_proto::parse(line.as_bytes(), &jfgui_proto::Limits::DEFAULT).unwrap();
+                let outcome = v.get("outcome").unwrap();
+                let outcome = match outcome.as_str() {
+                    Some(word) => word.to_owned(),
+                    None => {
+                        let unknown = outcome.get("unknown").unwrap();
+                        unknown.get("reason").unwrap().as_str().unwrap().to_owned()
+                    }
+                };
+                (v.get("action").unwrap().as_str().unwrap().to_owned(), outcome)
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_finished_call_is_recorded_once_when_its_connection_settles_it_never_before() {
+        let dir = std::env::temp_dir().join(format!("jfgui-observer-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let audit = Audit::start(AuditConfig { dir: Some(dir.clone()), ..AuditConfig::default() });
+        let fate = ClientFate::default();
+        let finished =
+            |action| Finished { audit: audit.clone(), record: record(action), notice: None };
+        fate.finished(finished("first"));
+        assert_eq!(logged(&audit, &dir).await, [], "recorded before its answer went out");
+        fate.settle();
+        fate.settle();
+        let ok = |a: &str| (a.to_owned(), "ok".to_owned());
+        assert_eq!(logged(&audit, &dir).await, [ok("first")]);
+
+        // The client stops sending: calls finishing then wait for the connection's end, and
+        // their answers were not all written, so they are `client_disconnected`; a call the
+        // last poll did not settle is settled by the close.
+        let unknown = |a: &str| (a.to_owned(), CLIENT_DISCONNECTED.to_owned());
+        let drain = fate.clone();
+        let pending = finished("unsettled");
+        let finish = async move {
+            drain.finished(finished("second"));
+            drain.settle();
+            drain.finished(pending);
+            false
+        };
+        fate.close("eof", finish).await;
+        assert_eq!(
+            logged(&audit, &dir).await,
+            [ok("first"), unknown("second"), unknown("unsettled")]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
