@@ -5,9 +5,8 @@
 //! stderr is whatever started it: a terminal that can be paused (Ctrl-S, a stopped `less`),
 //! a pipe a supervisor stopped reading, journald's stream socket while journald is busy. A
 //! plain `write(2)` to a full pipe blocks, and every connection would stop with it. So events
-//! are formatted on the event loop but written by a background thread
-//! (`tracing-appender`'s non-blocking writer) through a queue of at most `--log-queue-lines`
-//! lines; when it is full, further lines are dropped and counted rather than waited for. The
+//! are formatted on the event loop but written by a background thread ([`writer`]) through a
+//! queue of at most `--log-queue-lines` lines; when it is full, further lines are dropped and counted rather than waited for. The
 //! count is `logDropped` of `daemon/status` ([`dropped_lines`]), and once the queue takes
 //! lines again the log itself says how many were lost ([`DropNotice`]).
 //!
@@ -17,24 +16,26 @@
 //! counting. The background writer handles every stderr the same way; under systemd,
 //! journald still reads it through the unit's standard error stream.
 
+mod writer;
+
 use std::cell::Cell;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use tracing::{Event, Subscriber};
-use tracing_appender::non_blocking::{ErrorCounter, NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 
+use self::writer::{Queue, WriterGuard};
 use crate::config::LogFormat;
 
 /// The filter used when neither variable is set.
 pub const DEFAULT_FILTER: &str = "info";
 
-/// The dropped-line counter of the installed writer (unset before [`init`], and in processes
-/// that never call it, such as the CLI running the engine headless).
-static DROPPED: OnceLock<ErrorCounter> = OnceLock::new();
+/// The installed writer's queue, for its dropped-line count (unset before [`init`], and in
+/// processes that never call it, such as the CLI running the engine headless).
+static QUEUE: OnceLock<Arc<Queue>> = OnceLock::new();
 
 /// Keeps the background writer alive; dropping it (at the end of `main`) writes out what is
 /// queued. That final flush waits about a second at most, so even a stalled stderr cannot
@@ -42,24 +43,19 @@ static DROPPED: OnceLock<ErrorCounter> = OnceLock::new();
 #[derive(Debug)]
 #[must_use = "dropping the guard stops the log writer"]
 pub struct LogGuard {
-    _writer: WorkerGuard,
+    _writer: WriterGuard,
 }
 
 /// Installs the global subscriber writing through a queue of `queue_lines` lines. A bad filter
 /// is reported on stderr and replaced by the default, so a typo in `RUST_LOG` never keeps the
-/// daemon from starting.
-pub fn init(format: LogFormat, queue_lines: usize) -> LogGuard {
+/// daemon from starting. Fails only when the writer thread cannot be started.
+pub fn init(format: LogFormat, queue_lines: usize) -> std::io::Result<LogGuard> {
     let (filter, problem) = filter_from(|name| std::env::var(name).ok());
     // Colours only for a person at a terminal, never in journald or a captured log file.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let (writer, guard) = NonBlockingBuilder::default()
-        .lossy(true)
-        .buffered_lines_limit(queue_lines.max(1))
-        .thread_name("jfgui-agentd-log")
-        .finish(std::io::stderr());
-    let counter = writer.error_counter();
-    let notice = DropNotice { counter: counter.clone(), reported: AtomicUsize::new(0) };
-    let _ = DROPPED.set(counter);
+    let (writer, guard) = writer::spawn(queue_lines, std::io::stderr())?;
+    let notice = DropNotice { queue: Arc::clone(writer.queue()), reported: AtomicUsize::new(0) };
+    let _ = QUEUE.set(Arc::clone(writer.queue()));
     let fmt = tracing_subscriber::fmt::layer().with_writer(writer).with_ansi(ansi);
     let fmt = match format {
         LogFormat::Text => fmt.boxed(),
@@ -69,12 +65,12 @@ pub fn init(format: LogFormat, queue_lines: usize) -> LogGuard {
     if let Some(problem) = problem {
         tracing::warn!("{problem}; using the default filter {DEFAULT_FILTER:?}");
     }
-    LogGuard { _writer: guard }
+    Ok(LogGuard { _writer: guard })
 }
 
 /// Log lines dropped so far because stderr did not keep up (`daemon/status` `logDropped`).
 pub fn dropped_lines() -> u64 {
-    DROPPED.get().map_or(0, |c| c.dropped_lines() as u64)
+    QUEUE.get().map_or(0, |q| q.dropped_lines() as u64)
 }
 
 thread_local! {
@@ -87,14 +83,14 @@ thread_local! {
 /// changes nothing: the next event tries again with the larger count, so none goes unreported
 /// while the daemon keeps logging.
 struct DropNotice {
-    counter: ErrorCounter,
+    queue: Arc<Queue>,
     /// The dropped-line count the log has already reported.
     reported: AtomicUsize,
 }
 
 impl<S: Subscriber> Layer<S> for DropNotice {
     fn on_event(&self, _event: &Event<'_>, _ctx: Context<'_, S>) {
-        let dropped = self.counter.dropped_lines();
+        let dropped = self.queue.dropped_lines();
         let reported = self.reported.load(Ordering::Relaxed);
         if dropped == reported || NOTIFYING.get() {
             return;
@@ -106,7 +102,7 @@ impl<S: Subscriber> Layer<S> for DropNotice {
             "log lines were dropped while stderr did not keep up (see logDropped in daemon/status)"
         );
         NOTIFYING.set(false);
-        if self.counter.dropped_lines() == dropped {
+        if self.queue.dropped_lines() == dropped {
             self.reported.store(dropped, Ordering::Relaxed);
         }
     }

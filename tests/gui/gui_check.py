@@ -375,6 +375,14 @@ async def agent_session(desk: Desktop, checks: Checks, artifacts: str, client: C
     canvas_at = (round(view["canvas"]["x"]), round(view["canvas"]["y"]))
     toggle = view["agentToggle"]
 
+    def agent_bar(img: Image) -> Image:
+        """The agent bar right of the toggle: the endpoint and the "last agent action" line."""
+        x, y = round(toggle["x"] + toggle["width"]), round(toggle["y"])
+        return img.crop(x, y, img.width - x, round(toggle["height"]))
+
+    checks.check("before any agent call, inspect has no last agent action", "lastAgentAction" not in state, state.get("lastAgentAction"))
+    bar_before = agent_bar(desk.screenshot("no-agent-action"))
+
     def at(x: float, y: float) -> tuple:
         """A canvas point in window pixels (zoom 1)."""
         return (canvas_at[0] + round(x * ppp), canvas_at[1] + round(y * ppp))
@@ -405,6 +413,20 @@ async def agent_session(desk: Desktop, checks: Checks, artifacts: str, client: C
         (img.pixel(*at(600, 20)), img.pixel(*at(326, 86)), img.pixel(*at(280, 110))),
     )
     shutil.copy(os.path.join(desk.shots, f"{desk.shot_count:03d}-agent-drew.png"), os.path.join(artifacts, "sketch.png"))
+
+    # --- the window says what the agent did (the daemon's activity notices) --------------------
+    _, state = await eventually(agent.inspect, lambda rs: rs[1].get("lastAgentAction", {}).get("count") == 2)
+    last = state.get("lastAgentAction", {})
+    checks.check("inspect's last agent action is the second shape.add, ok, counting 2 calls", (last.get("action"), last.get("outcome"), last.get("count")) == ("shape.add", "ok", 2), last)
+    def changed(img: Image) -> bool:
+        return differing(agent_bar(img), bar_before) >= 50
+
+    img = await eventually(lambda: shot("agent-action-shown"), changed)
+    checks.check(
+        "the agent bar's \"No agent action yet\" is replaced on screen by the last agent action",
+        changed(img),
+        f"{differing(agent_bar(img), bar_before)} pixels of the bar changed",
+    )
 
     # --- ui.render agrees with the window's canvas --------------------------------------------
     r = await client.call_tool("jfgui_view_render", {})
