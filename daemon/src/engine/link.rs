@@ -8,7 +8,8 @@
 //! |---|---|
 //! | the app handle: calls, the pending table, the link's own errors | `link/calls.rs` |
 //! | hello → action pages → ready → welcome / refused | `link/handshake.rs` |
-//! | the read and write loops of one connection | `link/io.rs` |
+//! | the reading side of one connection, its deadlines, its end | `link/io.rs` |
+//! | the writing side: direct writes by the caller, the writer task | `link/writer.rs` |
 //!
 //! A connection goes [`accept`] (handshake under its deadline) → [`Handshaken::handle`] (the
 //! registry names it) → [`Handshaken::start`] (`welcome`, writer started) → [`Link::next`]
@@ -17,18 +18,18 @@
 mod calls;
 mod handshake;
 mod io;
+mod writer;
 
 use std::sync::Arc;
 
 use jfgui_proto::channel::{ChannelLimits, DaemonMessage, Refused, Welcome, encode_frame};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 pub use calls::{AppHandle, CallOutcome, LinkStatus, Waiter};
 pub use handshake::Registration;
 pub use io::{Incoming, Link, LinkEnd};
 
-use calls::Outgoing;
 use io::FrameReader;
 
 use super::partial::Partial;
@@ -38,7 +39,6 @@ use super::{EngineConfig, PeerInfo, until};
 pub struct Handshaken<S> {
     reader: FrameReader<ReadHalf<S>>,
     writer: WriteHalf<S>,
-    queue: (mpsc::Sender<Outgoing>, mpsc::Receiver<Outgoing>),
     shutdown: watch::Receiver<bool>,
     config: Arc<EngineConfig>,
     peer: PeerInfo,
@@ -87,9 +87,7 @@ where
         }
         Ok(Ok(Ok(registration))) => registration,
     };
-    // One slot beyond the calls': the wake-up for held notices (`calls.rs`).
-    let queue = mpsc::channel(config.max_queued_per_app.max(1) + 1);
-    Some((registration, Handshaken { reader, writer: wr, queue, shutdown, config, peer }))
+    Some((registration, Handshaken { reader, writer: wr, shutdown, config, peer }))
 }
 
 impl<S> Handshaken<S>
@@ -98,7 +96,7 @@ where
 {
     /// The handle of this app once the registry has given it `id` and `slug`.
     pub fn handle(&self, id: u64, slug: String, registration: Registration) -> AppHandle {
-        AppHandle::new(id, slug, registration, self.queue.0.clone(), self.config.clone())
+        AppHandle::new(id, slug, registration, self.config.clone())
     }
 
     /// Refuses the app after all (the registry is full), then closes.
@@ -130,8 +128,7 @@ where
             enabled = app.is_enabled(),
             "app registered"
         );
-        let (_, queue) = self.queue;
-        let link = Link::start(app.clone(), self.reader, self.writer, queue, self.shutdown);
+        let link = Link::start(app.clone(), self.reader, self.writer, self.shutdown);
         (link, welcomed)
     }
 }

@@ -8,12 +8,26 @@
 //! matched by hand only on the success path of those two messages; anything else, every error
 //! included, goes the general way. The serde mapping would turn a fragment back into its tree
 //! (it cannot carry one through a `Serializer`), which is the cost avoided here.
+//!
+//! The request frame of a call whose `input` is a fragment or `{}` (a call without input) is
+//! written straight from its parts, like the `activity` notice (`notice.rs`): no map of the
+//! envelope, no key strings. Its bounds are checked on the whole message's shape beforehand,
+//! the fragment's recorded shape included, exactly as the encoder would meet them; when any
+//! would fail, the general path runs and its error is the error.
+//!
+//! Likewise the `executed` reply in the exact bytes the encoder writes for it (no whitespace,
+//! members in the mapping's order) is matched by hand: the envelope byte for byte, its numbers
+//! as plain integers, and its `output` captured by the strict parser's own fragment capture at
+//! the depth and value count it has in the message, so every byte is checked as strictly as on
+//! the general path. Anything else (other spacing or order, a bound the envelope itself would
+//! break, any error) is decoded the general way.
 
 use alloc::vec::Vec;
 
-use super::frame::encode_value_frame;
-use super::{AppMessage, Call, CallResult, FrameError, Outcome, Reply, Request};
-use crate::{Limits, Map, Value};
+use super::frame::{HEADER_LEN, encode_value_frame};
+use super::{AppMessage, Call, CallResult, ExecuteCall, FrameError, Outcome, Reply, Request};
+use crate::json::{Shape, capture_at, write_string};
+use crate::{Limits, Map, Number, Value};
 
 #[cfg(doc)]
 use super::{decode_message, encode_frame};
@@ -31,6 +45,9 @@ pub fn encode_request_frame(
     let Call::Execute(execute) = request.call else {
         return super::encode_frame(&super::DaemonMessage::Request(request), limits, max_frame);
     };
+    if let Some(frame) = write_execute_request(request.id, &execute, limits, max_frame) {
+        return Ok(frame);
+    }
     let mut call = Map::with_capacity(3);
     call.insert("action", execute.action);
     call.insert("input", execute.input);
@@ -43,14 +60,123 @@ pub fn encode_request_frame(
     encode_value_frame(&member("request", body.into()), limits, max_frame)
 }
 
+/// Containers open around an execute call's `input`: the message, `request`, `call`, `execute`.
+const INPUT_DEPTH: usize = 4;
+/// Values of the request besides `input`'s and the revision: the four containers, `id`,
+/// `action`.
+const ENVELOPE_VALUES: usize = 6;
+
+/// The request frame of `execute` written by hand, byte for byte what the encoder writes for
+/// it; `None` (the caller takes the general path) when `input` is neither a fragment nor `{}`,
+/// or when any bound would fail.
+fn write_execute_request(
+    id: u64,
+    execute: &ExecuteCall,
+    limits: &Limits,
+    max_frame: usize,
+) -> Option<Vec<u8>> {
+    let ExecuteCall { action, input, expected_revision } = execute;
+    let (input_bytes, input_shape): (&[u8], Shape) = match input {
+        Value::Raw(raw) => (raw.as_bytes(), *raw.shape()),
+        Value::Object(m) if m.is_empty() => {
+            (b"{}", Shape { depth: 1, values: 1, members: 0, string_bytes: 0 })
+        }
+        _ => return None,
+    };
+    let revision = usize::from(expected_revision.is_some());
+    // The longest member name: `expectedRevision`, else `request` / `execute`.
+    let longest_name = if revision == 1 { 16 } else { 7 };
+    let fits = INPUT_DEPTH + input_shape.depth <= limits.max_depth
+        && ENVELOPE_VALUES + input_shape.values + revision <= limits.max_values
+        && (2 + revision).max(input_shape.members) <= limits.max_members
+        && longest_name.max(action.len()).max(input_shape.string_bytes) <= limits.max_string_bytes;
+    if !fits {
+        return None;
+    }
+    // Escapes make the action at most 6 times longer; names are plain.
+    let mut frame = Vec::with_capacity(HEADER_LEN + 96 + action.len() + input_bytes.len());
+    frame.extend_from_slice(&[0; HEADER_LEN]);
+    frame.extend_from_slice(br#"{"request":{"id":"#);
+    frame.extend_from_slice(Number::from(id).as_bytes());
+    frame.extend_from_slice(br#","call":{"execute":{"action":"#);
+    write_string(action, &mut frame);
+    frame.extend_from_slice(br#","input":"#);
+    frame.extend_from_slice(input_bytes);
+    if let Some(revision) = expected_revision {
+        frame.extend_from_slice(br#","expectedRevision":"#);
+        frame.extend_from_slice(Number::from(*revision).as_bytes());
+    }
+    frame.extend_from_slice(b"}}}}");
+    let len = frame.len() - HEADER_LEN;
+    let announced =
+        u32::try_from(len).ok().filter(|_| len <= limits.max_bytes && len <= max_frame)?;
+    frame[..HEADER_LEN].copy_from_slice(&announced.to_be_bytes());
+    Some(frame)
+}
+
 /// Decodes an app frame body as [`decode_message`]`::<AppMessage>` does; an `executed` reply's
 /// `output` stays the fragment it was read as.
 pub fn decode_app_message(body: &[u8], limits: &Limits) -> Result<AppMessage, FrameError> {
+    match match_executed_reply(body, limits) {
+        Some(message) => Ok(message),
+        None => decode_general(body, limits),
+    }
+}
+
+/// [`decode_app_message`] through the value tree (with the `output` fragment).
+fn decode_general(body: &[u8], limits: &Limits) -> Result<AppMessage, FrameError> {
     let value = crate::parse_with_raw(body, limits, OUTPUT_PATH).map_err(FrameError::Json)?;
     match executed_reply(value) {
         Ok(message) => Ok(message),
         Err(value) => crate::from_value(value).map_err(FrameError::Message),
     }
+}
+
+/// Containers open around an executed reply's `output`: the message, `reply`, `outcome`, `ok`,
+/// `executed`.
+const OUTPUT_DEPTH: usize = 5;
+/// Values of the reply before its `output`: those containers and `id`.
+const VALUES_BEFORE_OUTPUT: usize = 6;
+
+/// An executed reply in exactly the encoder's bytes, decoded without a tree (see the module
+/// docs); `None` when `body` is anything else or fails anything (the general path decides).
+fn match_executed_reply(body: &[u8], limits: &Limits) -> Option<AppMessage> {
+    // The envelope's own bounds: its depth, its widest objects (`reply`, `executed`: 2
+    // members) and longest names (`executed`, `revision`: 8 bytes).
+    if body.len() > limits.max_bytes
+        || limits.max_depth < OUTPUT_DEPTH
+        || limits.max_members < 2
+        || limits.max_string_bytes < 8
+    {
+        return None;
+    }
+    let rest = body.strip_prefix(br#"{"reply":{"id":"#)?;
+    let (id, rest) = plain_integer(rest)?;
+    let rest = rest.strip_prefix(br#","outcome":{"ok":{"executed":{"output":"#)?;
+    let at = body.len() - rest.len();
+    let (output, end, values) =
+        capture_at(body, limits, at, OUTPUT_DEPTH, VALUES_BEFORE_OUTPUT).ok()?;
+    let rest = body[end..].strip_prefix(br#","revision":"#)?;
+    let (revision, rest) = plain_integer(rest)?;
+    (rest == b"}}}}}" && values < limits.max_values).then(|| {
+        AppMessage::Reply(Reply {
+            id,
+            outcome: Outcome::Ok(CallResult::Executed { output: Value::Raw(output), revision }),
+        })
+    })
+}
+
+/// A JSON integer without sign, fraction or exponent at the start of `bytes` that fits a
+/// `u64` (`0` or digits without a leading zero), and what follows it.
+fn plain_integer(bytes: &[u8]) -> Option<(u64, &[u8])> {
+    let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+    let (number, rest) = bytes.split_at(digits);
+    if digits == 0 || (digits > 1 && number[0] == b'0') {
+        return None;
+    }
+    let value =
+        number.iter().try_fold(0u64, |n, d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))?;
+    Some((value, rest))
 }
 
 /// `{"reply":{"id":I,"outcome":{"ok":{"executed":{"output":O,"revision":R}}}}}` with nothing
@@ -100,8 +226,9 @@ fn member(name: &str, value: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::channel::{DaemonMessage, ExecuteCall, decode_message, encode_frame};
+    use crate::channel::{DaemonMessage, decode_message, encode_frame};
     use crate::{RawJson, parse};
+    use alloc::string::String;
 
     fn limits() -> Limits {
         crate::channel::frame_limits(&Limits::DEFAULT, crate::channel::DEFAULT_MAX_FRAME)
@@ -148,6 +275,135 @@ mod tests {
             "a shallow input fits"
         );
         assert!(encode_request_frame(request(Value::Null), &limits(), 10).is_err());
+    }
+
+    /// A frame, or the kind of error (a fragment's error offset is where it starts on the
+    /// general path, inside it on the serde mapping's tree; the kind is the same).
+    fn kind_of(r: Result<Vec<u8>, FrameError>) -> Result<Vec<u8>, FrameError> {
+        r.map_err(|e| match e {
+            FrameError::Json(e) => FrameError::Json(crate::JsonError::new(e.kind(), 0)),
+            other => other,
+        })
+    }
+
+    #[test]
+    fn hand_written_request_frames_match_the_serde_mapping_at_every_bound() {
+        let tree = |s: &str| parse(s.as_bytes(), &Limits::DEFAULT).unwrap();
+        let raw = |s: &str| Value::Raw(RawJson::encode(&tree(s), &Limits::DEFAULT).unwrap());
+        let inputs = [
+            Value::Object(Map::new()),
+            raw(r#"{"text":"a\nb\u2029\"q\"","n":[1.0,-2e3,{"x":null}],"deep":[[[]]]}"#),
+            raw(r#""just a string""#),
+            raw("12"),
+            raw("[]"),
+        ];
+        let actions = ["document.get", "a\"b\\c\n\u{2028}\u{7f}\u{0}é😀", ""];
+        let revisions = [None, Some(0), Some(u64::MAX)];
+        for input in &inputs {
+            for action in actions {
+                for (id, expected_revision) in [1, 42, u64::MAX].into_iter().zip(revisions) {
+                    let call = ExecuteCall {
+                        action: action.into(),
+                        input: input.clone(),
+                        expected_revision,
+                    };
+                    let request = Request { id, call: Call::Execute(call.clone()) };
+                    let serde = |l: &Limits, max_frame| {
+                        let message = DaemonMessage::Request(request.clone());
+                        kind_of(encode_frame(&message, l, max_frame))
+                    };
+                    let ours = |l: &Limits, max_frame| {
+                        kind_of(encode_request_frame(request.clone(), l, max_frame))
+                    };
+                    // Under the usual bounds the frame is written by hand, and is the same.
+                    let by_hand = write_execute_request(id, &call, &limits(), 1 << 20);
+                    assert!(by_hand.is_some(), "{request:?}");
+                    assert_eq!(by_hand.map(Ok), Some(serde(&limits(), 1 << 20)));
+                    let len = by_hand_len(&request);
+                    // Every bound, below, at and above what the message needs.
+                    for v in 0..=len + 2 {
+                        let tight = [
+                            Limits { max_depth: v, ..limits() },
+                            Limits { max_values: v, ..limits() },
+                            Limits { max_members: v, ..limits() },
+                            Limits { max_string_bytes: v, ..limits() },
+                            Limits { max_bytes: v, ..limits() },
+                        ];
+                        for l in &tight {
+                            assert_eq!(ours(l, 1 << 20), serde(l, 1 << 20), "{request:?} {l:?}");
+                        }
+                        assert_eq!(
+                            ours(&limits(), v),
+                            serde(&limits(), v),
+                            "{request:?} frame {v}"
+                        );
+                    }
+                }
+            }
+        }
+        // Any other input goes the general way.
+        let call =
+            ExecuteCall { action: "a".into(), input: tree(r#"{"x":1}"#), expected_revision: None };
+        assert!(write_execute_request(1, &call, &limits(), 1 << 20).is_none());
+    }
+
+    /// The body length of `request`'s frame.
+    fn by_hand_len(request: &Request) -> usize {
+        let message = DaemonMessage::Request(request.clone());
+        encode_frame(&message, &limits(), 1 << 20).unwrap().len() - super::HEADER_LEN
+    }
+
+    #[test]
+    fn executed_replies_matched_by_hand_decode_as_the_general_path_at_every_bound() {
+        let bodies: &[&[u8]] = &[
+            br#"{"reply":{"id":3,"outcome":{"ok":{"executed":{"output":{"length":64},"revision":1}}}}}"#,
+            br#"{"reply":{"id":0,"outcome":{"ok":{"executed":{"output":"a\u2028\/\"\u00e9\ud83d\ude00","revision":0}}}}}"#,
+            br#"{"reply":{"id":18446744073709551615,"outcome":{"ok":{"executed":{"output":[[[]],{"a":{"b":[1,2.5e3,null,true]}}],"revision":18446744073709551615}}}}}"#,
+            // Not taken by hand (or failing): the general path decides, the same way.
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output": {"x" : 1} ,"revision":2}}}}}"#,
+            br#"{"reply":{"id":18446744073709551616,"outcome":{"ok":{"executed":{"output":1,"revision":2}}}}}"#,
+            br#"{"reply":{"id":01,"outcome":{"ok":{"executed":{"output":1,"revision":2}}}}}"#,
+            br#"{"reply":{"id":1.0,"outcome":{"ok":{"executed":{"output":1,"revision":2}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":1,"revision":2e0}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":1,"revision":-2}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":1,"revision":2}}}}} "#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":1,"revision":2}}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":1,"revision":2,"x":1}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":1,"output":2,"revision":2}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":{"a":1,"a":2},"revision":2}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":[1,],"revision":2}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":"\ud800","revision":2}}}}}"#,
+            b"{\"reply\":{\"id\":1,\"outcome\":{\"ok\":{\"executed\":{\"output\":\"\xff\",\"revision\":2}}}}}",
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":tru,"revision":2}}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":1,"revision":2}}}}"#,
+            br#"{"reply":{"id":1,"outcome":{"ok":{"executed":{"output":1"#,
+        ];
+        for (i, body) in bodies.iter().enumerate() {
+            let by_hand = match_executed_reply(body, &limits());
+            assert_eq!(by_hand.is_some(), i < 3, "{}", String::from_utf8_lossy(body));
+            assert_eq!(
+                decode_app_message(body, &limits()),
+                decode_general(body, &limits()),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+            for v in 0..=body.len() + 1 {
+                for l in [
+                    Limits { max_depth: v, ..limits() },
+                    Limits { max_values: v, ..limits() },
+                    Limits { max_members: v, ..limits() },
+                    Limits { max_string_bytes: v, ..limits() },
+                    Limits { max_bytes: v, ..limits() },
+                ] {
+                    assert_eq!(
+                        decode_app_message(body, &l),
+                        decode_general(body, &l),
+                        "{} {l:?}",
+                        String::from_utf8_lossy(body)
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -50,6 +50,27 @@ pub(super) fn parse_raw(input: &[u8], limits: &Limits) -> Result<RawJson, JsonEr
     }
 }
 
+/// The value starting at `pos` of `input` as a fragment, `open` containers deep with `before`
+/// values ahead of it in the document: exactly the capture [`parse_with_raw`] makes there (the
+/// same bounds, the same errors at the same offsets). Gives the fragment, the position after
+/// it and the document's value count so far. For a caller that has matched the bytes around
+/// the fragment itself (`channel/per_call.rs`).
+pub(crate) fn capture_at(
+    input: &[u8],
+    limits: &Limits,
+    pos: usize,
+    open: usize,
+    before: usize,
+) -> Result<(RawJson, usize, usize), JsonError> {
+    let mut parser =
+        Parser { input, pos, limits, values: before + 1, key_offsets: Vec::new(), raw_at: None };
+    if parser.values > limits.max_values {
+        return Err(parser.err(JsonErrorKind::TooManyValues, pos));
+    }
+    let raw = parser.capture(open)?;
+    Ok((raw, parser.pos, parser.values))
+}
+
 fn parse_splicing(
     input: &[u8],
     limits: &Limits,

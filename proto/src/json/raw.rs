@@ -22,15 +22,15 @@ use super::{JsonError, JsonErrorKind, Limits, Value, encode_into, parse};
 
 /// What the bounds of [`Limits`] need to know about an encoded value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(super) struct Shape {
+pub(crate) struct Shape {
     /// Containers open at once at the deepest point (0 for a scalar).
-    pub(super) depth: usize,
+    pub(crate) depth: usize,
     /// Values in all, the fragment's own included.
-    pub(super) values: usize,
+    pub(crate) values: usize,
     /// Members of its widest array or object.
-    pub(super) members: usize,
+    pub(crate) members: usize,
     /// Decoded length of its longest string or key.
-    pub(super) string_bytes: usize,
+    pub(crate) string_bytes: usize,
 }
 
 impl Shape {
@@ -125,7 +125,7 @@ impl RawJson {
         &self.0.bytes
     }
 
-    pub(super) fn shape(&self) -> &Shape {
+    pub(crate) fn shape(&self) -> &Shape {
         &self.0.shape
     }
 

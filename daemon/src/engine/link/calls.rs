@@ -13,9 +13,10 @@
 //! passes fails `outcome_unknown/timeout`, never "cancelled"; if it was still queued it is then
 //! never written, so the conservative answer stays true.
 //!
-//! "Written" starts when the writer takes a request for its next write (requests already
-//! queued are coalesced into one write), so a request inside a write the app has not fully
-//! read yet counts as sent: its outcome is the app's to report.
+//! "Written" starts when a request is taken for a write: by the calling task itself when
+//! nothing is ahead of it, else by the link's writer task for its next write (requests already
+//! queued are coalesced into one write; `writer.rs`). So a request inside a write the app has
+//! not fully read yet counts as sent: its outcome is the app's to report.
 //!
 //! The only errors made here are the link's own: disabled, busy, closed (disconnected or
 //! shut down), timeout, and a request too large for a frame.
@@ -27,11 +28,12 @@
 //!
 //! `activity` notices ([`AppHandle::notify`]) are not written the moment their call ends (an
 //! extra write, and the app woken just as the client's next request arrives): they are held
-//! here and ride in the writer's next write, after that write's requests. So an idle app
-//! still gets them promptly, the same link timer flushes them at most [`NOTICE_FLUSH`] after
-//! the first one was held; while notices keep being taken by writes it fires once per
-//! [`NOTICE_FLUSH`], and with nothing held it is not armed at all. A notice is made after the
-//! reply of the call it reports arrived, so it always reaches the app after that reply.
+//! here and ride in the next write, direct or the writer task's, after that write's requests.
+//! So an idle app still gets them promptly, the same link timer flushes them at most
+//! [`NOTICE_FLUSH`] after the first one was held; while notices keep being taken by writes it
+//! fires once per [`NOTICE_FLUSH`], and with nothing held it is not armed at all. A notice is
+//! made after the reply of the call it reports arrived, so it always reaches the app after
+//! that reply.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -43,10 +45,11 @@ use jfgui_proto::channel::{
     Activity, Call, CallResult, Request, encode_activity_frame, encode_request_frame,
 };
 use jfgui_proto::{ActionError, Reason};
-use tokio::sync::{Notify, mpsc, oneshot, watch};
+use tokio::sync::{Notify, oneshot, watch};
 use tokio::time::Instant;
 
 use super::Registration;
+use super::writer::{Outbox, Sink};
 use crate::engine::catalog::{Catalog, CatalogAction};
 use crate::engine::search::SearchText;
 use crate::engine::{AppSummary, EngineConfig};
@@ -88,7 +91,8 @@ struct AppInner {
     calls: Mutex<Calls>,
     /// Tells the link to look at the deadlines again: a call arrived while none was watched.
     deadlines: Notify,
-    queue: mpsc::Sender<Outgoing>,
+    /// Wakes the link's writer task: something was queued for it, or notices are due.
+    writer: Notify,
     config: Arc<EngineConfig>,
 }
 
@@ -112,11 +116,29 @@ struct Calls {
     /// of an app has the same deadline length, so a call arriving while it is set is due no
     /// earlier than the timer; only a call arriving while it is unset needs to tell the link.
     watched: bool,
-    /// `activity` notices waiting for the writer.
+    /// `activity` notices waiting for the next write.
     notices: Notices,
+    /// The frames on their way to the app and the write half (`writer.rs`).
+    out: Outbox,
 }
 
-/// Encoded `activity` frames held for the writer's next write (see the module docs).
+/// Marks request `id` as taken for a write; false if it was failed or forgotten before its turn
+/// (then it is not written at all).
+fn mark_sent(pending: &mut HashMap<u64, Pending>, id: u64) -> bool {
+    pending.get_mut(&id).map(|p| p.sent = true).is_some()
+}
+
+impl Calls {
+    /// Moves the held notices to the end of `batch` (a write about to be made).
+    fn take_notices(&mut self, batch: &mut Vec<u8>) {
+        if self.notices.count > 0 {
+            batch.append(&mut self.notices.frames);
+            self.notices.count = 0;
+        }
+    }
+}
+
+/// Encoded `activity` frames held for the next write (see the module docs).
 #[derive(Default)]
 struct Notices {
     /// The frames, in order.
@@ -142,13 +164,6 @@ pub(super) const NOTICE_SLOTS: usize = 16;
 /// The longest a held `activity` notice waits for a write to ride in.
 pub const NOTICE_FLUSH: Duration = Duration::from_millis(50);
 
-/// A frame waiting for the writer: a request (with its id), or (no id, no bytes) a wake-up to
-/// write the held notices.
-pub(super) struct Outgoing {
-    pub(super) id: Option<u64>,
-    pub(super) frame: Vec<u8>,
-}
-
 /// The caller of one call, waiting for its outcome; see [`AppHandle::complete`].
 #[must_use = "the caller waits until the outcome is sent or the waiter dropped"]
 pub struct Waiter(oneshot::Sender<CallOutcome>);
@@ -168,12 +183,11 @@ impl Waiter {
 
 impl AppHandle {
     /// The handle of a registered app with registry id `id` and endpoint `slug`; its requests
-    /// go to `queue`, which the link's writer drains.
+    /// are queued until the link attaches the write half ([`AppHandle::attach_writer`]).
     pub(super) fn new(
         id: u64,
         slug: String,
         registration: Registration,
-        queue: mpsc::Sender<Outgoing>,
         config: Arc<EngineConfig>,
     ) -> AppHandle {
         let status = if registration.enabled { LinkStatus::Enabled } else { LinkStatus::Disabled };
@@ -194,9 +208,10 @@ impl AppHandle {
                 closed: None,
                 watched: false,
                 notices: Notices::default(),
+                out: Outbox::default(),
             }),
             deadlines: Notify::new(),
-            queue,
+            writer: Notify::new(),
             config,
         }))
     }
@@ -260,13 +275,43 @@ impl AppHandle {
         true
     }
 
-    /// Moves the held notices to the end of `batch` (the writer's next write).
-    pub(super) fn take_notices(&self, batch: &mut Vec<u8>) {
+    /// Installs the write half of the connection once the app was welcomed: from now on a
+    /// request with nothing ahead of it is written by its caller.
+    pub(super) fn attach_writer(&self, sink: Sink) {
+        self.lock_calls().out.attach(sink);
+    }
+
+    /// Takes the write half for good (the link ended, or a write failed) with the rest of a
+    /// begun write; new calls fail `app_disconnected`, the queued requests are dropped (their
+    /// calls fail with the link's end).
+    pub(super) fn detach_writer(&self) -> Option<(Vec<u8>, Sink)> {
+        self.lock_calls().out.detach()
+    }
+
+    /// Completes when the writer task has something to look at ([`AppHandle::next_write`]).
+    pub(super) async fn writer_woken(&self) {
+        self.0.writer.notified().await;
+    }
+
+    /// The writer task's next write with the write half to write it with: the rest of a direct
+    /// write, the queued requests still pending (marked sent; coalesced), then the held
+    /// notices. `None` when there is nothing to write (or no write half).
+    pub(super) fn next_write(&self) -> Option<(Vec<u8>, Sink)> {
         let mut calls = self.lock_calls();
-        if calls.notices.count > 0 {
-            batch.append(&mut calls.notices.frames);
-            calls.notices.count = 0;
+        let calls = &mut *calls;
+        let pending = &mut calls.pending;
+        let (mut batch, sink) = calls.out.take_write(|id| mark_sent(pending, id))?;
+        calls.take_notices(&mut batch);
+        if batch.is_empty() {
+            calls.out.put_back(sink);
+            return None;
         }
+        Some((batch, sink))
+    }
+
+    /// Gives the write half back after the writer task's write.
+    pub(super) fn writer_done(&self, sink: Sink) {
+        self.lock_calls().out.put_back(sink);
     }
     /// The registered actions, in registration order.
     pub fn actions(&self) -> &[CatalogAction] {
@@ -335,24 +380,35 @@ impl AppHandle {
                 })?;
         let (tx, rx) = oneshot::channel();
         let deadline = Instant::now() + config.request_deadline;
-        let watch_deadline = {
+        let (wake_writer, watch_deadline) = {
             let mut calls = self.lock_calls();
             if let Some(reason) = &calls.closed {
                 return Err(closed_error(reason.clone()));
             }
-            if calls.pending.len() >= config.max_queued_per_app {
+            if calls.out.is_gone() {
+                return Err(closed_error(Reason::AppDisconnected));
+            }
+            if calls.pending.len() >= config.max_queued_per_app
+                || calls.out.queued() >= config.max_queued_per_app
+            {
                 return Err(busy_error());
             }
-            match self.0.queue.try_send(Outgoing { id: Some(id), frame }) {
-                Ok(()) => {}
-                Err(mpsc::error::TrySendError::Full(_)) => return Err(busy_error()),
-                Err(mpsc::error::TrySendError::Closed(_)) => {
-                    return Err(closed_error(Reason::AppDisconnected));
-                }
-            }
             calls.pending.insert(id, Pending { reply: tx, sent: false, deadline });
-            !std::mem::replace(&mut calls.watched, true)
+            let wake_writer = if calls.out.is_clear() {
+                // Nothing ahead of it: written here, with the held notices riding along.
+                mark_sent(&mut calls.pending, id);
+                let mut batch = frame;
+                calls.take_notices(&mut batch);
+                calls.out.write_direct(batch)
+            } else {
+                calls.out.push(id, frame);
+                true
+            };
+            (wake_writer, !std::mem::replace(&mut calls.watched, true))
         };
+        if wake_writer {
+            self.0.writer.notify_one();
+        }
         if watch_deadline {
             self.0.deadlines.notify_one();
         }
@@ -398,10 +454,9 @@ impl AppHandle {
             };
             (expired, flush, next)
         };
-        // The writer takes the held notices with whatever it writes next; with nothing queued
-        // it has to be woken for them (one slot of the queue is kept for this).
-        if flush && self.0.queue.capacity() == self.0.queue.max_capacity() {
-            let _ = self.0.queue.try_send(Outgoing { id: None, frame: Vec::new() });
+        // The writer task takes the held notices with whatever it writes next (or alone).
+        if flush {
+            self.0.writer.notify_one();
         }
         for (id, pending) in expired {
             tracing::warn!(app = %self.0.slug, id, "request deadline passed; outcome unknown");
@@ -438,12 +493,6 @@ impl AppHandle {
                 None
             }
         }
-    }
-
-    /// Marks request `id` as taken by the writer; false if it was failed or forgotten before
-    /// its turn (then it is not written at all).
-    pub(super) fn mark_sent(&self, id: u64) -> bool {
-        self.lock_calls().pending.get_mut(&id).map(|p| p.sent = true).is_some()
     }
 
     /// True once a closing link has no call left to wait for.

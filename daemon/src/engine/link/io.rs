@@ -1,6 +1,6 @@
-//! The read and write loops of one app connection: frames in (bounded, with the partial-frame
-//! deadline), correlated replies and the app's other messages out to the engine; request frames
-//! out to the app in queue order; the calls' deadlines (one timer per link); and the drain on
+//! The reading side of one app connection: frames in (bounded, with the partial-frame
+//! deadline), correlated replies and the app's other messages out to the engine; the calls'
+//! deadlines (one timer per link); the writer task's start (`writer.rs`) and the drain on
 //! shutdown.
 
 use std::fmt;
@@ -12,19 +12,17 @@ use jfgui_proto::channel::{
     decode_app_message, encode_frame,
 };
 use jfgui_proto::{Limits, Reason};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-use super::calls::{AppHandle, CallOutcome, Outgoing, Waiter};
+use super::calls::{AppHandle, CallOutcome, Waiter};
+use super::writer::write_requests;
 use crate::engine::partial::{Partial, PartialError};
 use crate::engine::{EngineConfig, until};
 
 /// Bytes asked of the transport per read.
 const READ_CHUNK: usize = 16 * 1024;
-
-/// Requests already queued are coalesced into one write up to this size.
-const COALESCE: usize = 64 * 1024;
 
 /// What the app said, for the engine to act on, in channel order.
 #[derive(Debug)]
@@ -151,8 +149,8 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     }
 }
 
-/// A registered app's connection: the reading side here, the writing side in a task of its
-/// own (so a slow app reader never stalls the replies).
+/// A registered app's connection: the reading side here, the writing side shared by the
+/// callers and a task of its own (`writer.rs`; so a slow app reader never stalls the replies).
 pub struct Link<R> {
     app: AppHandle,
     reader: FrameReader<R>,
@@ -168,16 +166,16 @@ pub struct Link<R> {
 }
 
 impl<R: AsyncRead + Unpin> Link<R> {
-    /// Starts the writer of `app`'s requests on `wr`.
+    /// Hands `wr` to `app`'s calls and starts the writer task of its requests.
     pub(super) fn start<W: AsyncWrite + Send + Unpin + 'static>(
         app: AppHandle,
         reader: FrameReader<R>,
         wr: W,
-        queue: mpsc::Receiver<Outgoing>,
         shutdown: watch::Receiver<bool>,
     ) -> Self {
         let (bye, bye_rx) = oneshot::channel();
-        let writer = tokio::spawn(write_requests(app.clone(), wr, queue, bye_rx));
+        app.attach_writer(Box::new(wr));
+        let writer = tokio::spawn(write_requests(app.clone(), bye_rx));
         let deadline = Box::pin(tokio::time::sleep(Duration::ZERO));
         Link { app, reader, writer, bye, shutdown, drain_until: None, deadline, watching: false }
     }
@@ -240,8 +238,9 @@ impl<R: AsyncRead + Unpin> Link<R> {
         }
     }
 
-    /// Stops the writer once the link has `ended`: on shutdown after telling the app `bye`
-    /// (a courtesy with a short deadline: the app may not read at all), otherwise at once.
+    /// Stops writing once the link has `ended`: on shutdown after telling the app `bye` (a
+    /// courtesy with a short deadline: the app may not read at all), otherwise at once. Either
+    /// way the write half is dropped, so the app sees the connection end.
     pub async fn finish(self, ended: &LinkEnd) {
         let config = self.app.config();
         if matches!(ended, LinkEnd::Shutdown) {
@@ -256,10 +255,13 @@ impl<R: AsyncRead + Unpin> Link<R> {
                 if tokio::time::timeout(Duration::from_secs(1), self.writer).await.is_err() {
                     abort.abort();
                 }
+                // Gone already unless the writer task ended before it got the bye.
+                drop(self.app.detach_writer());
                 return;
             }
         }
         self.writer.abort();
+        drop(self.app.detach_writer());
     }
 }
 
@@ -267,56 +269,5 @@ async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
-    }
-}
-
-/// The writing side: request frames in queue order (skipping calls that were failed or timed
-/// out before their turn) with the held `activity` notices after them, then an optional `bye`.
-async fn write_requests<W: AsyncWrite + Unpin>(
-    app: AppHandle,
-    mut wr: W,
-    mut queue: mpsc::Receiver<Outgoing>,
-    mut bye: oneshot::Receiver<Vec<u8>>,
-) {
-    loop {
-        tokio::select! {
-            biased;
-            frame = &mut bye => {
-                if let Ok(frame) = frame {
-                    let _ = wr.write_all(&frame).await;
-                    let _ = wr.shutdown().await;
-                }
-                return;
-            }
-            next = queue.recv() => {
-                let Some(first) = next else { return };
-                // Coalesce what is already queued into one write; each request counts as
-                // sent from here on (the app may see it), unless it was failed meanwhile.
-                let mut batch = Vec::new();
-                let mut out = Some(first);
-                while let Some(o) = out.take() {
-                    if o.id.is_none_or(|id| app.mark_sent(id)) {
-                        if batch.is_empty() {
-                            batch = o.frame;
-                        } else {
-                            batch.extend_from_slice(&o.frame);
-                        }
-                    }
-                    if batch.len() < COALESCE {
-                        out = queue.try_recv().ok();
-                    }
-                }
-                // Held `activity` notices ride in the same write, after its requests.
-                app.take_notices(&mut batch);
-                if batch.is_empty() {
-                    continue;
-                }
-                if let Err(e) = wr.write_all(&batch).await {
-                    // The reader sees the same broken transport and ends the link.
-                    tracing::debug!(app = app.slug(), "write to app failed: {e}");
-                    return;
-                }
-            }
-        }
     }
 }

@@ -1,0 +1,349 @@
+//! The write side of a host channel: request frames go out in call order, with the held
+//! `activity` notices after a write's requests. A call whose frame has nothing ahead of it
+//! (nothing queued, nothing left of an earlier write, the writer task not writing) is written
+//! by the calling task itself, one non-blocking write, so the call costs no wake-up of another
+//! task; what the socket does not take of it, and every frame that finds something ahead of
+//! it, goes to the link's writer task, which drains them with coalesced writes.
+//!
+//! [`Outbox`] is the state both share; it lives in the app's call table (`calls.rs`), under
+//! the same lock as the pending calls, so taking a request for a write and marking it sent
+//! (the "written" rule, see `calls.rs`) are one step, and a direct write never overtakes a
+//! queued frame.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::oneshot;
+
+use super::calls::AppHandle;
+
+/// The write half of an app connection, whichever transport it is.
+pub(super) type Sink = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// Requests already queued are coalesced into one write up to this size.
+const COALESCE: usize = 64 * 1024;
+
+/// The frames on their way to the app and the write half they go out through.
+#[derive(Default)]
+pub(super) struct Outbox {
+    /// Requests not yet taken for a write, in call order: (id, frame).
+    queued: VecDeque<(u64, Vec<u8>)>,
+    /// What the socket did not take of a direct write: already counted as written (its
+    /// requests are sent), so it goes out before anything else.
+    rest: Vec<u8>,
+    /// The write half while the writer task is not writing with it; `None` while it writes,
+    /// before the link started and after it ended.
+    sink: Option<Sink>,
+    /// Set for good once writing ended (a write failed, or the link ended): nothing sent from
+    /// then on would ever be written.
+    gone: bool,
+}
+
+impl Outbox {
+    /// Whether a frame sent now would be the next bytes on the wire: nothing queued or left
+    /// over, and the write half idle.
+    pub(super) fn is_clear(&self) -> bool {
+        self.queued.is_empty() && self.rest.is_empty() && self.sink.is_some()
+    }
+
+    /// Whether writing ended for good ([`Outbox::detach`]).
+    pub(super) fn is_gone(&self) -> bool {
+        self.gone
+    }
+
+    /// Requests waiting for the writer task.
+    pub(super) fn queued(&self) -> usize {
+        self.queued.len()
+    }
+
+    /// Queues request `id` behind what is there already.
+    pub(super) fn push(&mut self, id: u64, frame: Vec<u8>) {
+        self.queued.push_back((id, frame));
+    }
+
+    /// Writes what the socket takes of `bytes` now, without waiting, and keeps the rest for the
+    /// writer task. Only when [`Outbox::is_clear`]. True when a rest was kept: the writer task
+    /// has to be woken for it.
+    pub(super) fn write_direct(&mut self, mut bytes: Vec<u8>) -> bool {
+        let written = self.sink.as_mut().map_or(0, |sink| write_now(sink, &bytes));
+        if written == bytes.len() {
+            return false;
+        }
+        bytes.drain(..written);
+        self.rest = bytes;
+        true
+    }
+
+    /// The writer task's next write and the write half to write it with: the rest of a direct
+    /// write, then the queued requests `taken` says are still to be written (in order, up to
+    /// [`COALESCE`] bytes); `None` when the write half is gone. The batch may be empty (the
+    /// caller adds the held notices, or writes nothing).
+    pub(super) fn take_write(
+        &mut self,
+        mut taken: impl FnMut(u64) -> bool,
+    ) -> Option<(Vec<u8>, Sink)> {
+        let sink = self.sink.take()?;
+        let mut batch = std::mem::take(&mut self.rest);
+        while batch.len() < COALESCE {
+            let Some((id, frame)) = self.queued.pop_front() else { break };
+            if taken(id) {
+                if batch.is_empty() {
+                    batch = frame;
+                } else {
+                    batch.extend_from_slice(&frame);
+                }
+            }
+        }
+        Some((batch, sink))
+    }
+
+    /// Gives the write half back after a write.
+    pub(super) fn put_back(&mut self, sink: Sink) {
+        self.sink = Some(sink);
+    }
+
+    /// Installs the write half when the link starts.
+    pub(super) fn attach(&mut self, sink: Sink) {
+        self.sink = Some(sink);
+    }
+
+    /// Takes the write half and what is left of a begun write, for good (the link ended, or a
+    /// write failed): nothing is written any more, new calls are refused, and the queued
+    /// requests are dropped (their calls are failed by the link's end).
+    pub(super) fn detach(&mut self) -> Option<(Vec<u8>, Sink)> {
+        self.gone = true;
+        self.queued.clear();
+        let sink = self.sink.take()?;
+        Some((std::mem::take(&mut self.rest), sink))
+    }
+}
+
+/// Writes what the socket takes of `bytes` without waiting; 0 when it takes nothing now or
+/// fails (the writer task then meets the same state, with the rest, and handles it as ever).
+/// Polled with a no-op waker: the write half is idle, so no writer task waits on it; if the
+/// socket is full, the waker it keeps is that no-op one until the writer task polls it with its
+/// own.
+fn write_now(sink: &mut Sink, bytes: &[u8]) -> usize {
+    match Pin::new(sink).poll_write(&mut Context::from_waker(Waker::noop()), bytes) {
+        Poll::Ready(Ok(n)) => n,
+        Poll::Ready(Err(_)) | Poll::Pending => 0,
+    }
+}
+
+/// The writer task: whenever woken, writes what [`AppHandle::next_write`] gives it until
+/// nothing is left; on `bye`, writes the rest of a begun write, then `bye`, and shuts the
+/// write side down. Calls failed or timed out before their turn are not written at all.
+pub(super) async fn write_requests(app: AppHandle, mut bye: oneshot::Receiver<Vec<u8>>) {
+    loop {
+        tokio::select! {
+            biased;
+            frame = &mut bye => {
+                if let (Ok(frame), Some((rest, mut wr))) = (frame, app.detach_writer()) {
+                    let _ = wr.write_all(&rest).await;
+                    let _ = wr.write_all(&frame).await;
+                    let _ = wr.shutdown().await;
+                }
+                return;
+            }
+            () = app.writer_woken() => {}
+        }
+        while let Some((batch, mut wr)) = app.next_write() {
+            if let Err(e) = wr.write_all(&batch).await {
+                // The reader sees the same broken transport and ends the link; new calls fail
+                // at once meanwhile.
+                tracing::debug!(app = app.slug(), "write to app failed: {e}");
+                drop(app.detach_writer());
+                return;
+            }
+            app.writer_done(wr);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use jfgui_proto::channel::{Activity, Call, DaemonMessage, FrameDecoder, decode_message};
+    use jfgui_proto::{Limits, Value};
+    use tokio::io::{AsyncReadExt, DuplexStream};
+
+    use super::*;
+    use crate::engine::EngineConfig;
+    use crate::engine::link::{CallOutcome, Registration};
+
+    /// An app (asking for notices) whose requests go to the returned stream; no writer task
+    /// runs unless a test starts one.
+    fn app(buffer: usize) -> (AppHandle, DuplexStream) {
+        let registration = Registration {
+            display_name: "Test".into(),
+            display_name_truncated: false,
+            pid: 1,
+            enabled: true,
+            activity: true,
+            actions: Vec::new(),
+        };
+        let app = AppHandle::new(1, "test".into(), registration, Arc::new(EngineConfig::default()));
+        let (wr, rd) = tokio::io::duplex(buffer);
+        app.attach_writer(Box::new(wr));
+        (app, rd)
+    }
+
+    fn call(tag: &str) -> Call {
+        Call::Inspect { input: Value::String(tag.into()) }
+    }
+
+    /// Starts `call` and polls it once: up to waiting for its reply.
+    fn start(app: &AppHandle, call: Call) -> Pin<Box<impl Future<Output = CallOutcome> + '_>> {
+        let mut request = Box::pin(app.request(call));
+        assert!(request.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
+        request
+    }
+
+    /// What `rd` holds now, read without waiting: only what was written already is there.
+    fn read_now(rd: &mut DuplexStream) -> Vec<u8> {
+        let mut buf = vec![0u8; 4096];
+        let mut read = std::pin::pin!(rd.read(&mut buf));
+        match read.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(Ok(n)) => buf[..n].to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The messages in `bytes`, which hold whole frames only.
+    fn messages(bytes: &[u8]) -> Vec<DaemonMessage> {
+        let mut decoder = FrameDecoder::new(1 << 20);
+        decoder.feed(bytes);
+        let mut out = Vec::new();
+        while let Some(body) = decoder.next_body().unwrap() {
+            out.push(decode_message(body, &Limits::DEFAULT).unwrap());
+        }
+        assert!(!decoder.has_partial(), "a frame was cut");
+        out
+    }
+
+    fn inspect(tag: &str, id: u64) -> DaemonMessage {
+        DaemonMessage::Request(jfgui_proto::channel::Request { id, call: call(tag) })
+    }
+
+    fn activity(action: &str) -> Activity {
+        Activity { client: "c".into(), action: action.into(), outcome: "ok".into(), reason: None }
+    }
+
+    #[tokio::test]
+    async fn a_request_with_nothing_ahead_is_written_by_its_caller() {
+        let (app, mut rd) = app(4096);
+        let _a = start(&app, call("a"));
+        // No writer task runs: the frame was written by the call itself, and counts as sent.
+        assert_eq!(messages(&read_now(&mut rd)), [inspect("a", 1)]);
+        assert!(app.complete(1).is_some());
+    }
+
+    #[tokio::test]
+    async fn held_notices_ride_after_the_direct_write_of_a_request() {
+        let (app, mut rd) = app(4096);
+        assert!(app.notify(&activity("one")));
+        assert!(app.notify(&activity("two")));
+        assert!(read_now(&mut rd).is_empty(), "notices are held, not written");
+        let _a = start(&app, call("a"));
+        let written = messages(&read_now(&mut rd));
+        let expected = [
+            inspect("a", 1),
+            DaemonMessage::Activity(activity("one")),
+            DaemonMessage::Activity(activity("two")),
+        ];
+        assert_eq!(written, expected);
+        // Taken: the next request goes alone.
+        let _b = start(&app, call("b"));
+        assert_eq!(messages(&read_now(&mut rd)), [inspect("b", 2)]);
+    }
+
+    #[tokio::test]
+    async fn the_rest_of_a_partial_write_and_the_frames_behind_it_go_out_in_order() {
+        // Room for 8 bytes: the first request is written in part by its caller, the second
+        // (and a notice held meanwhile) find it ahead and are queued for the writer task.
+        let (app, mut rd) = app(8);
+        let _a = start(&app, call("first, longer than the pipe"));
+        let mut all = read_now(&mut rd);
+        assert_eq!(all.len(), 8);
+        assert!(app.notify(&activity("n")));
+        let _b = start(&app, call("second"));
+        assert!(read_now(&mut rd).is_empty(), "nothing more without the writer task");
+        // The first counts as sent (taken for a write); the second is not yet.
+        assert!(app.complete(1).is_some());
+        assert!(app.complete(2).is_none());
+        let (bye, bye_rx) = oneshot::channel();
+        let writer = tokio::spawn(write_requests(app.clone(), bye_rx));
+        let wanted = [
+            inspect("first, longer than the pipe", 1),
+            inspect("second", 2),
+            DaemonMessage::Activity(activity("n")),
+        ];
+        let mut buf = [0u8; 64];
+        let read_all = async {
+            while messages_so_far(&all) < wanted.len() {
+                let n = rd.read(&mut buf).await.unwrap();
+                assert!(n > 0, "the write side ended early");
+                all.extend_from_slice(&buf[..n]);
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), read_all).await.unwrap();
+        assert_eq!(messages(&all), wanted);
+        assert!(app.complete(2).is_some(), "the queued request was marked sent when taken");
+        drop(bye);
+        writer.abort();
+    }
+
+    /// How many whole frames `bytes` starts with.
+    fn messages_so_far(bytes: &[u8]) -> usize {
+        let mut decoder = FrameDecoder::new(1 << 20);
+        decoder.feed(bytes);
+        std::iter::from_fn(|| decoder.next_body().unwrap().map(|_| ())).count()
+    }
+
+    #[tokio::test]
+    async fn a_queued_request_failed_before_its_turn_is_not_written() {
+        let (app, mut rd) = app(8);
+        let a = start(&app, call("first, longer than the pipe"));
+        let b = start(&app, call("second"));
+        // The second caller stops waiting before the writer task takes its request.
+        drop(b);
+        let (_bye, bye_rx) = oneshot::channel();
+        let writer = tokio::spawn(write_requests(app.clone(), bye_rx));
+        let mut all = Vec::new();
+        let mut buf = [0u8; 64];
+        let read_first = async {
+            while messages_so_far(&all) < 1 {
+                let n = rd.read(&mut buf).await.unwrap();
+                all.extend_from_slice(&buf[..n]);
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), read_first).await.unwrap();
+        // Give the writer task every chance to write more than it should.
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        all.extend(read_now(&mut rd));
+        assert_eq!(messages(&all), [inspect("first, longer than the pipe", 1)]);
+        drop(a);
+        writer.abort();
+    }
+
+    #[tokio::test]
+    async fn once_a_write_failed_new_calls_fail_at_once() {
+        let (app, rd) = app(4096);
+        drop(rd);
+        let (_bye, bye_rx) = oneshot::channel();
+        let writer = tokio::spawn(write_requests(app.clone(), bye_rx));
+        // Its write fails (the app's side is gone); it stays the app's to answer until the
+        // link ends, which the reading side sees.
+        let _a = start(&app, call("a"));
+        tokio::time::timeout(Duration::from_secs(10), writer).await.unwrap().unwrap();
+        let refused = app.request(call("b")).await.unwrap_err();
+        assert_eq!(refused.reason, jfgui_proto::Reason::AppDisconnected);
+    }
+}
