@@ -17,8 +17,7 @@ mod ser;
 mod value;
 
 pub use de::{DecodeError, from_value};
-pub(crate) use encode::write_string;
-pub use encode::{encode, encode_into};
+pub use encode::{encode, encode_into, write_string};
 pub use error::{JsonError, JsonErrorKind};
 pub use limits::Limits;
 pub use number::Number;

@@ -2,16 +2,19 @@
 //!
 //! A [`Record`] is built on the call path from what the call already holds (cheap clones, no
 //! hashing); [`Record::to_line`] runs on the writer thread and does the expensive part: the
-//! input's encoding, size and SHA-256. Lines are strict JSON from the protocol's encoder, so
-//! a record never holds a raw line break whatever the client sent.
+//! input's size and SHA-256, and the line. The line is written directly, without a value
+//! tree, in exactly the bytes the protocol's encoder would give the record's tree (its string
+//! escapes included, U+2028/U+2029 too): strict JSON that never holds a raw line break,
+//! whatever the client sent.
 
+use std::io::Write as _;
 use std::sync::Arc;
 
 use jfgui_proto::channel::Activity;
-use jfgui_proto::{Limits, Map, Value};
+use jfgui_proto::{Limits, Value, write_string};
 use sha2::{Digest, Sha256};
 
-use super::time::format_ms;
+use super::time;
 
 /// With `--audit-inputs`, at most this many bytes of the input's JSON are kept.
 pub const INPUT_KEPT: usize = 4096;
@@ -178,22 +181,6 @@ impl Outcome {
             Outcome::Unknown { .. } => "unknown",
         }
     }
-
-    fn to_value(&self) -> Value {
-        let (class, reason) = match self {
-            Outcome::Ok => return Value::from("ok"),
-            Outcome::Refused { class, reason } | Outcome::Failed { class, reason } => {
-                (*class, reason)
-            }
-            Outcome::Unknown { reason } => ("outcome_unknown", reason),
-        };
-        let mut detail = Map::with_capacity(2);
-        detail.insert("class", class);
-        detail.insert("reason", reason.as_str());
-        let mut m = Map::with_capacity(1);
-        m.insert(self.word(), detail);
-        Value::Object(m)
-    }
 }
 
 /// One recorded call.
@@ -291,104 +278,189 @@ impl Record {
     }
 
     /// The record's JSON line (without the newline). `keep_input`: `--audit-inputs`.
+    ///
+    /// Written straight into the line, member by member, in the order and with the escapes
+    /// the protocol's encoder uses (its own [`write_string`]): the bytes are what encoding the
+    /// record as a value tree gives (the tests hold that tree as the reference), without the
+    /// tree's allocations on every record.
     pub fn to_line(&self, keep_input: bool) -> Vec<u8> {
-        let mut m = Map::with_capacity(12);
-        m.insert("time", format_ms(self.time_ms));
-        m.insert("client", self.client_value());
-        let mut app = Map::with_capacity(3);
-        app.insert("slug", self.app.slug.as_str());
-        app.insert("displayName", self.app.display_name.as_str());
-        app.insert("pid", self.app.pid);
-        m.insert("app", app);
-        m.insert("method", self.method);
+        let mut line = Vec::with_capacity(LINE_CAPACITY);
+        line.extend_from_slice(br#"{"time":"#);
+        time::write_ms(self.time_ms, &mut line);
+        line.extend_from_slice(br#","client":"#);
+        self.write_client(&mut line);
+        let app = &self.app;
+        line.extend_from_slice(br#","app":{"slug":"#);
+        write_string(&app.slug, &mut line);
+        line.extend_from_slice(br#","displayName":"#);
+        write_string(&app.display_name, &mut line);
+        line.extend_from_slice(br#","pid":"#);
+        write_u64(app.pid.into(), &mut line);
+        line.extend_from_slice(br#"},"method":"#);
+        write_string(self.method, &mut line);
         match &self.action {
             Action::One(name) => {
-                m.insert("action", name.as_str());
+                line.extend_from_slice(br#","action":"#);
+                write_string(name, &mut line);
             }
             Action::Calls { names, atomic } => {
-                let names: Vec<Value> = names.iter().map(|n| Value::from(n.as_str())).collect();
-                m.insert("calls", names);
-                m.insert("atomic", *atomic);
+                line.extend_from_slice(br#","calls":["#);
+                for (i, name) in names.iter().enumerate() {
+                    if i > 0 {
+                        line.push(b',');
+                    }
+                    write_string(name, &mut line);
+                }
+                line.extend_from_slice(br#"],"atomic":"#);
+                write_bool(*atomic, &mut line);
             }
             Action::CancelTask(id) => {
-                m.insert("task", id.as_str());
+                line.extend_from_slice(br#","task":"#);
+                write_string(id, &mut line);
             }
         }
         if let Some(input) = &self.input {
-            m.insert("input", input_value(input, keep_input));
+            line.extend_from_slice(br#","input":"#);
+            write_input(input, keep_input, &mut line);
         }
         if let Some(expected) = self.expected_revision {
-            m.insert("expectedRevision", expected);
+            line.extend_from_slice(br#","expectedRevision":"#);
+            write_u64(expected, &mut line);
         }
-        m.insert("revision", self.revision.map_or(Value::Null, Value::from));
-        m.insert("outcome", self.outcome.to_value());
+        line.extend_from_slice(br#","revision":"#);
+        write_optional_u64(self.revision, &mut line);
+        line.extend_from_slice(br#","outcome":"#);
+        self.outcome.write(&mut line);
         if let Some(app_outcome) = &self.app_outcome {
-            m.insert("appOutcome", app_outcome.to_value());
+            line.extend_from_slice(br#","appOutcome":"#);
+            app_outcome.write(&mut line);
         }
-        m.insert("durationUs", self.duration_us);
-        encode(Value::Object(m))
+        line.extend_from_slice(br#","durationUs":"#);
+        write_u64(self.duration_us, &mut line);
+        line.push(b'}');
+        line
     }
 
-    fn client_value(&self) -> Map {
+    /// `{"uid","pid","exe"?,"transport","protocol","protocolRevision","clientInfo"?}`.
+    fn write_client(&self, line: &mut Vec<u8>) {
         let c = &self.client;
-        let mut m = Map::with_capacity(7);
-        m.insert("uid", c.uid.map_or(Value::Null, Value::from));
-        m.insert("pid", c.pid.map_or(Value::Null, Value::from));
+        line.extend_from_slice(br#"{"uid":"#);
+        write_optional_u64(c.uid.map(u64::from), line);
+        line.extend_from_slice(br#","pid":"#);
+        write_optional_u64(c.pid.map(u64::from), line);
         if let Some(exe) = &c.exe {
-            m.insert("exe", exe.as_str());
+            line.extend_from_slice(br#","exe":"#);
+            write_string(exe, line);
         }
-        m.insert("transport", c.transport.as_str());
+        line.extend_from_slice(br#","transport":"#);
+        write_string(c.transport.as_str(), line);
         match &self.protocol {
             Protocol::Json1 => {
-                m.insert("protocol", "json-1");
-                m.insert("protocolRevision", "1");
+                line.extend_from_slice(br#","protocol":"json-1","protocolRevision":"1""#);
             }
             Protocol::Mcp { revision, client_info } => {
-                m.insert("protocol", "mcp");
-                m.insert("protocolRevision", *revision);
+                line.extend_from_slice(br#","protocol":"mcp","protocolRevision":"#);
+                write_string(revision, line);
                 if let Some(info) = client_info {
-                    let mut i = Map::with_capacity(2);
-                    i.insert("name", info.name.as_str());
-                    i.insert("version", info.version.as_str());
-                    m.insert("clientInfo", i);
+                    line.extend_from_slice(br#","clientInfo":{"name":"#);
+                    write_string(&info.name, line);
+                    line.extend_from_slice(br#","version":"#);
+                    write_string(&info.version, line);
+                    line.push(b'}');
                 }
             }
         }
-        m
+        line.push(b'}');
     }
 }
 
+/// Room for a usual record line (client, app, action and hash: about 350 bytes), so it is
+/// written without growing.
+const LINE_CAPACITY: usize = 512;
+
 /// The line `{"time":…,"dropped":N}`: N records were lost before this point.
 pub fn dropped_line(time_ms: u64, dropped: u64) -> Vec<u8> {
-    let mut m = Map::with_capacity(2);
-    m.insert("time", format_ms(time_ms));
-    m.insert("dropped", dropped);
-    encode(Value::Object(m))
+    let mut line = Vec::with_capacity(64);
+    line.extend_from_slice(br#"{"time":"#);
+    time::write_ms(time_ms, &mut line);
+    line.extend_from_slice(br#","dropped":"#);
+    write_u64(dropped, &mut line);
+    line.push(b'}');
+    line
 }
 
-/// `{size, sha256}` of the input's compact JSON, plus (`keep`) the JSON itself cut at
-/// [`INPUT_KEPT`] bytes (on a character boundary) and whether it was cut.
-fn input_value(input: &Value, keep: bool) -> Map {
-    let bytes = jfgui_proto::encode(input, &unbounded()).unwrap_or_default();
+/// `{"size","sha256"}` of the input's compact JSON, plus (`keep`) `"json"`, the JSON itself
+/// cut at [`INPUT_KEPT`] bytes (on a character boundary), and `"truncated"`, whether it was
+/// cut. An input the client's line held as a fragment (JSON-1) is hashed as it is, in the
+/// encoder's form already; any other is encoded first.
+fn write_input(input: &Value, keep: bool, line: &mut Vec<u8>) {
+    let encoded;
+    let bytes: &[u8] = match input {
+        Value::Raw(raw) => raw.as_bytes(),
+        tree => {
+            // Only a non-finite number could fail, and inputs hold none (they were parsed).
+            encoded = jfgui_proto::encode(tree, &unbounded()).unwrap_or_default();
+            &encoded
+        }
+    };
+    line.extend_from_slice(br#"{"size":"#);
+    write_u64(bytes.len() as u64, line);
+    line.extend_from_slice(br#","sha256":""#);
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let hex: String = Sha256::digest(&bytes)
-        .iter()
-        .flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xF)]])
-        .map(char::from)
-        .collect();
-    let mut m = Map::with_capacity(4);
-    m.insert("size", bytes.len() as u64);
-    m.insert("sha256", hex);
+    for b in Sha256::digest(bytes) {
+        line.extend_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xF)]]);
+    }
+    line.push(b'"');
     if keep {
-        let text = String::from_utf8_lossy(&bytes);
+        let text = String::from_utf8_lossy(bytes);
         let mut cut = text.len().min(INPUT_KEPT);
         while !text.is_char_boundary(cut) {
             cut -= 1;
         }
-        m.insert("json", &text[..cut]);
-        m.insert("truncated", cut < text.len());
+        line.extend_from_slice(br#","json":"#);
+        write_string(&text[..cut], line);
+        line.extend_from_slice(br#","truncated":"#);
+        write_bool(cut < text.len(), line);
     }
-    m
+    line.push(b'}');
+}
+
+impl Outcome {
+    /// `"ok"`, or `{"refused"|"failed"|"unknown":{"class","reason"}}`.
+    fn write(&self, line: &mut Vec<u8>) {
+        let (class, reason) = match self {
+            Outcome::Ok => return line.extend_from_slice(br#""ok""#),
+            Outcome::Refused { class, reason } | Outcome::Failed { class, reason } => {
+                (*class, reason)
+            }
+            Outcome::Unknown { reason } => ("outcome_unknown", reason),
+        };
+        line.push(b'{');
+        write_string(self.word(), line);
+        line.extend_from_slice(br#":{"class":"#);
+        write_string(class, line);
+        line.extend_from_slice(br#","reason":"#);
+        write_string(reason, line);
+        line.extend_from_slice(b"}}");
+    }
+}
+
+/// `n` in decimal, as the encoder writes an integer.
+fn write_u64(n: u64, line: &mut Vec<u8>) {
+    // Writing to a Vec cannot fail.
+    let _ = write!(line, "{n}");
+}
+
+/// `n`, or `null`.
+fn write_optional_u64(n: Option<u64>, line: &mut Vec<u8>) {
+    match n {
+        Some(n) => write_u64(n, line),
+        None => line.extend_from_slice(b"null"),
+    }
+}
+
+fn write_bool(b: bool, line: &mut Vec<u8>) {
+    line.extend_from_slice(if b { b"true" } else { b"false" });
 }
 
 /// Records hold what a call held, which already passed the client bounds; the writer never
@@ -403,17 +475,217 @@ fn unbounded() -> Limits {
     }
 }
 
-fn encode(value: Value) -> Vec<u8> {
-    jfgui_proto::encode(&value, &unbounded()).unwrap_or_else(|e| {
-        // Only a non-finite number could fail, and records hold none.
-        tracing::error!("audit record not encodable: {e}");
-        br#"{"error":"unencodable record"}"#.to_vec()
-    })
-}
-
 #[cfg(test)]
 mod tests {
+    use jfgui_proto::{Map, RawJson};
+
     use super::*;
+
+    /// The reference: the record as a value tree, encoded by the protocol's encoder (how lines
+    /// were made before they were written directly). [`Record::to_line`] must give its bytes.
+    fn tree_line(r: &Record, keep_input: bool) -> Vec<u8> {
+        fn outcome(o: &Outcome) -> Value {
+            let (class, reason) = match o {
+                Outcome::Ok => return Value::from("ok"),
+                Outcome::Refused { class, reason } | Outcome::Failed { class, reason } => {
+                    (*class, reason)
+                }
+                Outcome::Unknown { reason } => ("outcome_unknown", reason),
+            };
+            let mut detail = Map::new();
+            detail.insert("class", class);
+            detail.insert("reason", reason.as_str());
+            let mut m = Map::new();
+            m.insert(o.word(), detail);
+            Value::Object(m)
+        }
+        let opt = |n: Option<u64>| n.map_or(Value::Null, Value::from);
+        let mut client = Map::new();
+        client.insert("uid", opt(r.client.uid.map(u64::from)));
+        client.insert("pid", opt(r.client.pid.map(u64::from)));
+        if let Some(exe) = &r.client.exe {
+            client.insert("exe", exe.as_str());
+        }
+        client.insert("transport", r.client.transport.as_str());
+        match &r.protocol {
+            Protocol::Json1 => {
+                client.insert("protocol", "json-1");
+                client.insert("protocolRevision", "1");
+            }
+            Protocol::Mcp { revision, client_info } => {
+                client.insert("protocol", "mcp");
+                client.insert("protocolRevision", *revision);
+                if let Some(info) = client_info {
+                    let mut i = Map::new();
+                    i.insert("name", info.name.as_str());
+                    i.insert("version", info.version.as_str());
+                    client.insert("clientInfo", i);
+                }
+            }
+        }
+        let mut m = Map::new();
+        m.insert("time", time::format_ms(r.time_ms));
+        m.insert("client", client);
+        let mut app = Map::new();
+        app.insert("slug", r.app.slug.as_str());
+        app.insert("displayName", r.app.display_name.as_str());
+        app.insert("pid", r.app.pid);
+        m.insert("app", app);
+        m.insert("method", r.method);
+        match &r.action {
+            Action::One(name) => {
+                m.insert("action", name.as_str());
+            }
+            Action::Calls { names, atomic } => {
+                let names: Vec<Value> = names.iter().map(|n| Value::from(n.as_str())).collect();
+                m.insert("calls", names);
+                m.insert("atomic", *atomic);
+            }
+            Action::CancelTask(id) => {
+                m.insert("task", id.as_str());
+            }
+        }
+        if let Some(input) = &r.input {
+            let bytes = jfgui_proto::encode(input, &unbounded()).unwrap();
+            let hex: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+            let mut i = Map::new();
+            i.insert("size", bytes.len() as u64);
+            i.insert("sha256", hex);
+            if keep_input {
+                let text = String::from_utf8(bytes).unwrap();
+                let mut cut = text.len().min(INPUT_KEPT);
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                i.insert("json", &text[..cut]);
+                i.insert("truncated", cut < text.len());
+            }
+            m.insert("input", i);
+        }
+        if let Some(expected) = r.expected_revision {
+            m.insert("expectedRevision", expected);
+        }
+        m.insert("revision", opt(r.revision));
+        m.insert("outcome", outcome(&r.outcome));
+        if let Some(app_outcome) = &r.app_outcome {
+            m.insert("appOutcome", outcome(app_outcome));
+        }
+        m.insert("durationUs", r.duration_us);
+        jfgui_proto::encode(&Value::Object(m), &unbounded()).unwrap()
+    }
+
+    /// Texts that need every kind of care in JSON.
+    fn awkward() -> Vec<String> {
+        let controls: String = (0u8..0x20).map(char::from).collect();
+        vec![
+            String::new(),
+            "plain".into(),
+            r#"quote " backslash \ slash /"#.into(),
+            controls,
+            "\u{7f} del, \u{2028} line sep, \u{2029} para sep, \u{2027}\u{202a}".into(),
+            "non-ASCII: é ü 中文 🦀 \u{fffd}".into(),
+            "a\r\nb\tc\u{8}\u{c}".into(),
+            "é\"".repeat(3000),
+        ]
+    }
+
+    #[test]
+    fn the_line_is_the_encoded_tree_byte_for_byte_over_awkward_records() {
+        let texts = awkward();
+        let mut checked = 0;
+        for (i, text) in texts.iter().enumerate() {
+            let other = &texts[(i + 3) % texts.len()];
+            let tree_input = {
+                let mut m = Map::new();
+                m.insert(text.as_str(), other.as_str());
+                m.insert("n", u64::MAX);
+                m.insert("list", vec![Value::Null, Value::Bool(true), Value::from(text.as_str())]);
+                Value::Object(m)
+            };
+            let raw_input = Value::Raw(RawJson::encode(&tree_input, &unbounded()).unwrap());
+            let client_info =
+                Some(Arc::new(ClientInfo { name: text.clone(), version: other.clone() }));
+            let protocols = [
+                Protocol::Json1,
+                Protocol::Mcp { revision: "2025-11-25", client_info: None },
+                Protocol::Mcp { revision: "2026-07-28", client_info },
+            ];
+            let actions = [
+                Action::One(text.clone()),
+                Action::Calls { names: vec![], atomic: false },
+                Action::Calls { names: vec![text.clone(), other.clone()], atomic: true },
+                Action::CancelTask(other.clone()),
+            ];
+            let outcomes = [
+                Outcome::Ok,
+                Outcome::Refused { class: "not_executed", reason: text.clone() },
+                Outcome::Failed { class: "failed", reason: other.clone() },
+                Outcome::Unknown { reason: text.clone() },
+            ];
+            for (j, protocol) in protocols.into_iter().enumerate() {
+                for (k, action) in actions.iter().enumerate() {
+                    for (l, outcome) in outcomes.iter().enumerate() {
+                        let input = match (j + k + l) % 4 {
+                            0 => None,
+                            1 => Some(tree_input.clone()),
+                            2 => Some(raw_input.clone()),
+                            _ => Some(Value::from(text.as_str())),
+                        };
+                        let r = Record {
+                            time_ms: [0, 1_764_633_600_123, 253_402_300_799_999][l % 3],
+                            client: Arc::new(Client {
+                                uid: (k % 2 == 0).then_some(u32::MAX),
+                                pid: (l % 2 == 0).then_some(42),
+                                exe: (j != 1).then(|| other.clone()),
+                                transport: [
+                                    Transport::Endpoint,
+                                    Transport::AllAppsMcp,
+                                    Transport::CliHeadless,
+                                    Transport::Bridge,
+                                ][(i + k) % 4],
+                            }),
+                            protocol: protocol.clone(),
+                            app: Arc::new(AppRef {
+                                slug: other.clone(),
+                                display_name: text.clone(),
+                                pid: u32::MAX,
+                            }),
+                            method: "actions/batch",
+                            action: action.clone(),
+                            input,
+                            expected_revision: (k % 2 == 1).then_some(u64::MAX),
+                            revision: (l % 2 == 1).then_some(0),
+                            outcome: outcome.clone(),
+                            app_outcome: (k == l).then(|| outcomes[(l + 1) % 4].clone()),
+                            duration_us: u64::MAX,
+                        };
+                        for keep in [false, true] {
+                            let line = r.to_line(keep);
+                            assert_eq!(
+                                String::from_utf8(line.clone()).unwrap(),
+                                String::from_utf8(tree_line(&r, keep)).unwrap()
+                            );
+                            assert!(!line.contains(&b'\n') && !line.contains(&b'\r'));
+                            jfgui_proto::parse(&line, &unbounded()).unwrap();
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, texts.len() * 3 * 4 * 4 * 2);
+    }
+
+    #[test]
+    fn the_drop_notice_is_the_encoded_tree() {
+        for (ms, n) in [(0, 1), (1_764_633_600_123, u64::MAX)] {
+            let mut m = Map::new();
+            m.insert("time", time::format_ms(ms));
+            m.insert("dropped", n);
+            let tree = jfgui_proto::encode(&Value::Object(m), &unbounded()).unwrap();
+            assert_eq!(dropped_line(ms, n), tree);
+        }
+    }
 
     fn record(input: Value) -> Record {
         Record {

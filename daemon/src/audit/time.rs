@@ -4,6 +4,7 @@
 //! Civil dates are converted with Howard Hinnant's `days_from_civil` / `civil_from_days`
 //! (proleptic Gregorian), so no time crate is needed for one format.
 
+use std::io::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Now, in UTC milliseconds since the epoch (0 if the clock is before 1970).
@@ -15,17 +16,33 @@ pub fn now_ms() -> u64 {
 
 /// `ms` as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
 pub fn format_ms(ms: u64) -> String {
+    let mut text = Vec::with_capacity(24);
+    write_digits(ms, &mut text);
+    String::from_utf8(text).expect("digits and separators are ASCII")
+}
+
+/// `ms` as the JSON string `"YYYY-MM-DDTHH:MM:SS.mmmZ"` (nothing in it needs escaping),
+/// appended to `out`: a record line is written without a `String` for its time.
+pub fn write_ms(ms: u64, out: &mut Vec<u8>) {
+    out.push(b'"');
+    write_digits(ms, out);
+    out.push(b'"');
+}
+
+fn write_digits(ms: u64, out: &mut Vec<u8>) {
     let secs = ms / 1000;
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     let (y, m, d) = civil_from_days(days);
-    format!(
+    // Writing to a Vec cannot fail.
+    let _ = write!(
+        out,
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
         rem / 3600,
         rem / 60 % 60,
         rem % 60,
         ms % 1000
-    )
+    );
 }
 
 /// Parses `YYYY-MM-DDTHH:MM:SS[.fff]Z` (UTC; a space for `T` is accepted) into milliseconds.

@@ -76,6 +76,9 @@ pub async fn serve<S>(
     };
     // The calls waiting for the app run here, polled by this task whatever it waits for.
     let mut calls = Running::new(output.clone());
+    if let Some(caller) = app.caller() {
+        calls = calls.settling(caller.fate().clone());
+    }
     tracing::debug!(slug = link.slug(), ?peer, "client connected");
 
     // In the loop's `select!`s the calls are polled first (a call just added starts before

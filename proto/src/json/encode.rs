@@ -178,8 +178,10 @@ impl Encoder<'_, '_> {
 }
 
 /// Writes `s` quoted, in the encoder's one form: runs that need no escaping are copied whole,
-/// every other character as [`escape_for`] says.
-pub(crate) fn write_string(s: &str, out: &mut Vec<u8>) {
+/// every other character as [`escape_for`] says. Public for writers that lay out a fixed
+/// message shape themselves (the daemon's audit lines): their strings must come out exactly
+/// as [`encode`] writes them.
+pub fn write_string(s: &str, out: &mut Vec<u8>) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');

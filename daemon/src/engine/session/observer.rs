@@ -7,10 +7,15 @@
 //! `resources/read` and `view/render`. Never: `agent/info`, `actions/list`,
 //! `actions/describe`, `tasks/get` (answered by the daemon, nothing reaches the app to act).
 //!
-//! The call path only clones what the call holds and queues the record without blocking
-//! (`audit/writer.rs` hashes and writes); the outcome is read from the result the client gets:
-//! a refusal (invalid params, `not_executed`, `not_found`) is `refused`, `outcome_unknown` is
-//! `unknown`, never `failed`.
+//! The call path only clones what the call holds (a JSON-1 input is a shared fragment: a
+//! reference count) and queues the record without blocking (`audit/writer.rs` hashes and
+//! writes); the outcome is read from the result the client gets: a refusal (invalid params,
+//! `not_executed`, `not_found`) is `refused`, `outcome_unknown` is `unknown`, never `failed`.
+//!
+//! Nothing of it waits in front of the client's answer: [`Observer::finish`] only notes the
+//! finished call on its connection ([`ClientFate`]), and the connection settles it (the
+//! `activity` notice made, the record queued) once the answers of the calls it just polled
+//! were written or queued ([`ClientFate::settle`], called by `running.rs` after each poll).
 //!
 //! A client that stops sending (EOF, read error) may have gone away (killed) or only
 //! half-closed its side and still wait for its answers. Records of calls that finish after
@@ -56,12 +61,24 @@ pub struct Caller {
 #[derive(Debug, Clone, Default)]
 pub struct ClientFate(Arc<Mutex<Fate>>);
 
-/// Whether the client stopped sending, and the records of calls that finished since.
+/// Whether the client stopped sending, the calls finished but not settled yet, and the records
+/// of calls that finished after the client stopped.
 #[derive(Debug, Default)]
 struct Fate {
     stopped: bool,
+    /// At most the connection's in-flight calls; emptied by every settle (its room kept).
+    finished: Vec<Finished>,
     /// At most the connection's in-flight calls.
     parked: Vec<(Audit, Record)>,
+}
+
+/// A call whose outcome is known, waiting for its answer to go out first.
+#[derive(Debug)]
+struct Finished {
+    audit: Audit,
+    record: Record,
+    /// The app and the client's text for its `activity` notice, when it asked for them.
+    notice: Option<(AppHandle, Arc<str>)>,
 }
 
 impl ClientFate {
@@ -75,21 +92,38 @@ impl ClientFate {
             self.lock().stopped = true;
         }
         let delivered = finish.await;
+        // `finish` drove the calls to their end, each poll settling; this is for the rest.
+        self.settle();
         let parked = std::mem::take(&mut self.lock().parked);
         for (audit, record) in parked {
             audit.submit(if delivered { record } else { record.undelivered() });
         }
     }
 
-    /// Logs `record` now, or parks it until [`ClientFate::close`] when the client stopped.
-    fn submit(&self, audit: Audit, record: Record) {
-        let mut fate = self.lock();
-        if fate.stopped {
-            fate.parked.push((audit, record));
-        } else {
-            drop(fate);
-            audit.submit(record);
+    /// Settles the calls finished since the last settle, in the order they finished: the
+    /// `activity` notice for the app (no room in its queue: dropped and counted), then the
+    /// record, logged now or parked until [`ClientFate::close`] when the client stopped.
+    /// Called by the connection after the answers of the calls it polled went out.
+    pub fn settle(&self) {
+        let mut guard = self.lock();
+        let fate = &mut *guard;
+        for Finished { audit, record, notice } in fate.finished.drain(..) {
+            if let Some((link, client)) = notice
+                && !link.notify(&record.activity(&client))
+            {
+                audit.activity_dropped_one();
+            }
+            if fate.stopped {
+                fate.parked.push((audit, record));
+            } else {
+                audit.submit(record);
+            }
         }
+    }
+
+    /// Notes a finished call for the next [`ClientFate::settle`].
+    fn finished(&self, call: Finished) {
+        self.lock().finished.push(call);
     }
 
     fn lock(&self) -> MutexGuard<'_, Fate> {
@@ -198,7 +232,8 @@ impl Observer {
         })
     }
 
-    /// Records how the call ended (`result` as the client gets it).
+    /// Notes how the call ended (`result` as the client gets it); the connection records it
+    /// (and notifies the app) once the answer went out ([`ClientFate::settle`]).
     pub fn finish(self, result: &Result<Map, MethodError>) {
         let duration_us = u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX);
         let (revision, outcome) = match result {
@@ -230,12 +265,8 @@ impl Observer {
             app_outcome: None,
             duration_us,
         };
-        if let Some(link) = &self.notify
-            && !link.notify(&record.activity(&notice_client))
-        {
-            audit.activity_dropped_one();
-        }
-        fate.submit(audit, record);
+        let notice = self.notify.map(|link| (link, notice_client));
+        fate.finished(Finished { audit, record, notice });
     }
 }
 
@@ -268,4 +299,90 @@ fn outcome_of(class: &str, reason: String) -> Outcome {
 
 fn reason_of(data: &Map) -> String {
     data.get("reason").and_then(Value::as_str).unwrap_or("invalid_params").to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::audit::record::CLIENT_DISCONNECTED;
+    use crate::audit::{AuditConfig, AuditFile, Transport};
+
+    fn record(action: &str) -> Record {
+        Record {
+            time_ms: 0,
+            client: Arc::new(Client {
+                uid: None,
+                pid: None,
+                exe: None,
+                transport: Transport::Endpoint,
+            }),
+            protocol: Protocol::Json1,
+            app: Arc::new(AppRef { slug: "a".into(), display_name: "A".into(), pid: 1 }),
+            method: "actions/execute",
+            action: Action::One(action.into()),
+            input: None,
+            expected_revision: None,
+            revision: Some(1),
+            outcome: Outcome::Ok,
+            app_outcome: None,
+            duration_us: 1,
+        }
+    }
+
+    /// `(action, outcome)` of every record in the log so far.
+    async fn logged(audit: &Audit, dir: &std::path::Path) -> Vec<(String, String)> {
+        assert!(audit.flush(Duration::from_secs(60)).await);
+        let text = std::fs::read_to_string(AuditFile::path(dir, 0)).unwrap_or_default();
+        text.lines()
+            .map(|line| {
+                let v = jfgui_proto::parse(line.as_bytes(), &jfgui_proto::Limits::DEFAULT).unwrap();
+                let outcome = v.get("outcome").unwrap();
+                let outcome = match outcome.as_str() {
+                    Some(word) => word.to_owned(),
+                    None => {
+                        let unknown = outcome.get("unknown").unwrap();
+                        unknown.get("reason").unwrap().as_str().unwrap().to_owned()
+                    }
+                };
+                (v.get("action").unwrap().as_str().unwrap().to_owned(), outcome)
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_finished_call_is_recorded_once_when_its_connection_settles_it_never_before() {
+        let dir = std::env::temp_dir().join(format!("jfgui-observer-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let audit = Audit::start(AuditConfig { dir: Some(dir.clone()), ..AuditConfig::default() });
+        let fate = ClientFate::default();
+        let finished =
+            |action| Finished { audit: audit.clone(), record: record(action), notice: None };
+        fate.finished(finished("first"));
+        assert_eq!(logged(&audit, &dir).await, [], "recorded before its answer went out");
+        fate.settle();
+        fate.settle();
+        let ok = |a: &str| (a.to_owned(), "ok".to_owned());
+        assert_eq!(logged(&audit, &dir).await, [ok("first")]);
+
+        // The client stops sending: calls finishing then wait for the connection's end, and
+        // their answers were not all written, so they are `client_disconnected`; a call the
+        // last poll did not settle is settled by the close.
+        let unknown = |a: &str| (a.to_owned(), CLIENT_DISCONNECTED.to_owned());
+        let drain = fate.clone();
+        let pending = finished("unsettled");
+        let finish = async move {
+            drain.finished(finished("second"));
+            drain.settle();
+            drain.finished(pending);
+            false
+        };
+        fate.close("eof", finish).await;
+        assert_eq!(
+            logged(&audit, &dir).await,
+            [ok("first"), unknown("second"), unknown("unsettled")]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

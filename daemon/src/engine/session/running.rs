@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Wake, Waker};
 
-use super::Output;
+use super::{ClientFate, Output};
 
 /// A running call: its response is written by the call itself.
 pub(crate) type Call = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -36,6 +36,8 @@ pub(crate) struct Running {
     woken: Arc<Woken>,
     /// The indices being polled (kept for its capacity).
     batch: Vec<usize>,
+    /// The connection's audited calls, settled after each poll ([`Running::settling`]).
+    fate: Option<ClientFate>,
 }
 
 struct Slot {
@@ -98,7 +100,16 @@ impl Running {
             len: 0,
             woken: Arc::default(),
             batch: Vec::new(),
+            fate: None,
         }
+    }
+
+    /// The same set, settling the audited calls that finished in a poll after the poll, when
+    /// their answers were written or queued (`observer.rs`): auditing never waits in front of
+    /// an answer.
+    pub(crate) fn settling(mut self, fate: ClientFate) -> Running {
+        self.fate = Some(fate);
+        self
     }
 
     /// Adds a call; it is first polled the next time the set is polled (the caller's next
@@ -155,6 +166,9 @@ impl Running {
         self.batch.clear();
         if together {
             self.output.release();
+        }
+        if let Some(fate) = &self.fate {
+            fate.settle();
         }
     }
 

@@ -310,7 +310,7 @@ pub(crate) async fn serve<S>(
     let mut protocol = Protocol::Mcp(McpSession::default());
     let mut warnings = PeerWarnings::new(peer);
     // As on an endpoint (`session.rs`): the calls waiting for an app run on this task.
-    let mut calls = Running::new(output.clone());
+    let mut calls = Running::new(output.clone()).settling(server.source.fate.clone());
     tracing::debug!(?peer, "all-apps MCP client connected");
     // Calls polled first, shutdown before reading more (as on an endpoint).
     let ended = loop {
