@@ -178,7 +178,8 @@ impl Encoder<'_, '_> {
 }
 
 /// Writes `s` quoted, in the encoder's one form: runs that need no escaping are copied whole,
-/// every other character as [`escape_for`] says. Public for writers that lay out a fixed
+/// the quote, the backslash, the control characters (the short forms where JSON has one, else
+/// `\u00xx`) and U+2028/U+2029 escaped. Public for writers that lay out a fixed
 /// message shape themselves (the daemon's audit lines): their strings must come out exactly
 /// as [`encode`] writes them.
 pub fn write_string(s: &str, out: &mut Vec<u8>) {
