@@ -230,6 +230,31 @@ pub fn activity_client(client: &Client, info: Option<&ClientInfo>) -> String {
 }
 
 impl Record {
+    /// A successful JSON-1 call of `action` by an anonymous endpoint client, for unit tests
+    /// to vary with struct update syntax.
+    #[cfg(test)]
+    pub(crate) fn sample(action: String) -> Record {
+        Record {
+            time_ms: 0,
+            client: Arc::new(Client {
+                uid: None,
+                pid: None,
+                exe: None,
+                transport: Transport::Endpoint,
+            }),
+            protocol: Protocol::Json1,
+            app: Arc::new(AppRef { slug: "a".into(), display_name: "A".into(), pid: 1 }),
+            method: "actions/execute",
+            action: Action::One(action),
+            input: None,
+            expected_revision: None,
+            revision: Some(1),
+            outcome: Outcome::Ok,
+            app_outcome: None,
+            duration_us: 1,
+        }
+    }
+
     /// The same call as recorded when the client's connection was gone before its answer
     /// was delivered: the client never learned the outcome (`unknown{client_disconnected}`),
     /// and what the app reported is kept beside it.

@@ -212,7 +212,6 @@ fn write(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::{Action, AppRef, Client, Outcome, Protocol, Transport};
     use jfgui_proto::{Map, Value};
 
     fn record(n: u64) -> Record {
@@ -221,22 +220,9 @@ mod tests {
         input.insert("text", "x".repeat(64 * 1024));
         Record {
             time_ms: n,
-            client: Arc::new(Client {
-                uid: None,
-                pid: None,
-                exe: None,
-                transport: Transport::Endpoint,
-            }),
-            protocol: Protocol::Json1,
-            app: Arc::new(AppRef { slug: "a".into(), display_name: "A".into(), pid: 1 }),
-            method: "actions/execute",
-            action: Action::One(format!("n{n}")),
             input: Some(Value::Object(input)),
-            expected_revision: None,
             revision: Some(n),
-            outcome: Outcome::Ok,
-            app_outcome: None,
-            duration_us: 1,
+            ..Record::sample(format!("n{n}"))
         }
     }
 

@@ -307,29 +307,7 @@ mod tests {
 
     use super::*;
     use crate::audit::record::CLIENT_DISCONNECTED;
-    use crate::audit::{AuditConfig, AuditFile, Transport};
-
-    fn record(action: &str) -> Record {
-        Record {
-            time_ms: 0,
-            client: Arc::new(Client {
-                uid: None,
-                pid: None,
-                exe: None,
-                transport: Transport::Endpoint,
-            }),
-            protocol: Protocol::Json1,
-            app: Arc::new(AppRef { slug: "a".into(), display_name: "A".into(), pid: 1 }),
-            method: "actions/execute",
-            action: Action::One(action.into()),
-            input: None,
-            expected_revision: None,
-            revision: Some(1),
-            outcome: Outcome::Ok,
-            app_outcome: None,
-            duration_us: 1,
-        }
-    }
+    use crate::audit::{AuditConfig, AuditFile};
 
     /// `(action, outcome)` of every record in the log so far.
     async fn logged(audit: &Audit, dir: &std::path::Path) -> Vec<(String, String)> {
@@ -357,8 +335,11 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let audit = Audit::start(AuditConfig { dir: Some(dir.clone()), ..AuditConfig::default() });
         let fate = ClientFate::default();
-        let finished =
-            |action| Finished { audit: audit.clone(), record: record(action), notice: None };
+        let finished = |action: &str| Finished {
+            audit: audit.clone(),
+            record: Record::sample(action.into()),
+            notice: None,
+        };
         fate.finished(finished("first"));
         assert_eq!(logged(&audit, &dir).await, [], "recorded before its answer went out");
         fate.settle();
