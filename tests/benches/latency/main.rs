@@ -104,14 +104,7 @@ impl Plan {
                     .collect()
             },
         );
-        Plan {
-            quick,
-            clients,
-            rounds,
-            warmup: 200,
-            budget: Budget::Time(seconds),
-            idle_seconds: 5,
-        }
+        Plan { quick, clients, rounds, warmup: 200, budget: Budget::Time(seconds), idle_seconds: 5 }
     }
 }
 

@@ -306,8 +306,7 @@ mod tests {
         let writer = tokio::spawn(write_requests(app.clone(), bye_rx));
         let mut buf = [0u8; 4096];
         let n = tokio::time::timeout(Duration::from_secs(10), rd.read(&mut buf)).await.unwrap();
-        let expected =
-            [inspect("b", 2), inspect("c", 3), DaemonMessage::Activity(activity("n"))];
+        let expected = [inspect("b", 2), inspect("c", 3), DaemonMessage::Activity(activity("n"))];
         assert_eq!(messages(&buf[..n.unwrap()]), expected);
         assert!(app.complete(2).is_some() && app.complete(3).is_some());
         // All answered: the next call is alone again and written by its caller.
