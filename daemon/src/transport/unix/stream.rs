@@ -12,7 +12,9 @@
 //! keep separate wakers: a task waiting to read and one waiting to write never steal each
 //! other's wake-ups), and drops that registration again as soon as a write is taken whole.
 //! Registering reports a socket that is already writable at once, so no drain that happened
-//! between the `WouldBlock` and the registration is missed.
+//! between the `WouldBlock` and the registration is missed. The one new way to fail: when the
+//! process is out of descriptors just as a write blocks, the `dup`'s error is the write's, and
+//! the connection ends as on any write error.
 
 use std::io::{self, IoSlice, Write};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
