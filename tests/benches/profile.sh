@@ -8,7 +8,8 @@
 #
 #   - CPU time (utime + stime from /proc, nothing attached), and the calls/s of that run;
 #   - syscalls (perf's syscalls:sys_enter_* tracepoints: counts, slowing the calls far less
-#     than strace would, which matters when clients overlap);
+#     than strace would, which matters when clients overlap and readiness events would
+#     merge);
 #   - malloc/realloc calls (perf uprobes on libc; the bench's own middles count theirs with
 #     count_alloc.rs, the product carries no counter);
 #   - the perf profile (cpu-clock, DWARF call graphs), as self time per symbol and as the
