@@ -12,18 +12,27 @@
 //! keep separate wakers: a task waiting to read and one waiting to write never steal each
 //! other's wake-ups), and drops that registration again as soon as a write is taken whole.
 //! Registering reports a socket that is already writable at once, so no drain that happened
-//! between the `WouldBlock` and the registration is missed. The one new way to fail: when the
-//! process is out of descriptors just as a write blocks, the `dup`'s error is the write's, and
-//! the connection ends as on any write error.
+//! between the `WouldBlock` and the registration is missed. When that registration cannot be
+//! made (the process is out of descriptors just as a write blocks, or the reactor out of
+//! room), the write is retried on a timer instead, until a registration can be made or the
+//! socket takes the bytes: the connection waits, as on any full socket, and never fails for it.
 
+use std::future::Future;
 use std::io::{self, IoSlice, Write};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
+use std::time::Duration;
 
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
+use tokio::time::Sleep;
+
+/// How long a blocked write waits before it tries again when no registration for write
+/// readiness could be made: short against a client's patience, long enough that a process
+/// at its descriptor limit spends nothing noticeable on it.
+const RETRY_UNREGISTERED: Duration = Duration::from_millis(50);
 
 /// Whether the reactor's selector is edge-triggered here (epoll, kqueue), so that a read
 /// shorter than the buffer proves the socket drained and a short write proves it full; the
@@ -45,9 +54,32 @@ const EDGE_TRIGGERED: bool = cfg!(any(
 pub struct Stream {
     /// The socket, registered for READABLE only (hang-ups and errors are always reported).
     io: AsyncFd<UnixStream>,
-    /// While a write is blocked: a `dup` of the socket registered for WRITABLE only. `None`
-    /// while writes go through, so an idle or flowing connection has no write interest.
-    blocked: Option<AsyncFd<OwnedFd>>,
+    /// How a blocked write waits for room. `None` while writes go through, so an idle or
+    /// flowing connection has no write interest.
+    blocked: Option<Blocked>,
+}
+
+/// How a blocked write waits for the socket to take bytes again.
+#[derive(Debug)]
+enum Blocked {
+    /// On a `dup` of the socket registered for WRITABLE only.
+    Registered(AsyncFd<OwnedFd>),
+    /// On a timer: no registration could be made (see [`RETRY_UNREGISTERED`]).
+    Retrying(Pin<Box<Sleep>>),
+}
+
+impl Blocked {
+    /// The wait for `socket`, whose last write met `WouldBlock`.
+    fn on(socket: &AsyncFd<UnixStream>) -> Blocked {
+        let twin = socket.as_fd().try_clone_to_owned();
+        match twin.and_then(|twin| registered(twin, Interest::WRITABLE)) {
+            Ok(registration) => Blocked::Registered(registration),
+            Err(e) => {
+                tracing::debug!(error = %e, "no registration for a blocked write; retrying it");
+                Blocked::Retrying(Box::pin(tokio::time::sleep(RETRY_UNREGISTERED)))
+            }
+        }
+    }
 }
 
 impl Stream {
@@ -87,17 +119,23 @@ impl Stream {
         write: impl Fn(&UnixStream) -> io::Result<usize>,
     ) -> Poll<io::Result<usize>> {
         loop {
-            let Some(blocked) = &self.blocked else {
-                match write(self.io.get_ref()) {
+            let registration = match &mut self.blocked {
+                None => match write(self.io.get_ref()) {
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        let twin = self.io.as_fd().try_clone_to_owned()?;
-                        self.blocked = Some(registered(twin, Interest::WRITABLE)?);
+                        self.blocked = Some(Blocked::on(&self.io));
                         continue;
                     }
                     done => return Poll::Ready(done),
+                },
+                Some(Blocked::Retrying(timer)) => {
+                    ready!(timer.as_mut().poll(cx));
+                    // Tried again as a first write: a registration comes first if still full.
+                    self.blocked = None;
+                    continue;
                 }
+                Some(Blocked::Registered(registration)) => registration,
             };
-            let mut guard = ready!(blocked.poll_write_ready(cx))?;
+            let mut guard = ready!(registration.poll_write_ready(cx))?;
             match write(self.io.get_ref()) {
                 Ok(n) if n == len => {
                     // Taken whole: the socket has room again, so the write interest goes.
@@ -267,6 +305,72 @@ mod tests {
         assert!(got[buffered..] == expected[..], "the bytes arrive whole and in order");
         let ours = within("the blocked write", writer).await.unwrap();
         assert!(ours.blocked.is_none(), "write interest dropped once writes go through");
+    }
+
+    /// Set in the child process that runs the descriptor-limit test's body.
+    const OUT_OF_DESCRIPTORS_CHILD: &str = "JFGUI_TEST_STREAM_OUT_OF_DESCRIPTORS";
+
+    /// The body runs in a child process of this test binary: using up every descriptor here
+    /// would break the tests running beside it.
+    #[test]
+    fn a_write_that_blocks_when_no_descriptor_is_left_waits_for_room_instead_of_failing() {
+        if std::env::var_os(OUT_OF_DESCRIPTORS_CHILD).is_some() {
+            return out_of_descriptors();
+        }
+        let name =
+            "a_write_that_blocks_when_no_descriptor_is_left_waits_for_room_instead_of_failing";
+        let module = module_path!().split_once("::").expect("a crate path").1;
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([&format!("{module}::{name}"), "--exact", "--nocapture", "--test-threads=1"])
+            .env(OUT_OF_DESCRIPTORS_CHILD, "1")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(said.contains("1 passed"), "the child ran the test: {said}");
+    }
+
+    #[allow(unsafe_code)]
+    fn out_of_descriptors() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let (mut ours, mut theirs) = pair();
+            let buffered = fill(&mut ours);
+            ours.blocked = None; // as after the last write went through: the next one blocks
+            let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            // SAFETY: getrlimit/setrlimit read and write valid, exclusively borrowed rlimits;
+            // this process runs only this test.
+            unsafe {
+                assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
+                let low = libc::rlimit { rlim_cur: 256.min(limit.rlim_max), ..limit };
+                assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &low), 0);
+            }
+            let mut hoard = Vec::new();
+            let exhausted = loop {
+                match std::fs::File::open("/dev/null") {
+                    Ok(file) => hoard.push(file),
+                    Err(e) => break e,
+                }
+            };
+            assert_eq!(exhausted.raw_os_error(), Some(libc::EMFILE));
+            let data = pattern(MORE_THAN_BUFFERED);
+            assert!(write_now(&mut ours, &data).is_pending(), "a blocked write waits");
+            assert!(matches!(ours.blocked, Some(Blocked::Retrying(_))), "{:?}", ours.blocked);
+            let expected = data.clone();
+            let writer = async move {
+                ours.write_all(&data).await.unwrap();
+                ours
+            };
+            let mut got = vec![0; buffered + expected.len()];
+            let (ours, read) = within("the blocked write", async {
+                tokio::join!(writer, theirs.read_exact(&mut got))
+            })
+            .await;
+            read.unwrap();
+            assert!(got[buffered..] == expected[..], "the bytes arrive whole and in order");
+            assert!(ours.blocked.is_none());
+            drop(hoard);
+        });
     }
 
     #[tokio::test]
