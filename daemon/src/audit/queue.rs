@@ -43,8 +43,11 @@ struct State<T> {
 pub fn bounded<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
     let state =
         State { items: VecDeque::new(), sleeping: false, sender_gone: false, receiver_gone: false };
-    let shared =
-        Arc::new(Shared { state: Mutex::new(state), queued: Condvar::new(), capacity: capacity.max(1) });
+    let shared = Arc::new(Shared {
+        state: Mutex::new(state),
+        queued: Condvar::new(),
+        capacity: capacity.max(1),
+    });
     (Sender { shared: Arc::clone(&shared) }, Receiver { shared })
 }
 

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::link::AppHandle;
-use crate::backlog::{self, RecvError};
 use super::{AppSummary, EndpointEvent};
+use crate::backlog::{self, RecvError};
 
 /// Endpoint events a slow subscriber may fall behind; one that lags further resynchronises
 /// (see [`EndpointEvents`]). Only the events not yet received are held.
