@@ -10,7 +10,7 @@
 //! stays awake for [`BATCH_WINDOW`] and then takes everything queued, so the calls of that
 //! window find no sleeping receiver and their `try_send` wakes nobody (the queue, `queue.rs`,
 //! only wakes a receiver that sleeps). The batch goes to the file in as few writes as
-//! rotation allows (`file.rs`), each record whole. Idle, the thread sleeps in `recv`.
+//! rotation allows (`file.rs`), each record whole. Idle, the thread sleeps in `wait`.
 //!
 //! At exit [`Writer::flush`] waits (bounded) until what was queued before it is written, so a
 //! call answered just before SIGTERM is still in the file.
