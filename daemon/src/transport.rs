@@ -3,7 +3,7 @@
 //!
 //! | platform | module | listener | identity check |
 //! |---|---|---|---|
-//! | Linux, macOS, BSD | `unix` | `tokio::net::UnixListener` in the 0700 runtime dir, 0600 sockets (umask before bind) | `peer_cred()` uid on every accept, before reading |
+//! | Linux, macOS, BSD | `unix` | `tokio::net::UnixListener` in the 0700 runtime dir, 0600 sockets (umask before bind); streams registered for read readiness, for write readiness only while a write is blocked | `peer_cred()` uid on every accept, before reading |
 //! | Windows | `windows` | `tokio` named pipes `\\.\pipe\jfgui-agent-<SID>-<name>`, first instance flag, remote clients rejected | a DACL for the user SID alone on every instance |
 
 #[cfg(unix)]

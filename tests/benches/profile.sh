@@ -9,6 +9,8 @@
 #   - syscalls (strace -c -f);
 #   - malloc/realloc calls (perf uprobes on libc; the bench's own middles count theirs with
 #     count_alloc.rs, the product carries no counter);
+#   - epoll waits (perf syscall tracepoints, in the same run: strace slows the process so
+#     much that readiness events merge and it undercounts them);
 #   - the perf profile (cpu-clock, DWARF call graphs), as self time per symbol and as the
 #     inclusive share of the parts of the call path.
 #
@@ -82,6 +84,7 @@ echo "| syscalls | $(summary "$work/strace-daemon") | $(summary "$work/strace-ap
 libc=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ {print $NF; exit}')
 perf probe -q -x "$libc" --add 'jfgui_malloc=malloc' --add 'jfgui_realloc=realloc' >/dev/null
 events=probe_libc:jfgui_malloc,probe_libc:jfgui_realloc
+events+=,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_epoll_pwait2
 perf stat -x, -e "$events" -p "$daemon" -o "$work/allocs-$daemon" </dev/null >/dev/null 2>&1 &
 ad=$!
 perf stat -x, -e "$events" -p "$app" -o "$work/allocs-$app" </dev/null >/dev/null 2>&1 &
@@ -90,8 +93,9 @@ sleep 0.5
 drive "$calls"
 kill -INT "$ad" "$aa"
 wait "$ad" "$aa" || true
-allocs() { awk -F, '/probe_libc/ {n += $1} END {printf "%.2f", n / '"$calls"'}' "$work/allocs-$1"; }
-echo "| malloc + realloc | $(allocs "$daemon") | $(allocs "$app") |"
+count() { awk -F, '/'"$1"'/ {n += $1} END {printf "%.2f", n / '"$calls"'}' "$work/allocs-$2"; }
+echo "| malloc + realloc | $(count probe_libc "$daemon") | $(count probe_libc "$app") |"
+echo "| epoll waits | $(count sys_enter_epoll "$daemon") | $(count sys_enter_epoll "$app") |"
 
 perf record -q -F 2999 --call-graph dwarf,16384 -p "$daemon" -o "$work/perf.data" 2>/dev/null &
 pr=$!

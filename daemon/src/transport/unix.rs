@@ -2,6 +2,10 @@
 //! dir under umask 077 (no instant where a socket is wider than 0600), stale sockets removed
 //! first (sockets only), the peer's uid checked on every accept before a byte is read, and an
 //! accept loop that backs off instead of spinning when the process is out of descriptors.
+//! The streams it hands out are `stream::Stream`, registered for the readiness the daemon
+//! needs rather than tokio's read-and-write.
+
+mod stream;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -11,8 +15,7 @@ use tokio::net::UnixListener;
 
 use crate::runtime_dir::{DirError, RuntimeDir, remove_stale_socket};
 
-/// An accepted, identity-checked connection.
-pub type Stream = tokio::net::UnixStream;
+pub use stream::Stream;
 
 /// Who is on the other end (from `SO_PEERCRED` / `getpeereid`), for logs and the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,8 +158,13 @@ impl Listener {
         loop {
             match self.inner.accept().await {
                 Ok((stream, _)) => {
-                    if let Some(peer) = self.admit(&stream) {
-                        return (stream, peer);
+                    let Some(peer) = self.admit(&stream) else { continue };
+                    // tokio registered the socket for read and write readiness; it is handed
+                    // out registered for reading only.
+                    match stream.into_std().and_then(Stream::new) {
+                        Ok(stream) => return (stream, peer),
+                        Err(e) => tracing::debug!(socket = %self.path.display(), error = %e,
+                            "could not register an accepted connection"),
                     }
                 }
                 Err(e) if is_exhaustion(&e) => {
@@ -177,7 +185,7 @@ impl Listener {
     }
 
     /// The peer check (S11): same uid, or root, which can bypass file modes anyway.
-    fn admit(&mut self, stream: &Stream) -> Option<Peer> {
+    fn admit(&mut self, stream: &tokio::net::UnixStream) -> Option<Peer> {
         let cred = match stream.peer_cred() {
             Ok(cred) => cred,
             Err(e) => {
