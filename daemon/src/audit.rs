@@ -17,6 +17,7 @@
 
 mod file;
 pub mod location;
+mod queue;
 pub mod record;
 pub mod time;
 mod writer;
@@ -125,7 +126,7 @@ impl Audit {
     }
 
     /// Every line from now on, as written (records and drop notices).
-    pub fn follow(&self) -> tokio::sync::broadcast::Receiver<Line> {
+    pub(crate) fn follow(&self) -> crate::backlog::Receiver<Line> {
         self.0.writer.follow()
     }
 

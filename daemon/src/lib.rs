@@ -6,6 +6,7 @@
 //! activation and signals. `docs/ARCHITECTURE.md` maps both.
 
 pub mod audit;
+mod backlog;
 mod engine;
 
 pub use engine::{

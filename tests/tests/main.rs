@@ -33,3 +33,4 @@ mod sketch_headless;
 mod slow_peers;
 mod spec_s4;
 mod spec_s6;
+mod worker_threads;

@@ -8,23 +8,23 @@
 //!
 //! The writer is woken once per batch, not per record: after the first record wakes it, it
 //! stays awake for [`BATCH_WINDOW`] and then takes everything queued, so the calls of that
-//! window find no sleeping receiver and their `try_send` wakes nobody (std's channel only
-//! wakes a receiver that is blocked). The batch goes to the file in as few writes as
-//! rotation allows (`file.rs`), each record whole. Idle, the thread sleeps in `recv`.
+//! window find no sleeping receiver and their `try_send` wakes nobody (the queue, `queue.rs`,
+//! only wakes a receiver that sleeps). The batch goes to the file in as few writes as
+//! rotation allows (`file.rs`), each record whole. Idle, the thread sleeps in `wait`.
 //!
 //! At exit [`Writer::flush`] waits (bounded) until what was queued before it is written, so a
 //! call answered just before SIGTERM is still in the file.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::TrySendError;
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use tokio::sync::broadcast;
-
 use super::file::{AppendError, AuditFile};
+use super::queue::{self, Receiver, Sender};
 use super::record::{Record, dropped_line};
 use super::time::now_ms;
+use crate::backlog;
 
 /// Lines for followers, shared by all of them.
 pub type Line = Arc<[u8]>;
@@ -54,12 +54,13 @@ enum Item {
 /// The sending side, held by the [`Audit`](super::Audit) handle.
 #[derive(Debug)]
 pub struct Writer {
-    queue: SyncSender<Item>,
+    queue: Sender<Item>,
     drops: Arc<Drops>,
-    follow: broadcast::Sender<Line>,
+    follow: backlog::Sender<Line>,
 }
 
-/// Live followers may fall this many lines behind before they are told they missed some.
+/// Live followers may fall this many lines behind before they are told they missed some (only
+/// the lines not yet taken by every follower are held).
 const FOLLOW_BACKLOG: usize = 1024;
 
 /// How long the writer, once woken, lets records gather before it takes them: a record
@@ -70,15 +71,14 @@ impl Writer {
     /// Starts the thread writing to `file` (`None`: no place for the log, so every record is
     /// dropped and counted) with a queue of `capacity` records.
     pub fn start(file: Option<AuditFile>, capacity: usize, keep_input: bool) -> Writer {
-        let capacity = capacity.max(1);
-        let (queue, rx) = mpsc::sync_channel(capacity);
+        let (queue, rx) = queue::bounded(capacity);
         let drops = Arc::new(Drops::default());
-        let (follow, _) = broadcast::channel(FOLLOW_BACKLOG);
+        let follow = backlog::Sender::new(FOLLOW_BACKLOG);
         let thread_drops = drops.clone();
         let thread_follow = follow.clone();
         let spawned = std::thread::Builder::new()
             .name("audit-writer".into())
-            .spawn(move || run(&rx, capacity, file, keep_input, &thread_drops, &thread_follow));
+            .spawn(move || run(&rx, file, keep_input, &thread_drops, &thread_follow));
         if let Err(e) = spawned {
             // The receiver went with the closure: every submit now counts as dropped.
             tracing::error!("audit: cannot start the writer thread: {e}");
@@ -120,26 +120,25 @@ impl Writer {
     }
 
     /// A receiver of every line written from now on.
-    pub fn follow(&self) -> broadcast::Receiver<Line> {
+    pub fn follow(&self) -> backlog::Receiver<Line> {
         self.follow.subscribe()
     }
 }
 
 fn run(
     rx: &Receiver<Item>,
-    capacity: usize,
     mut file: Option<AuditFile>,
     keep_input: bool,
     drops: &Drops,
-    follow: &broadcast::Sender<Line>,
+    follow: &backlog::Sender<Line>,
 ) {
     let mut failing = false;
     let mut lines = Vec::new();
     let mut flushed = Vec::new();
-    while let Ok(first) = rx.recv() {
+    while rx.wait() {
         // Awake: submits in the window wake nobody.
         std::thread::sleep(BATCH_WINDOW);
-        for item in std::iter::once(first).chain(rx.try_iter().take(capacity)) {
+        for item in rx.take_all() {
             match item {
                 Item::Record(record) => lines.push(record.to_line(keep_input)),
                 Item::Flush(done) => flushed.push(done),
@@ -161,7 +160,7 @@ fn write(
     file: &mut Option<AuditFile>,
     lines: &mut Vec<Vec<u8>>,
     drops: &Drops,
-    follow: &broadcast::Sender<Line>,
+    follow: &backlog::Sender<Line>,
     failing: &mut bool,
 ) {
     let records = lines.len();
@@ -172,8 +171,8 @@ fn write(
     // No copy of the lines while nobody follows (the usual case).
     if follow.receiver_count() > 0 {
         for l in lines.iter() {
-            // The last follower may just have left: nothing to do then.
-            let _ = follow.send(Arc::from(l.as_slice()));
+            // The last follower may just have left: the line is dropped then.
+            follow.send(Arc::from(l.as_slice()));
         }
     }
     let all: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();

@@ -6,13 +6,12 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::sync::broadcast;
-
 use super::link::AppHandle;
 use super::{AppSummary, EndpointEvent};
+use crate::backlog::{self, RecvError};
 
-/// Room for endpoint events not yet received by a slow subscriber; a subscriber that lags
-/// further resynchronises (see [`EndpointEvents`]).
+/// Endpoint events a slow subscriber may fall behind; one that lags further resynchronises
+/// (see [`EndpointEvents`]). Only the events not yet received are held.
 const EVENT_BACKLOG: usize = 1024;
 
 /// Why an app could not be added.
@@ -25,7 +24,7 @@ pub struct Registry {
     max_apps: usize,
     max_slug: usize,
     state: Mutex<State>,
-    events: broadcast::Sender<EndpointEvent>,
+    events: backlog::Sender<EndpointEvent>,
 }
 
 #[derive(Debug)]
@@ -39,7 +38,7 @@ struct State {
 impl Registry {
     /// An empty registry of at most `max_apps` apps with slugs of at most `max_slug` bytes.
     pub fn new(max_apps: usize, max_slug: usize) -> Self {
-        let (events, _) = broadcast::channel(EVENT_BACKLOG);
+        let events = backlog::Sender::new(EVENT_BACKLOG);
         Registry {
             max_apps,
             max_slug: max_slug.max(3),
@@ -80,7 +79,7 @@ impl Registry {
         let app = make(id, slug);
         state.apps.insert(app.id(), app.clone());
         if app.is_enabled() {
-            let _ = self.events.send(EndpointEvent::Up { slug: app.slug().to_string() });
+            self.events.send(EndpointEvent::Up { slug: app.slug().to_string() });
         }
         Ok(app)
     }
@@ -89,7 +88,7 @@ impl Registry {
     pub fn remove(&self, app: &AppHandle) {
         let mut state = self.lock();
         if state.apps.remove(&app.id()).is_some() && app.is_enabled() {
-            let _ = self.events.send(EndpointEvent::Down { slug: app.slug().to_string() });
+            self.events.send(EndpointEvent::Down { slug: app.slug().to_string() });
         }
     }
 
@@ -106,7 +105,7 @@ impl Registry {
             let slug = app.slug().to_string();
             let event =
                 if enabled { EndpointEvent::Up { slug } } else { EndpointEvent::Down { slug } };
-            let _ = self.events.send(event);
+            self.events.send(event);
         }
     }
 
@@ -141,7 +140,7 @@ fn enabled_slugs(state: &State) -> Vec<String> {
 #[derive(Debug)]
 pub struct EndpointEvents {
     registry: Arc<Registry>,
-    receiver: broadcast::Receiver<EndpointEvent>,
+    receiver: backlog::Receiver<EndpointEvent>,
     /// The snapshot taken at subscription, not yet received.
     first: Option<EndpointEvent>,
 }
@@ -154,14 +153,14 @@ impl EndpointEvents {
         }
         match self.receiver.recv().await {
             Ok(event) => Some(event),
-            Err(broadcast::error::RecvError::Lagged(missed)) => {
+            Err(RecvError::Lagged(missed)) => {
                 tracing::warn!(missed, "missed endpoint events; resynchronising");
                 // A fresh subscription and snapshot under the lock, as in `subscribe`.
                 let state = self.registry.lock();
                 self.receiver = self.receiver.resubscribe();
                 Some(EndpointEvent::Resync { slugs: enabled_slugs(&state) })
             }
-            Err(broadcast::error::RecvError::Closed) => None,
+            Err(RecvError::Closed) => None,
         }
     }
 }

@@ -9,12 +9,12 @@
 
 use jfgui_proto::{Limits, Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, WriteHalf};
-use tokio::sync::broadcast::error::RecvError;
 
 use super::super::lines::LineReader;
 use super::super::session::json1::{self, code};
 use super::super::{Engine, until};
 use crate::audit::{record::dropped_line, time::now_ms};
+use crate::backlog::RecvError;
 
 /// The method name.
 pub const METHOD: &str = "audit/follow";
