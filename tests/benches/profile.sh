@@ -1,44 +1,67 @@
 #!/usr/bin/env bash
 # Where a call's time goes in the daemon and in the app (docs/PERFORMANCE.md): starts the
 # release jfgui-agentd and a Notepad holding a document of BYTES (default 64) in a private
-# runtime dir, drives N sequential JSON-1 `actions/execute` calls of `document.get` over one
-# client connection (every reply checked), and reports per call, for the daemon and for the
-# app:
+# runtime dir, drives CALLS JSON-1 `actions/execute` calls of `document.get` from CLIENTS
+# concurrent clients (default 1; each its own process and connection, sending its next call
+# when the last one's reply came, every reply checked), and reports per call, for the daemon
+# and for the app:
 #
-#   - CPU time (utime + stime from /proc, nothing attached);
-#   - syscalls (strace -c -f);
+#   - CPU time (utime + stime from /proc, nothing attached), and the calls/s of that run;
+#   - syscalls (perf's syscalls:sys_enter_* tracepoints: counts, slowing the calls far less
+#     than strace would, which matters when clients overlap and readiness events would
+#     merge);
 #   - malloc/realloc calls (perf uprobes on libc; the bench's own middles count theirs with
 #     count_alloc.rs, the product carries no counter);
-#   - epoll waits (perf syscall tracepoints, in the same run: strace slows the process so
-#     much that readiness events merge and it undercounts them);
 #   - the perf profile (cpu-clock, DWARF call graphs), as self time per symbol and as the
 #     inclusive share of the parts of the call path.
 #
-# Needs root (uprobes, perf on another process), perf (Debian linux-perf), strace, python3.
-# Usage: tests/benches/profile.sh [CALLS [BYTES]]   (defaults 20000 calls, 64 B)
+# With more than one client the calls overlap, and what the daemon and the app batch (several
+# requests per read, several frames per write) shows in the syscalls per call.
+#
+# Needs root (uprobes, perf on another process), perf (Debian linux-perf), python3.
+# Usage: tests/benches/profile.sh [CALLS [BYTES [CLIENTS]]]   (defaults 20000 calls, 64 B, 1)
 # With JFGUI_TEST_BIN_DIR set, the binaries there are profiled (e.g. a saved baseline) and
 # nothing is built.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 calls=${1:-20000}
 size=${2:-64}
+clients=${3:-1}
+calls=$((calls / clients * clients)) # every client makes the same number of calls
 . tests/benches/setup.sh
-needs perf strace python3
+needs perf python3
 binaries daemon notepad
 on_exit() { perf probe -q -d 'probe_libc:jfgui_*' 2>/dev/null || true; }
 daemon_with_notepad Profile "$(python3 -c "print(''.join(chr(97 + i % 26) for i in range($size)))")"
 
-drive() {
-    python3 - "$endpoint" "$1" "$size" <<'EOF'
-import json, socket, sys
-path, n, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-s = socket.socket(socket.AF_UNIX)
-s.connect(path)
-f = s.makefile("rb")
-for i in range(1, n + 1):
-    s.sendall(b'{"jsonrpc":"2.0","id":%d,"method":"actions/execute","params":{"action":"document.get"}}\n' % i)
-    reply = json.loads(f.readline())
-    assert reply["id"] == i and reply["result"]["output"]["length"] == size, reply
+drive() { # calls in all, spread over the clients
+    python3 - "$endpoint" "$1" "$size" "$clients" <<'EOF'
+import json, os, socket, sys
+path, n, size, clients = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+def client(calls):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    f = s.makefile("rb")
+    for i in range(1, calls + 1):
+        s.sendall(b'{"jsonrpc":"2.0","id":%d,"method":"actions/execute","params":{"action":"document.get"}}\n' % i)
+        reply = json.loads(f.readline())
+        assert reply["id"] == i and reply["result"]["output"]["length"] == size, reply
+if clients == 1:
+    client(n)
+    sys.exit()
+children = []
+for _ in range(clients):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            client(n // clients)
+            os._exit(0)
+        except BaseException as e:
+            print(e, file=sys.stderr)
+            os._exit(1)
+    children.append(pid)
+failed = sum(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0 for pid in children)
+sys.exit(f"{failed} of {clients} clients failed" if failed else 0)
 EOF
 }
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -46,7 +69,7 @@ hz=$(getconf CLK_TCK)
 per_call() { python3 -c "print(f'{$1 / $calls:.2f}')"; }
 
 drive 2000 # warm up
-echo "## jfgui-agentd call profile: $calls JSON-1 calls of document.get ($size B), one client"
+echo "## jfgui-agentd call profile: $calls JSON-1 calls of document.get ($size B), $clients client(s)"
 echo
 echo "$(nproc) CPU(s), load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 echo
@@ -56,14 +79,14 @@ d1=$(ticks "$daemon") a1=$(ticks "$app") t1=$(date +%s.%N)
 echo "| per call | daemon | app |"
 echo "|---|---|---|"
 echo "| CPU (µs) | $(per_call "($d1 - $d0) * 1e6 / $hz") | $(per_call "($a1 - $a0) * 1e6 / $hz") |"
+echo "| calls/s (nothing attached) | $(python3 -c "print(f'{$calls / ($t1 - $t0):.0f}')") | |"
 
-strace -q -c -f -p "$daemon" -o "$work/strace-daemon" &
+perf stat -x, -e 'syscalls:sys_enter_*' -p "$daemon" -o "$work/sys-daemon" </dev/null >/dev/null 2>&1 &
 sd=$!
-strace -q -c -f -p "$app" -o "$work/strace-app" &
+perf stat -x, -e 'syscalls:sys_enter_*' -p "$app" -o "$work/sys-app" </dev/null >/dev/null 2>&1 &
 sa=$!
-sleep 0.5
+sleep 1 # attaching to every syscall tracepoint takes a moment
 drive "$calls"
-sleep 0.2
 kill -INT "$sd" "$sa"
 wait "$sd" "$sa" || true
 summary() {
@@ -71,20 +94,19 @@ summary() {
 import sys
 rows = []
 for line in open(sys.argv[1]):
-    f = line.split()
-    if len(f) >= 5 and f[-1].isidentifier() and f[3].isdigit() and f[-1] != "total":
-        rows.append((f[-1], int(f[3])))
+    f = line.strip().split(",")
+    if len(f) > 2 and f[2].startswith("syscalls:sys_enter_") and f[0].isdigit():
+        rows.append((f[2].removeprefix("syscalls:sys_enter_"), int(f[0])))
 n = int(sys.argv[2])
 total = sum(c for _, c in rows)
 print(f"{total / n:.2f} ({', '.join(f'{name} {c / n:.2f}' for name, c in sorted(rows, key=lambda r: -r[1]) if c / n >= 0.01)})")
 EOF
 }
-echo "| syscalls | $(summary "$work/strace-daemon") | $(summary "$work/strace-app") |"
+echo "| syscalls | $(summary "$work/sys-daemon") | $(summary "$work/sys-app") |"
 
 libc=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ {print $NF; exit}')
 perf probe -q -x "$libc" --add 'jfgui_malloc=malloc' --add 'jfgui_realloc=realloc' >/dev/null
 events=probe_libc:jfgui_malloc,probe_libc:jfgui_realloc
-events+=,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_epoll_pwait2
 perf stat -x, -e "$events" -p "$daemon" -o "$work/allocs-$daemon" </dev/null >/dev/null 2>&1 &
 ad=$!
 perf stat -x, -e "$events" -p "$app" -o "$work/allocs-$app" </dev/null >/dev/null 2>&1 &
@@ -93,9 +115,8 @@ sleep 0.5
 drive "$calls"
 kill -INT "$ad" "$aa"
 wait "$ad" "$aa" || true
-count() { awk -F, '/'"$1"'/ {n += $1} END {printf "%.2f", n / '"$calls"'}' "$work/allocs-$2"; }
-echo "| malloc + realloc | $(count probe_libc "$daemon") | $(count probe_libc "$app") |"
-echo "| epoll waits | $(count sys_enter_epoll "$daemon") | $(count sys_enter_epoll "$app") |"
+allocs() { awk -F, '/probe_libc/ {n += $1} END {printf "%.2f", n / '"$calls"'}' "$work/allocs-$1"; }
+echo "| malloc + realloc | $(allocs "$daemon") | $(allocs "$app") |"
 
 perf record -q -F 2999 --call-graph dwarf,16384 -p "$daemon" -o "$work/perf.data" 2>/dev/null &
 pr=$!

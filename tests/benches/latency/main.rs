@@ -30,7 +30,9 @@
 //!
 //! `JFGUI_BENCH_SECONDS` (default 3) is the measured time per path and client count, split
 //! into `JFGUI_BENCH_ROUNDS` (default 3) rounds; within a round the paths take turns (in a
-//! rotated order), so load from other processes hits them alike. `--quick` (or
+//! rotated order), so load from other processes hits them alike. `JFGUI_BENCH_CLIENTS` (e.g.
+//! `16` or `1,16`; default `1,4,16`) picks the client counts measured; a goal whose count was
+//! left out shows no value. `--quick` (or
 //! `JFGUI_BENCH_QUICK=1`) runs each path once with one client and a handful of calls and
 //! asserts only that every reply was exactly right; nothing about time.
 
@@ -91,14 +93,18 @@ impl Plan {
         let rounds = number("JFGUI_BENCH_ROUNDS", 3).max(1) as usize;
         let seconds =
             Duration::from_secs_f64(number("JFGUI_BENCH_SECONDS", 3) as f64 / rounds as f64);
-        Plan {
-            quick,
-            clients: vec![1, 4, 16],
-            rounds,
-            warmup: 200,
-            budget: Budget::Time(seconds),
-            idle_seconds: 5,
-        }
+        let clients = var("JFGUI_BENCH_CLIENTS").map_or_else(
+            || vec![1, 4, 16],
+            |list| {
+                list.split(',')
+                    .map(|n| match n.trim().parse() {
+                        Ok(n) if n > 0 => n,
+                        _ => panic!("JFGUI_BENCH_CLIENTS={list}: a comma-separated list of counts"),
+                    })
+                    .collect()
+            },
+        );
+        Plan { quick, clients, rounds, warmup: 200, budget: Budget::Time(seconds), idle_seconds: 5 }
     }
 }
 

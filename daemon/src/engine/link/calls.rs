@@ -13,10 +13,11 @@
 //! passes fails `outcome_unknown/timeout`, never "cancelled"; if it was still queued it is then
 //! never written, so the conservative answer stays true.
 //!
-//! "Written" starts when a request is taken for a write: by the calling task itself when
-//! nothing is ahead of it, else by the link's writer task for its next write (requests already
-//! queued are coalesced into one write; `writer.rs`). So a request inside a write the app has
-//! not fully read yet counts as sent: its outcome is the app's to report.
+//! "Written" starts when a request is taken for a write: by the calling task itself when no
+//! other call is outstanding and nothing is ahead of it, else by the link's writer task for its
+//! next write (the requests queued meanwhile are coalesced into one write; `writer.rs`). So a
+//! request inside a write the app has not fully read yet counts as sent: its outcome is the
+//! app's to report.
 //!
 //! The only errors made here are the link's own: disabled, busy, closed (disconnected or
 //! shut down), timeout, and a request too large for a frame.
@@ -393,9 +394,14 @@ impl AppHandle {
             {
                 return Err(busy_error());
             }
+            // Alone on the link: written here, with the held notices riding along, so a lone
+            // client's call costs no wake-up of the writer task. With other calls outstanding,
+            // more are likely to arrive in this runtime tick (their clients are being
+            // answered): queued, the writer task, which runs after the tasks already woken,
+            // writes them all at once instead of one write (and one wake-up of the app) each.
+            let alone = calls.pending.is_empty() && calls.out.is_clear();
             calls.pending.insert(id, Pending { reply: tx, sent: false, deadline });
-            let wake_writer = if calls.out.is_clear() {
-                // Nothing ahead of it: written here, with the held notices riding along.
+            let wake_writer = if alone {
                 mark_sent(&mut calls.pending, id);
                 let mut batch = frame;
                 calls.take_notices(&mut batch);

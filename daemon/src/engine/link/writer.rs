@@ -1,9 +1,12 @@
 //! The write side of a host channel: request frames go out in call order, with the held
-//! `activity` notices after a write's requests. A call whose frame has nothing ahead of it
-//! (nothing queued, nothing left of an earlier write, the writer task not writing) is written
-//! by the calling task itself, one non-blocking write, so the call costs no wake-up of another
-//! task; what the socket does not take of it, and every frame that finds something ahead of
-//! it, goes to the link's writer task, which drains them with coalesced writes.
+//! `activity` notices after a write's requests. A call alone on the link (no other call
+//! outstanding, nothing queued, nothing left of an earlier write, the writer task not writing)
+//! is written by the calling task itself, one non-blocking write, so the call costs no wake-up
+//! of another task; what the socket does not take of it, and every frame of a call made while
+//! others are outstanding, goes to the link's writer task. That task runs after the tasks
+//! woken with it (e.g. every client session answered by one read of replies, each making its
+//! next call) and drains the queue with coalesced writes: one write, and one wake-up of the
+//! app, for the calls of a runtime tick instead of one each.
 //!
 //! [`Outbox`] is the state both share; it lives in the app's call table (`calls.rs`), under
 //! the same lock as the pending calls, so taking a request for a write and marking it sent
@@ -244,7 +247,8 @@ mod tests {
             DaemonMessage::Activity(activity("two")),
         ];
         assert_eq!(written, expected);
-        // Taken: the next request goes alone.
+        // Taken: the next request, alone on the link once the first was answered, goes alone.
+        assert!(app.complete(1).is_some());
         let _b = start(&app, call("b"));
         assert_eq!(messages(&read_now(&mut rd)), [inspect("b", 2)]);
     }
@@ -281,6 +285,34 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(10), read_all).await.unwrap();
         assert_eq!(messages(&all), wanted);
         assert!(app.complete(2).is_some(), "the queued request was marked sent when taken");
+        drop(bye);
+        writer.abort();
+    }
+
+    #[tokio::test]
+    async fn calls_made_while_another_is_outstanding_are_written_together_by_the_writer_task() {
+        let (app, mut rd) = app(4096);
+        let _a = start(&app, call("a"));
+        assert_eq!(messages(&read_now(&mut rd)), [inspect("a", 1)]);
+        // The first awaits its reply: the next ones are queued, not written by their callers,
+        // and not counted as sent.
+        let _b = start(&app, call("b"));
+        assert!(app.notify(&activity("n")));
+        let _c = start(&app, call("c"));
+        assert!(read_now(&mut rd).is_empty(), "nothing more without the writer task");
+        assert!(app.complete(2).is_none());
+        // The writer task writes both (and the held notice) in one write.
+        let (bye, bye_rx) = oneshot::channel();
+        let writer = tokio::spawn(write_requests(app.clone(), bye_rx));
+        let mut buf = [0u8; 4096];
+        let n = tokio::time::timeout(Duration::from_secs(10), rd.read(&mut buf)).await.unwrap();
+        let expected = [inspect("b", 2), inspect("c", 3), DaemonMessage::Activity(activity("n"))];
+        assert_eq!(messages(&buf[..n.unwrap()]), expected);
+        assert!(app.complete(2).is_some() && app.complete(3).is_some());
+        // All answered: the next call is alone again and written by its caller.
+        assert!(app.complete(1).is_some());
+        let _d = start(&app, call("d"));
+        assert_eq!(messages(&read_now(&mut rd)), [inspect("d", 4)]);
         drop(bye);
         writer.abort();
     }
