@@ -4,10 +4,12 @@
 //! over the whole binary, the few hundred functions an idle daemon runs made it map nearly all
 //! of its 3.3 MiB of code (docs/PERFORMANCE.md, "Code layout").
 //!
-//! A linker script rather than lld's `--symbol-ordering-file`: its section patterns take `*`,
-//! so one list holds for every profile, toolchain and lock update (the symbols' hashes change
-//! with each), and GNU ld reads it too. mold and gold do not take `INSERT`, so a build that
-//! selects either (`-C link-arg=-fuse-ld=...`) is left in the default order.
+//! A linker script rather than lld's `--symbol-ordering-file`: its section patterns take `*`
+//! for the crate hashes in the names, so one list holds for every profile, toolchain and lock
+//! update (the hashes change with each), and GNU ld reads it too. The names are v0 ones
+//! (.cargo/config.toml), which spell out a generic function's arguments, so the list names the
+//! instances that run rather than all of them. mold and gold do not take `INSERT`, so a build
+//! that selects either (`-C link-arg=-fuse-ld=...`) is left in the default order.
 
 use std::env;
 use std::fmt::Write as _;
@@ -24,6 +26,14 @@ fn main() {
     let flags = env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
     let other_linker = ["fuse-ld=mold", "fuse-ld=gold"].iter().any(|l| flags.contains(l));
     if !linux || !optimized || other_linker {
+        return;
+    }
+    if !flags.contains("symbol-mangling-version=v0") {
+        println!(
+            "cargo:warning=jfgui-agentd is built in the default code layout (about 1.5 MiB more \
+             resident when idle): it needs -Csymbol-mangling-version=v0, which RUSTFLAGS \
+             replaced (.cargo/config.toml)"
+        );
         return;
     }
     let hot = fs::read_to_string(HOT).expect("daemon/link/hot.txt (tests/benches/layout.sh)");

@@ -7,12 +7,13 @@
 #   tests/benches/layout.sh           regenerates daemon/link/hot.txt
 #   tests/benches/layout.sh --check   fails when hot.txt no longer fits the code (run by .ci/run)
 #
-# Both run the release daemon under valgrind's callgrind: start-up, one Notepad registering,
-# 3 s idle (first dump), then calls through the CLI (reads and writes over JSON-1, status, list)
+# Both run the release daemon under valgrind's callgrind: start-up, one Notepad registering, a
+# client asking for the status and the app list through the CLI and one as a script does,
+# another connecting to the app's endpoint and leaving, 3 s idle (first dump), then calls through the CLI (reads and writes over JSON-1, status, list)
 # and an MCP session through the stdio gateway (second dump). A function is named by its mangled
-# symbol with the hash that ends it replaced by `*`, so the list holds across profiles (release
-# and dist hash differently), toolchains and lock updates; a generic function then stands for
-# all its instances.
+# symbol (v0, .cargo/config.toml) with the crate hashes in it replaced by `*` (and the back
+# references, which are offsets that move with them), so the list holds across profiles
+# (release and dist hash differently), toolchains and lock updates.
 #
 # --check fails when more than 2% of hot.txt matches no function of the binary (renamed or
 # removed code), or when the functions the daemon ran until idle that hot.txt does not name
@@ -30,7 +31,7 @@ needs valgrind callgrind_control python3 nm
 binaries daemon notepad cli
 
 mkdir -m 700 "$work/rt"
-export JFGUI_RUNTIME_DIR=$work/rt
+export JFGUI_RUNTIME_DIR=$work/rt JFGUI_AUDIT_DIR=$work/audit
 valgrind --tool=callgrind --demangle=no --dump-instr=no --callgrind-out-file="$work/cg" \
     "$bin/jfgui-agentd" >"$work/daemon.log" 2>&1 &
 daemon=$!
@@ -40,6 +41,23 @@ for _ in $(seq 300); do [[ -S $work/rt/host.sock ]] && break; sleep 0.1; done
 pids+=($!)
 for _ in $(seq 300); do [[ -S $work/rt/apps/pad.sock ]] && break; sleep 0.1; done
 [[ -S $work/rt/apps/pad.sock ]] || { cat "$work/daemon.log" "$work/pad.log" >&2; exit 1; }
+agent() { "$bin/jfgui-agent" "$@" >/dev/null; }
+agent status
+agent list
+# A script's client: JSON-RPC lines on the control socket, no handshake (as the test suite's
+# and the latency bench's readiness checks); then one that connects to the app's endpoint and
+# leaves.
+python3 - "$work/rt" <<'PY'
+import json, socket, sys
+control = socket.socket(socket.AF_UNIX)
+control.connect(sys.argv[1] + "/agentd.sock")
+lines = control.makefile("rw")
+for id, method in enumerate(["daemon/status", "apps/list"], 1):
+    lines.write(json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": {}}) + "\n")
+    lines.flush()
+    assert "result" in json.loads(lines.readline())
+socket.socket(socket.AF_UNIX).connect(sys.argv[1] + "/apps/pad.sock")
+PY
 sleep 3
 # dump NAME: callgrind writes what the daemon ran since the last dump (cg.1, cg.2) and goes on.
 dump() {
@@ -50,13 +68,10 @@ dump() {
 }
 dump idle
 
-agent() { "$bin/jfgui-agent" "$@" >/dev/null; }
 for _ in 1 2 3; do
     agent call pad document.get
     agent call pad document.text.insert --input-json '{"text":"hi"}' --expected-revision auto
 done
-agent status
-agent list
 agent inspect pad
 mcp() { printf '{"jsonrpc":"2.0","id":%s,"method":"%s","params":%s}\n' "$@"; }
 hello='{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"l","version":"1"}}'
@@ -88,11 +103,14 @@ def functions():
             if len(f) == 4 and f[2] in "tTwW"}
 
 def pattern(symbol):
-    """The symbol without what changes between builds: the legacy hash; in v0 names, the crate
-    disambiguators and the back references (offsets that shift with them)."""
-    if symbol.startswith("_R"):
-        return re.sub(r"B[0-9A-Za-z]*_", "B*_", re.sub(r"Cs[0-9A-Za-z]+_", "Cs*_", symbol))
-    return re.sub(r"17h[0-9a-f]{16}E$", "17h*", symbol)
+    """The symbol without what changes between builds: the numbered suffix LTO gives a local
+    copy; in a v0 name, the crate disambiguators and the back references (offsets that move
+    with them; a `B` after a digit starts an identifier instead)."""
+    symbol = re.sub(r"\.(llvm\.)?[0-9]+$", ".*", symbol)
+    if not symbol.startswith("_R"):
+        return symbol
+    symbol = re.sub(r"Cs[0-9A-Za-z]+_", "Cs*_", symbol)
+    return re.sub(r"(?<![0-9])B[0-9A-Za-z]*_", "B*_", symbol)
 
 def glob(pat):
     return re.compile(re.escape(pat).replace(r"\*", ".*"))
