@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The daemon's code layout (docs/PERFORMANCE.md, "Code layout"): which functions the daemon runs
-# at start-up, while idle with an app registered, and per call, in the order it first runs them.
+# at start-up, while idle with an app registered, and per call.
 # daemon/build.rs places the functions of daemon/link/hot.txt first in the optimized binary, so
 # they share a few pages instead of dragging 64 KiB fault-around blocks of the whole binary in.
 #
@@ -8,12 +8,12 @@
 #   tests/benches/layout.sh --check   fails when hot.txt no longer fits the code (run by .ci/run)
 #
 # Both run the release daemon under valgrind's callgrind: start-up, one Notepad registering, a
-# client asking for the status and the app list through the CLI and one as a script does,
-# another connecting to the app's endpoint and leaving, 3 s idle (first dump), then calls through the CLI (reads and writes over JSON-1, status, list)
-# and an MCP session through the stdio gateway (second dump). A function is named by its mangled
-# symbol (v0, .cargo/config.toml) with the crate hashes in it replaced by `*` (and the back
-# references, which are offsets that move with them), so the list holds across profiles
-# (release and dist hash differently), toolchains and lock updates.
+# client asking for the status and the app list through the CLI, the latency bench's readiness
+# checks (tests/benches/setup.sh), 3 s idle (first dump), then calls through the CLI (reads and
+# writes over JSON-1, inspect) and an MCP session through the stdio gateway (second dump). A
+# function is named by its mangled symbol (v0, .cargo/config.toml) with the crate hashes in it
+# replaced by `*` (and the back references, which are offsets that move with them), so the list
+# holds across profiles (release and dist hash differently), toolchains and lock updates.
 #
 # --check fails when more than 2% of hot.txt matches no function of the binary (renamed or
 # removed code), or when the functions the daemon ran until idle that hot.txt does not name
@@ -30,34 +30,13 @@ esac
 needs valgrind callgrind_control python3 nm
 binaries daemon notepad cli
 
-mkdir -m 700 "$work/rt"
-export JFGUI_RUNTIME_DIR=$work/rt JFGUI_AUDIT_DIR=$work/audit
-valgrind --tool=callgrind --demangle=no --dump-instr=no --callgrind-out-file="$work/cg" \
-    "$bin/jfgui-agentd" >"$work/daemon.log" 2>&1 &
-daemon=$!
-pids+=("$daemon")
-for _ in $(seq 300); do [[ -S $work/rt/host.sock ]] && break; sleep 0.1; done
-"$bin/jfgui-notepad" --agent-enable --name Pad --text hello >"$work/pad.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 300); do [[ -S $work/rt/apps/pad.sock ]] && break; sleep 0.1; done
-[[ -S $work/rt/apps/pad.sock ]] || { cat "$work/daemon.log" "$work/pad.log" >&2; exit 1; }
+export JFGUI_AUDIT_DIR=$work/audit
+daemon_with_notepad Pad hello valgrind --tool=callgrind --demangle=no --dump-instr=no \
+    --callgrind-out-file="$work/cg"
 agent() { "$bin/jfgui-agent" "$@" >/dev/null; }
 agent status
 agent list
-# A script's client: JSON-RPC lines on the control socket, no handshake (as the test suite's
-# and the latency bench's readiness checks); then one that connects to the app's endpoint and
-# leaves.
-python3 - "$work/rt" <<'PY'
-import json, socket, sys
-control = socket.socket(socket.AF_UNIX)
-control.connect(sys.argv[1] + "/agentd.sock")
-lines = control.makefile("rw")
-for id, method in enumerate(["daemon/status", "apps/list"], 1):
-    lines.write(json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": {}}) + "\n")
-    lines.flush()
-    assert "result" in json.loads(lines.readline())
-socket.socket(socket.AF_UNIX).connect(sys.argv[1] + "/apps/pad.sock")
-PY
+readiness_checks
 sleep 3
 # dump NAME: callgrind writes what the daemon ran since the last dump (cg.1, cg.2) and goes on.
 dump() {
@@ -82,7 +61,8 @@ get='{"name":"jfgui_actions_execute","arguments":{"action":"document.get"}}'
     mcp 2 tools/list '{}'
     for id in 3 4 5; do mcp "$id" tools/call "$get"; done
 } | "$bin/jfgui-agent" stdio pad >"$work/mcp.out"
-if [[ $(grep -c '"result"' "$work/mcp.out") != 5 ]] || grep -q '"isError":true' "$work/mcp.out"; then
+answered=$(grep -c '"result"' "$work/mcp.out")
+if [[ $answered != 5 ]] || grep -q '"isError":true' "$work/mcp.out"; then
     cat "$work/mcp.out" >&2
     exit 1
 fi
@@ -116,31 +96,26 @@ def glob(pat):
     return re.compile(re.escape(pat).replace(r"\*", ".*"))
 
 def ran(dump):
-    """The functions named in a callgrind dump, in the order they first appear."""
-    names = []
+    """The functions of the binary named in a callgrind dump."""
+    names = set()
     for line in open(dump):
         m = re.match(r"c?fn=\(\d+\) (\S+)", line)
         if m:
-            names.append(re.sub(r"'\d+$", "", m.group(1)))  # callgrind's recursion marker
-    return names
+            names.add(re.sub(r"'\d+$", "", m.group(1)))  # callgrind's recursion marker
+    return names & code.keys()
 
 code = functions()
-idle = [n for n in ran(idle_dump) if n in code]
-calls = [n for n in ran(calls_dump) if n in code]
+idle, calls = ran(idle_dump), ran(calls_dump)
 
 if mode == "write":
-    seen, phases = set(), []
-    for title, names in (("start-up and idle", idle), ("calls", calls)):
-        pats = []
-        for n in names:
-            p = pattern(n)
-            if p not in seen:
-                seen.add(p)
-                pats.append(p)
-        phases.append((title, pats))
+    # Sorted within a phase: the order callgrind lists them in changes from run to run, and
+    # sorted names keep a module's functions together.
+    first = sorted({pattern(n) for n in idle})
+    then = sorted({pattern(n) for n in calls} - set(first))
+    phases = [("start-up and idle", first), ("calls", then)]
     with open(HOT, "w") as f:
-        f.write("# Generated by tests/benches/layout.sh; read by daemon/build.rs. The daemon's\n"
-                "# functions in the order it first runs them (mangled, build hashes as *).\n")
+        f.write("# Generated by tests/benches/layout.sh; read by daemon/build.rs. The functions\n"
+                "# the daemon runs until idle, then per call (mangled, build hashes as *).\n")
         for title, pats in phases:
             f.write(f"# {title}\n")
             f.writelines(p + "\n" for p in pats)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Where the idle daemon's resident memory comes from (docs/PERFORMANCE.md, "Idle memory"):
-# starts the release jfgui-agentd and one Notepad in a private runtime dir (the latency bench's
-# idle state: one app registered, no client), waits until the daemon went 2 s without a
-# context switch, and prints:
+# starts the release jfgui-agentd and one Notepad in a private runtime dir, runs the latency
+# bench's readiness checks (the bench's idle state: one app registered, no client left), waits
+# until the daemon went 2 s without a context switch, and prints:
 #
 #   - VmRSS (the bench's idle figure) split into anonymous and file-backed;
 #   - the resident pages of every mapping group (the binary's code, read-only data and data;
@@ -24,6 +24,7 @@ top=${1:-25}
 needs python3 nm readelf
 binaries daemon notepad
 daemon_with_notepad Rss idle
+readiness_checks
 
 switches() { cat /proc/"$daemon"/task/*/status | awk '/ctxt_switches/ {n += $2} END {print n}'; }
 last=$(switches) quiet=0

@@ -36,19 +36,39 @@ cleanup() {
 trap cleanup EXIT
 unset JFGUI_LOG XDG_RUNTIME_DIR
 
-# daemon_with_notepad NAME TEXT: the daemon in the runtime dir $work/rt ($daemon) and a
-# Notepad called NAME holding TEXT ($app) registered with it at $endpoint.
+# daemon_with_notepad NAME TEXT [WRAPPER...]: the daemon in the runtime dir $work/rt ($daemon;
+# run by WRAPPER when given, e.g. valgrind) and a Notepad called NAME holding TEXT ($app)
+# registered with it at $endpoint.
 daemon_with_notepad() {
+    local name=$1 text=$2
+    shift 2
     mkdir -m 700 "$work/rt"
     export JFGUI_RUNTIME_DIR=$work/rt
-    "$bin/jfgui-agentd" >"$work/daemon.log" 2>&1 &
+    "$@" "$bin/jfgui-agentd" >"$work/daemon.log" 2>&1 &
     daemon=$!
     pids+=("$daemon")
-    for _ in $(seq 100); do [[ -S $work/rt/host.sock ]] && break; sleep 0.1; done
-    "$bin/jfgui-notepad" --agent-enable --name "$1" --text "$2" >"$work/pad.log" 2>&1 &
+    for _ in $(seq 300); do [[ -S $work/rt/host.sock ]] && break; sleep 0.1; done
+    "$bin/jfgui-notepad" --agent-enable --name "$name" --text "$text" >"$work/pad.log" 2>&1 &
     app=$!
     pids+=("$app")
-    endpoint=$work/rt/apps/$(tr '[:upper:]' '[:lower:]' <<<"$1").sock
-    for _ in $(seq 100); do [[ -S $endpoint ]] && break; sleep 0.1; done
+    endpoint=$work/rt/apps/$(tr '[:upper:]' '[:lower:]' <<<"$name").sock
+    for _ in $(seq 300); do [[ -S $endpoint ]] && break; sleep 0.1; done
     [[ -S $endpoint ]] || { cat "$work/daemon.log" "$work/pad.log" >&2; exit 1; }
+}
+
+# readiness_checks: what the latency bench does before it measures the idle daemon: a client
+# asking for the daemon's status and app list as a script does (JSON-RPC lines on the control
+# socket, no handshake), then one connecting to the app's endpoint and leaving.
+readiness_checks() {
+    python3 - "$work/rt/agentd.sock" "$endpoint" <<'EOF'
+import json, socket, sys
+control = socket.socket(socket.AF_UNIX)
+control.connect(sys.argv[1])
+lines = control.makefile("rw")
+for id, method in enumerate(["daemon/status", "apps/list"], 1):
+    lines.write(json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": {}}) + "\n")
+    lines.flush()
+    assert "result" in json.loads(lines.readline())
+socket.socket(socket.AF_UNIX).connect(sys.argv[2])
+EOF
 }
