@@ -10,10 +10,11 @@
 # Both run the release daemon under valgrind's callgrind: start-up, one Notepad registering, a
 # client asking for the status and the app list through the CLI, the latency bench's readiness
 # checks (tests/benches/setup.sh), 3 s idle (first dump), then calls through the CLI (reads and
-# writes over JSON-1, inspect) and an MCP session through the stdio gateway (second dump). A
-# function is named by its mangled symbol (v0, .cargo/config.toml) with the crate hashes in it
-# replaced by `*` (and the back references, which are offsets that move with them), so the list
-# holds across profiles (release and dist hash differently), toolchains and lock updates.
+# writes over JSON-1, inspect, six clients at once) and an MCP session through the stdio
+# gateway (second dump). A function is named by its mangled symbol (v0, .cargo/config.toml)
+# with the crate hashes in it replaced by `*` (and the back references, which are offsets that
+# move with them), so the list holds across profiles (release and dist hash differently),
+# toolchains and lock updates.
 #
 # --check fails when more than 2% of hot.txt matches no function of the binary (renamed or
 # removed code), or when the functions the daemon ran until idle that hot.txt does not name
@@ -31,8 +32,13 @@ needs valgrind callgrind_control python3 nm
 binaries daemon notepad cli
 
 export JFGUI_AUDIT_DIR=$work/audit
-daemon_with_notepad Pad hello valgrind --tool=callgrind --demangle=no --dump-instr=no \
-    --callgrind-out-file="$work/cg"
+# The daemon under callgrind, given an option with a value as the latency bench does (and the
+# systemd units: --runtime-dir), so start-up parses one.
+callgrind() {
+    exec valgrind --tool=callgrind --demangle=no --dump-instr=no --callgrind-out-file="$work/cg" \
+        "$1" --max-clients 4096
+}
+daemon_with_notepad Pad hello callgrind
 agent() { "$bin/jfgui-agent" "$@" >/dev/null; }
 agent status
 agent list
@@ -52,6 +58,13 @@ for _ in 1 2 3; do
     agent call pad document.text.insert --input-json '{"text":"hi"}' --expected-revision auto
 done
 agent inspect pad
+# Concurrent clients: calls made while others are outstanding go out through the link's writer.
+calls=()
+for _ in 1 2 3 4 5 6; do
+    agent call pad document.get &
+    calls+=($!)
+done
+wait "${calls[@]}"
 mcp() { printf '{"jsonrpc":"2.0","id":%s,"method":"%s","params":%s}\n' "$@"; }
 hello='{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"l","version":"1"}}'
 get='{"name":"jfgui_actions_execute","arguments":{"action":"document.get"}}'
