@@ -88,10 +88,10 @@ mode, exe, idle_dump, calls_dump = sys.argv[1:]
 HOT = "daemon/link/hot.txt"
 
 def functions():
-    """Address, size and name of every function in the binary."""
+    """The size of every function in the binary, by name."""
     out = subprocess.run(["nm", "-S", "--defined-only", exe], capture_output=True, text=True,
                          check=True).stdout
-    return {f[3]: (int(f[0], 16), int(f[1], 16))
+    return {f[3]: int(f[1], 16)
             for f in (line.split() for line in out.splitlines())
             if len(f) == 4 and f[2] in "tTwW"}
 
@@ -141,13 +141,13 @@ names = list(code)
 regexes = [glob(p) for p in pats]
 stale = [p for p, r in zip(pats, regexes) if not any(r.fullmatch(n) for n in names)]
 missing = sorted({n for n in idle if not any(r.fullmatch(n) for r in regexes)})
-missing_bytes = sum(code[n][1] for n in missing)
+missing_bytes = sum(code[n] for n in missing)
 print(f"{HOT}: {len(pats)} functions, {len(stale)} match nothing in the binary; the daemon ran "
       f"{len(missing)} functions ({missing_bytes} bytes) until idle that it does not name")
 for p in stale[:20]:
     print(f"  stale: {p}")
 for n in missing[:20]:
-    print(f"  missing: {n} ({code[n][1]} bytes)")
+    print(f"  missing: {n} ({code[n]} bytes)")
 if len(stale) > len(pats) // 50 or missing_bytes > 16 * 1024:
     print("the code layout is out of date: run tests/benches/layout.sh and commit "
           "daemon/link/hot.txt", file=sys.stderr)

@@ -37,8 +37,8 @@ trap cleanup EXIT
 unset JFGUI_LOG XDG_RUNTIME_DIR
 
 # daemon_with_notepad NAME TEXT [WRAPPER...]: the daemon in the runtime dir $work/rt ($daemon;
-# run by WRAPPER when given, e.g. valgrind) and a Notepad called NAME holding TEXT ($app)
-# registered with it at $endpoint.
+# WRAPPER, a command or function given the daemon's path, runs it when given, e.g. under
+# valgrind) and a Notepad called NAME holding TEXT ($app) registered with it at $endpoint.
 daemon_with_notepad() {
     local name=$1 text=$2
     shift 2
