@@ -64,7 +64,7 @@ for _ in 1 2 3 4 5 6; do
     agent call pad document.get &
     calls+=($!)
 done
-wait "${calls[@]}"
+for call in "${calls[@]}"; do wait "$call"; done
 mcp() { printf '{"jsonrpc":"2.0","id":%s,"method":"%s","params":%s}\n' "$@"; }
 hello='{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"l","version":"1"}}'
 get='{"name":"jfgui_actions_execute","arguments":{"action":"document.get"}}'
