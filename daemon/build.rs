@@ -20,6 +20,10 @@ const HOT: &str = "link/hot.txt";
 
 fn main() {
     println!("cargo:rerun-if-changed={HOT}");
+    // The v0 check below reads the flags; with `--target`, a change of them rebuilds the target
+    // crates but not this (host) script, so ask for a rerun when the user's overrides change.
+    println!("cargo:rerun-if-env-changed=RUSTFLAGS");
+    println!("cargo:rerun-if-env-changed=CARGO_BUILD_RUSTFLAGS");
     let linux = env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux");
     // Cargo's PROFILE is `release` for every profile that inherits from it (dist, web).
     let optimized = env::var("PROFILE").is_ok_and(|p| p == "release");
