@@ -36,7 +36,6 @@
 //! made after the reply of the call it reports arrived, so it always reaches the app after
 //! that reply.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -46,6 +45,7 @@ use jfgui_proto::channel::{
     Activity, Call, CallResult, Request, encode_activity_frame, encode_request_frame,
 };
 use jfgui_proto::{ActionError, Reason};
+use rustc_hash::FxHashMap;
 use tokio::sync::{Notify, oneshot, watch};
 use tokio::time::Instant;
 
@@ -110,7 +110,8 @@ impl fmt::Debug for AppHandle {
 /// Outstanding requests of one app.
 struct Calls {
     next_id: u64,
-    pending: HashMap<u64, Pending>,
+    /// Keyed by ids chosen here (sequential), so no chosen-key flooding: a plain fast hash.
+    pending: FxHashMap<u64, Pending>,
     /// Set when the link is closing: new calls fail with this reason at once.
     closed: Option<Reason>,
     /// Whether the link's deadline timer is set for the earliest pending deadline. Every call
@@ -125,7 +126,7 @@ struct Calls {
 
 /// Marks request `id` as taken for a write; false if it was failed or forgotten before its turn
 /// (then it is not written at all).
-fn mark_sent(pending: &mut HashMap<u64, Pending>, id: u64) -> bool {
+fn mark_sent(pending: &mut FxHashMap<u64, Pending>, id: u64) -> bool {
     pending.get_mut(&id).map(|p| p.sent = true).is_some()
 }
 
@@ -205,7 +206,7 @@ impl AppHandle {
             status: watch::Sender::new(status),
             calls: Mutex::new(Calls {
                 next_id: 0,
-                pending: HashMap::new(),
+                pending: FxHashMap::default(),
                 closed: None,
                 watched: false,
                 notices: Notices::default(),
