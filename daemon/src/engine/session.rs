@@ -81,22 +81,31 @@ pub async fn serve<S>(
     }
     tracing::debug!(slug = link.slug(), ?peer, "client connected");
 
+    // The app leaving or shutdown: one future for the connection's life, so its wake-up
+    // registrations are made once, not twice per line.
+    let stop = async {
+        tokio::select! {
+            biased;
+            _ = until(&mut status, |s| *s != LinkStatus::Enabled) => "app left",
+            _ = until(&mut shutdown, |s| *s) => "shutdown",
+        }
+    };
+    tokio::pin!(stop);
     // In the loop's `select!`s the calls are polled first (a call just added starts before
-    // the next line is read), and the app leaving or shutdown win over reading more.
+    // the next line is read), and the app leaving or shutdown win over reading more. `stop`
+    // is never polled again once it completed: the loop ends there.
     let ended = loop {
         // Backpressure first: a free in-flight slot and room in the output buffer.
         let permit = tokio::select! {
             biased;
             () = calls.run() => unreachable!("Running::run never completes"),
-            _ = until(&mut status, |s| *s != LinkStatus::Enabled) => break "app left",
-            _ = until(&mut shutdown, |s| *s) => break "shutdown",
+            reason = &mut stop => break reason,
             p = backpressure.permit(&output) => match p { Ok(p) => p, Err(_) => break "closed" },
         };
         let line = tokio::select! {
             biased;
             () = calls.run() => unreachable!("Running::run never completes"),
-            _ = until(&mut status, |s| *s != LinkStatus::Enabled) => break "app left",
-            _ = until(&mut shutdown, |s| *s) => break "shutdown",
+            reason = &mut stop => break reason,
             l = lines.next_line() => l,
         };
         match line {

@@ -4,6 +4,7 @@
 //! shutdown.
 
 use std::fmt;
+use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
@@ -156,7 +157,12 @@ pub struct Link<R> {
     reader: FrameReader<R>,
     writer: JoinHandle<()>,
     bye: oneshot::Sender<Vec<u8>>,
-    shutdown: watch::Receiver<bool>,
+    /// Completes when shutdown starts. Made once, like [`Link::deadline_added`]: a future
+    /// made per message would register for its wake-up and unregister again each time.
+    shutdown: Wait,
+    /// Completes when a call arrived while no deadline was watched (or a notice was held while
+    /// no flush was armed); made again each time it completed.
+    deadline_added: Wait,
     /// Set on shutdown: outstanding calls may still be answered until then.
     drain_until: Option<tokio::time::Instant>,
     /// Fires at the earliest pending call's deadline while `watching`; kept registered across
@@ -177,7 +183,20 @@ impl<R: AsyncRead + Unpin> Link<R> {
         app.attach_writer(Box::new(wr));
         let writer = tokio::spawn(write_requests(app.clone(), bye_rx));
         let deadline = Box::pin(tokio::time::sleep(Duration::ZERO));
-        Link { app, reader, writer, bye, shutdown, drain_until: None, deadline, watching: false }
+        let mut shutdown = shutdown;
+        let shutdown = Box::pin(async move { until(&mut shutdown, |s| *s).await });
+        let deadline_added = deadline_added(&app);
+        Link {
+            app,
+            reader,
+            writer,
+            bye,
+            shutdown,
+            deadline_added,
+            drain_until: None,
+            deadline,
+            watching: false,
+        }
     }
 
     /// The next thing the app said, in channel order; replies already matched to their call
@@ -191,14 +210,16 @@ impl<R: AsyncRead + Unpin> Link<R> {
             }
             let message = tokio::select! {
                 m = self.reader.next() => m?,
-                _ = until(&mut self.shutdown, |s| *s), if self.drain_until.is_none() => {
+                // Never polled again once it completed: `drain_until` is set then.
+                _ = self.shutdown.as_mut(), if self.drain_until.is_none() => {
                     self.app.stop_calls(Reason::DaemonShutdown);
                     let drain = self.app.config().shutdown_drain;
                     self.drain_until = Some(tokio::time::Instant::now() + drain);
                     continue;
                 }
                 _ = sleep_until_opt(self.drain_until) => return Err(LinkEnd::Shutdown),
-                _ = self.app.deadline_added() => {
+                _ = self.deadline_added.as_mut() => {
+                    self.deadline_added = deadline_added(&self.app);
                     self.watch_deadlines();
                     continue;
                 }
@@ -263,6 +284,14 @@ impl<R: AsyncRead + Unpin> Link<R> {
         self.writer.abort();
         drop(self.app.detach_writer());
     }
+}
+
+/// A wait of the link's that outlives one message.
+type Wait = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+fn deadline_added(app: &AppHandle) -> Wait {
+    let app = app.clone();
+    Box::pin(async move { app.deadline_added().await })
 }
 
 async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
