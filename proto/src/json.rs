@@ -17,7 +17,7 @@ mod ser;
 mod value;
 
 pub use de::{DecodeError, from_value};
-pub use encode::{encode, encode_into, write_string};
+pub use encode::{encode, encode_into, encode_placed, write_string};
 pub use error::{JsonError, JsonErrorKind};
 pub use limits::Limits;
 pub use number::Number;

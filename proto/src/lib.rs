@@ -53,7 +53,7 @@ pub use action::{
 pub use action_error::{ActionError, AppRef, ErrorClass, Reason};
 pub use json::{
     DecodeError, JsonError, JsonErrorKind, Limits, Map, Number, RawJson, Value, encode,
-    encode_into, from_value, parse, parse_with_raw, to_value, write_string,
+    encode_into, encode_placed, from_value, parse, parse_with_raw, to_value, write_string,
 };
 pub use line::{Line, LineDecoder};
 pub use schema::{Property, Schema, SchemaViolation};

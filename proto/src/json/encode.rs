@@ -35,10 +35,34 @@ pub(super) fn encode_shaped(
     out: &mut Vec<u8>,
 ) -> Result<Shape, JsonError> {
     let start = out.len();
-    let mut encoder = Encoder { out: &mut *out, start, limits, shape: Shape::default() };
+    let mut encoder = Encoder { out: &mut *out, start, around: 0, limits, shape: Shape::default() };
     let result = encoder.run(value).map(|()| encoder.shape);
     if result.is_err() {
         out.truncate(start);
+    }
+    result
+}
+
+/// [`encode_into`] for one value of a document that a writer lays out itself around it (a
+/// fixed envelope: no tree of it to build per message). `out` holds the document from its
+/// first byte up to where `value` goes, `open` containers are open there and `values` values
+/// came before it. The bounds are checked on the whole document so far, as encoding its tree
+/// at once would: the size counts from `out`'s start, the depth from the document's root.
+/// Gives the document's value count after `value`; on error `out` is restored to its length
+/// before the call.
+pub fn encode_placed(
+    value: &Value,
+    limits: &Limits,
+    open: usize,
+    values: usize,
+    out: &mut Vec<u8>,
+) -> Result<usize, JsonError> {
+    let before = out.len();
+    let shape = Shape { values, ..Shape::default() };
+    let mut encoder = Encoder { out: &mut *out, start: 0, around: open, limits, shape };
+    let result = encoder.run(value).map(|()| encoder.shape.values);
+    if result.is_err() {
+        out.truncate(before);
     }
     result
 }
@@ -52,6 +76,8 @@ enum Frame<'v> {
 struct Encoder<'o, 'l> {
     out: &'o mut Vec<u8>,
     start: usize,
+    /// Containers open around the value being encoded ([`encode_placed`]).
+    around: usize,
     limits: &'l Limits,
     /// What has been written so far; its `values` is checked as it grows.
     shape: Shape,
@@ -73,14 +99,14 @@ impl Encoder<'_, '_> {
                     Value::Bool(false) => self.out.extend_from_slice(b"false"),
                     Value::Number(n) => self.out.extend_from_slice(n.as_bytes()),
                     Value::String(s) => self.string(s)?,
-                    Value::Raw(raw) => self.splice(stack.len(), raw)?,
+                    Value::Raw(raw) => self.splice(self.around + stack.len(), raw)?,
                     Value::Array(items) => {
-                        self.open(stack.len(), items.len())?;
+                        self.open(self.around + stack.len(), items.len())?;
                         self.out.push(b'[');
                         stack.push(Frame::Array(items.iter(), false));
                     }
                     Value::Object(map) => {
-                        self.open(stack.len(), map.len())?;
+                        self.open(self.around + stack.len(), map.len())?;
                         self.out.push(b'{');
                         stack.push(Frame::Object(map.entries().iter(), false));
                     }

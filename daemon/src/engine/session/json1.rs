@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use jfgui_proto::{ActionError, Limits, Map, Value};
+use jfgui_proto::{ActionError, JsonError, JsonErrorKind, Limits, Map, Value};
 
 use super::methods::{self, Method, MethodError};
 use super::peer_warnings::PeerWarnings;
@@ -275,27 +275,8 @@ pub fn too_long_response(limits: &Limits) -> Vec<u8> {
 /// A success line: the result with `protocolVersion` first. A result over the message bounds
 /// becomes `internal/response_too_large` (never a truncated or multi-line reply).
 fn success_line(id: &Value, result: Map, limits: &Limits, action: &str) -> (Vec<u8>, &'static str) {
-    let mut full = Map::with_capacity(result.len() + 1);
-    full.insert("protocolVersion", PROTOCOL_VERSION);
-    for (k, v) in result {
-        full.insert(k, v);
-    }
-    let mut response = Map::with_capacity(3);
-    response.insert("jsonrpc", "2.0");
-    response.insert("id", id.clone());
-    // Room for the fragments spliced into the result (an action's output) up front, so a
-    // large answer is written without growing the buffer step by step.
-    let spliced: usize = full
-        .iter()
-        .map(|(_, v)| match v {
-            Value::Raw(raw) => raw.as_bytes().len(),
-            _ => 0,
-        })
-        .sum();
-    response.insert("result", full);
-    let mut line = Vec::with_capacity(128 + spliced);
-    match jfgui_proto::encode_into(&Value::Object(response), limits, &mut line) {
-        Ok(()) => (line, "ok"),
+    match write_success(id, &result, limits) {
+        Ok(line) => (line, "ok"),
         Err(e) => {
             tracing::warn!(action, "result over the message bounds: {e}");
             let error = ActionError::new(
@@ -307,6 +288,78 @@ fn success_line(id: &Value, result: Map, limits: &Limits, action: &str) -> (Vec<
             (method_error_line(id, MethodError::Action(error), limits), "response_too_large")
         }
     }
+}
+
+/// `{"jsonrpc":"2.0","id":ID,"result":{"protocolVersion":"1",...}}` with `result`'s members
+/// after `protocolVersion`, written around the values instead of built as a tree and encoded
+/// (four maps, their names and the envelope's strings on every call). Every bound is checked on
+/// the whole line, so it passes or fails exactly as encoding the tree would.
+fn write_success(id: &Value, result: &Map, limits: &Limits) -> Result<Vec<u8>, JsonError> {
+    debug_assert!(!result.contains_key("protocolVersion"), "the envelope writes it");
+    let bound = |kind: JsonErrorKind, line: &Vec<u8>| Err(JsonError::new(kind, line.len()));
+    // Room for the fragments spliced into the result (an action's output) up front, so a
+    // large answer is written without growing the buffer step by step.
+    let spliced: usize = result
+        .iter()
+        .map(|(_, v)| match v {
+            Value::Raw(raw) => raw.as_bytes().len(),
+            _ => 0,
+        })
+        .sum();
+    let mut line = Vec::with_capacity(128 + spliced);
+    // The envelope: one object of three members; `jsonrpc` is longer than its value `2.0`.
+    if limits.max_depth < 1 {
+        return bound(JsonErrorKind::TooDeep, &line);
+    }
+    if limits.max_members < 3 {
+        return bound(JsonErrorKind::TooManyMembers, &line);
+    }
+    line.push(b'{');
+    write_name("jsonrpc", limits, &mut line)?;
+    if limits.max_values < 2 {
+        return bound(JsonErrorKind::TooManyValues, &line);
+    }
+    line.extend_from_slice(br#""2.0","#);
+    write_name("id", limits, &mut line)?;
+    let mut values = jfgui_proto::encode_placed(id, limits, 1, 2, &mut line)?;
+    line.push(b',');
+    write_name("result", limits, &mut line)?;
+    // The result: an object one deeper, `protocolVersion` and the result's members.
+    values += 2;
+    if limits.max_depth < 2 {
+        return bound(JsonErrorKind::TooDeep, &line);
+    }
+    if result.len() + 1 > limits.max_members {
+        return bound(JsonErrorKind::TooManyMembers, &line);
+    }
+    line.push(b'{');
+    write_name("protocolVersion", limits, &mut line)?;
+    if values > limits.max_values {
+        return bound(JsonErrorKind::TooManyValues, &line);
+    }
+    line.push(b'"');
+    line.extend_from_slice(PROTOCOL_VERSION.as_bytes());
+    line.push(b'"');
+    for (name, value) in result.iter() {
+        line.push(b',');
+        write_name(name, limits, &mut line)?;
+        values = jfgui_proto::encode_placed(value, limits, 2, values, &mut line)?;
+    }
+    line.extend_from_slice(b"}}");
+    if line.len() > limits.max_bytes {
+        return Err(JsonError::new(JsonErrorKind::TooLarge, limits.max_bytes));
+    }
+    Ok(line)
+}
+
+/// A member's name and its `:`, the name checked as the encoder checks every string.
+fn write_name(name: &str, limits: &Limits, line: &mut Vec<u8>) -> Result<(), JsonError> {
+    if name.len() > limits.max_string_bytes {
+        return Err(JsonError::new(JsonErrorKind::StringTooLong, line.len()));
+    }
+    jfgui_proto::write_string(name, line);
+    line.push(b':');
+    Ok(())
 }
 
 /// The error line for a method failure.
@@ -377,5 +430,82 @@ pub fn error_line(id: &Value, code: i64, message: &str, data: Map, limits: &Limi
                 .or_else(|_| jfgui_proto::encode(&fallback, &Limits { max_bytes: usize::MAX, ..Limits::DEFAULT }))
                 .unwrap_or_else(|_| br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error.","data":{"reason":"internal"}}}"#.to_vec())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use jfgui_proto::RawJson;
+
+    use super::*;
+
+    /// The line as encoding the envelope's tree makes it: what [`write_success`] must give.
+    fn tree_line(id: &Value, result: &Map, limits: &Limits) -> Option<Vec<u8>> {
+        let mut full = Map::with_capacity(result.len() + 1);
+        full.insert("protocolVersion", PROTOCOL_VERSION);
+        for (name, value) in result.iter() {
+            full.insert(name, value.clone());
+        }
+        let mut response = Map::with_capacity(3);
+        response.insert("jsonrpc", "2.0");
+        response.insert("id", id.clone());
+        response.insert("result", full);
+        jfgui_proto::encode(&Value::Object(response), limits).ok()
+    }
+
+    fn map(members: &[(&str, Value)]) -> Map {
+        let mut m = Map::with_capacity(members.len());
+        for (name, value) in members {
+            m.insert(*name, value.clone());
+        }
+        m
+    }
+
+    #[test]
+    fn success_lines_are_the_tree_encoding_at_every_bound() {
+        let fragment = br#"{"text":"h\u00e9 \"x\"","items":[1,[2,{"a":null}]],"n":-1.5e3}"#;
+        let raw = Value::Raw(RawJson::parse(fragment, &Limits::DEFAULT).unwrap());
+        let tree = jfgui_proto::parse(fragment, &Limits::DEFAULT).unwrap();
+        let results = [
+            Map::new(),
+            map(&[("output", raw), ("revision", Value::from(7u64))]),
+            map(&[("output", tree), ("revision", Value::from(1u64))]),
+            map(&[
+                ("task", Value::Object(map(&[("id", Value::from("t\n1"))]))),
+                ("n", 2u64.into()),
+            ]),
+            map(&[("a name longer than protocolVersion", Value::from("x".repeat(40)))]),
+        ];
+        let ids = [Value::Null, Value::from(42u64), Value::from("req-\u{2028}-1")];
+        let mut compared = 0;
+        for result in &results {
+            for id in &ids {
+                let len =
+                    tree_line(id, result, &Limits::DEFAULT).expect("within the defaults").len();
+                let mut limits = Vec::new();
+                for n in 0..8 {
+                    limits.push(Limits { max_depth: n, ..Limits::DEFAULT });
+                    limits.push(Limits { max_members: n, ..Limits::DEFAULT });
+                }
+                for n in 0..24 {
+                    limits.push(Limits { max_values: n, ..Limits::DEFAULT });
+                }
+                for n in 0..64 {
+                    limits.push(Limits { max_string_bytes: n, ..Limits::DEFAULT });
+                }
+                for n in (0..16).chain(len - 3..len + 3) {
+                    limits.push(Limits { max_bytes: n, ..Limits::DEFAULT });
+                }
+                for limits in &limits {
+                    assert_eq!(
+                        write_success(id, result, limits).ok(),
+                        tree_line(id, result, limits),
+                        "{id:?} {result:?} {limits:?}"
+                    );
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 1000);
     }
 }
