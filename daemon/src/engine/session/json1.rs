@@ -307,39 +307,26 @@ fn write_success(id: &Value, result: &Map, limits: &Limits) -> Result<Vec<u8>, J
         })
         .sum();
     let mut line = Vec::with_capacity(128 + spliced);
-    // The envelope: one object of three members; `jsonrpc` is longer than its value `2.0`.
-    if limits.max_depth < 1 {
-        return bound(JsonErrorKind::TooDeep, &line);
-    }
-    if limits.max_members < 3 {
-        return bound(JsonErrorKind::TooManyMembers, &line);
-    }
-    line.push(b'{');
-    write_name("jsonrpc", limits, &mut line)?;
-    if limits.max_values < 2 {
-        return bound(JsonErrorKind::TooManyValues, &line);
-    }
-    line.extend_from_slice(br#""2.0","#);
-    write_name("id", limits, &mut line)?;
-    let mut values = jfgui_proto::encode_placed(id, limits, 1, 2, &mut line)?;
-    line.push(b',');
-    write_name("result", limits, &mut line)?;
-    // The result: an object one deeper, `protocolVersion` and the result's members.
-    values += 2;
+    // The envelope's own bounds, met by every success line: two objects deep (`result` in the
+    // line's), the wider of them, the longest name (`protocolVersion`), and five values (the
+    // two objects, `"2.0"`, the id, `"1"`; checked once the id is counted).
+    let members = result.len().max(2) + 1;
     if limits.max_depth < 2 {
         return bound(JsonErrorKind::TooDeep, &line);
     }
-    if result.len() + 1 > limits.max_members {
+    if limits.max_members < members {
         return bound(JsonErrorKind::TooManyMembers, &line);
     }
-    line.push(b'{');
-    write_name("protocolVersion", limits, &mut line)?;
+    if limits.max_string_bytes < "protocolVersion".len() {
+        return bound(JsonErrorKind::StringTooLong, &line);
+    }
+    line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    let mut values = jfgui_proto::encode_placed(id, limits, 1, 2, &mut line)? + 2;
     if values > limits.max_values {
         return bound(JsonErrorKind::TooManyValues, &line);
     }
-    line.push(b'"');
-    line.extend_from_slice(PROTOCOL_VERSION.as_bytes());
-    line.push(b'"');
+    line.extend_from_slice(br#","result":{"protocolVersion":"#);
+    jfgui_proto::write_string(PROTOCOL_VERSION, &mut line);
     for (name, value) in result.iter() {
         line.push(b',');
         write_name(name, limits, &mut line)?;
