@@ -14,6 +14,7 @@ mod parse;
 mod raw;
 mod scan;
 mod ser;
+mod stack;
 mod value;
 
 pub use de::{DecodeError, from_value};

@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 
 use super::raw::{RawJson, Shape};
 use super::scan::plain_run_end;
+use super::stack::Stack;
 use super::{JsonError, JsonErrorKind, Limits, Value};
 
 /// Encodes `value` compactly. Fails (with [`JsonErrorKind`](super::JsonErrorKind) naming the
@@ -73,6 +74,13 @@ enum Frame<'v> {
     Object(core::slice::Iter<'v, (String, Value)>, bool),
 }
 
+/// An empty slot of the stack (`stack.rs`).
+impl Default for Frame<'_> {
+    fn default() -> Self {
+        Frame::Array(Default::default(), false)
+    }
+}
+
 struct Encoder<'o, 'l> {
     out: &'o mut Vec<u8>,
     start: usize,
@@ -85,7 +93,7 @@ struct Encoder<'o, 'l> {
 
 impl Encoder<'_, '_> {
     fn run(&mut self, root: &Value) -> Result<(), JsonError> {
-        let mut stack: Vec<Frame<'_>> = Vec::new();
+        let mut stack: Stack<Frame<'_>, 4> = Stack::new();
         let mut next = Some(root);
         loop {
             if let Some(value) = next.take() {

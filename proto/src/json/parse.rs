@@ -10,6 +10,7 @@ use super::encode::{escape_for, write_string};
 use super::number::grammar_len;
 use super::raw::{RawJson, Shape};
 use super::scan::plain_run_end;
+use super::stack::Stack;
 use super::value::{PAIRWISE_KEYS, first_duplicate, first_repeat};
 use super::{JsonError, JsonErrorKind, Limits, Map, Number, Value};
 
@@ -63,7 +64,7 @@ pub(crate) fn capture_at(
     before: usize,
 ) -> Result<(RawJson, usize, usize), JsonError> {
     let mut parser =
-        Parser { input, pos, limits, values: before + 1, key_offsets: Vec::new(), raw_at: None };
+        Parser { input, pos, limits, values: before + 1, key_offsets: Stack::new(), raw_at: None };
     if parser.values > limits.max_values {
         return Err(parser.err(JsonErrorKind::TooManyValues, pos));
     }
@@ -79,7 +80,7 @@ fn parse_splicing(
     if input.len() > limits.max_bytes {
         return Err(JsonError::new(JsonErrorKind::TooLarge, limits.max_bytes));
     }
-    Parser { input, pos: 0, limits, values: 0, key_offsets: Vec::new(), raw_at: path }.run()
+    Parser { input, pos: 0, limits, values: 0, key_offsets: Stack::new(), raw_at: path }.run()
 }
 
 /// An open container: the members parsed so far.
@@ -94,6 +95,13 @@ enum Frame {
     },
 }
 
+/// An empty slot of the stack (`stack.rs`).
+impl Default for Frame {
+    fn default() -> Self {
+        Frame::Array(Vec::new())
+    }
+}
+
 struct Parser<'a> {
     input: &'a [u8],
     pos: usize,
@@ -102,12 +110,13 @@ struct Parser<'a> {
     /// Byte offset of every key of the open objects (a shared stack, so objects allocate
     /// nothing for it): large objects are checked for duplicates when they close, and the
     /// error must still name the repeated key's offset.
-    key_offsets: Vec<usize>,
+    key_offsets: Stack<usize, 8>,
     /// Where the value to keep as a fragment is, if any (see [`parse_with_raw`]).
     raw_at: Option<&'a [&'a str]>,
 }
 
 /// An open container of a fragment being captured.
+#[derive(Default)]
 struct Open {
     object: bool,
     /// Members so far.
@@ -119,10 +128,14 @@ struct Open {
 /// A key of an open object of a fragment: its offset in the input (for errors) and where its
 /// encoded form is in the fragment. Encoded forms are equal exactly when the keys are, since
 /// the encoder writes every string one way.
+#[derive(Default)]
 struct CapturedKey {
     at: usize,
     encoded: core::ops::Range<usize>,
 }
+
+/// The keys of a fragment's open objects.
+type CapturedKeys = Stack<CapturedKey, 8>;
 
 /// Where a string's decoded characters go while it is checked.
 trait Decoded {
@@ -169,7 +182,7 @@ impl Decoded for Measure {
 
 impl Parser<'_> {
     fn run(mut self) -> Result<Value, JsonError> {
-        let mut stack: Vec<Frame> = Vec::new();
+        let mut stack: Stack<Frame, 4> = Stack::new();
         let value = 'value: loop {
             self.skip_ws();
             let start = self.pos;
@@ -486,7 +499,7 @@ impl Parser<'_> {
     fn capture_key(
         &mut self,
         out: &mut Vec<u8>,
-        keys: &mut Vec<CapturedKey>,
+        keys: &mut CapturedKeys,
         shape: &mut Shape,
     ) -> Result<(), JsonError> {
         self.key_start()?;
@@ -506,8 +519,8 @@ impl Parser<'_> {
     fn capture(&mut self, open: usize) -> Result<RawJson, JsonError> {
         let mut out = Vec::with_capacity(self.input.len() - self.pos);
         let mut shape = Shape { depth: 0, values: 1, members: 0, string_bytes: 0 };
-        let mut stack: Vec<Open> = Vec::new();
-        let mut keys: Vec<CapturedKey> = Vec::new();
+        let mut stack: Stack<Open, 4> = Stack::new();
+        let mut keys: CapturedKeys = Stack::new();
         'value: loop {
             let start = self.pos;
             match self.input.get(start) {
