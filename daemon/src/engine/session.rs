@@ -82,15 +82,34 @@ pub async fn serve<S>(
     tracing::debug!(slug = link.slug(), ?peer, "client connected");
 
     // The app leaving or shutdown: one future for the connection's life, so its wake-up
-    // registrations are made once, not twice per line.
-    let stop = async {
+    // registrations are made once, not twice per line. It is polled in every `select!` below,
+    // several times per call, and polling the waits inside takes their `Notify` locks; so after
+    // the first poll (which registers them) they are polled again only once one of the two
+    // values changed (a version check: a change always comes with that version's bump).
+    let mut seen = (status.clone(), shutdown.clone());
+    let waits = async {
         tokio::select! {
             biased;
             _ = until(&mut status, |s| *s != LinkStatus::Enabled) => "app left",
             _ = until(&mut shutdown, |s| *s) => "shutdown",
         }
     };
-    tokio::pin!(stop);
+    tokio::pin!(waits);
+    let mut registered = false;
+    let mut stop = std::future::poll_fn(move |cx| {
+        let (status, shutdown) = &mut seen;
+        // A closed channel counts as changed: the waits then complete.
+        let changed =
+            status.has_changed().unwrap_or(true) || shutdown.has_changed().unwrap_or(true);
+        if registered && !changed {
+            return std::task::Poll::Pending;
+        }
+        registered = true;
+        // Marked before the poll, so a change during it is seen next time.
+        status.mark_unchanged();
+        shutdown.mark_unchanged();
+        waits.as_mut().poll(cx)
+    });
     // In the loop's `select!`s the calls are polled first (a call just added starts before
     // the next line is read), and the app leaving or shutdown win over reading more. `stop`
     // is never polled again once it completed: the loop ends there.

@@ -904,6 +904,46 @@ async fn disabling_fails_queued_calls_and_closes_clients_but_sent_calls_finish()
     assert_eq!(events.next().await.unwrap(), EndpointEvent::Up { slug: "notepad".into() });
 }
 
+/// A connection between calls (its last call answered, the next line not come) closes when its
+/// app is disabled, and on shutdown: what it watches for that is registered once and only looked
+/// at again when it changed (session.rs), so a change while it idles must still wake it.
+#[tokio::test]
+async fn idle_clients_close_when_their_app_is_disabled_and_on_shutdown() {
+    let engine = Engine::new(config());
+    let mut events = engine.subscribe();
+    assert_eq!(events.next().await, Some(EndpointEvent::Resync { slugs: vec![] }));
+    let mut app = FakeApp::register(&engine, "Notepad", true, notepad_actions()).await;
+    assert_eq!(events.next().await.unwrap(), EndpointEvent::Up { slug: "notepad".into() });
+    for (id, stop) in [(1, "disable"), (2, "shutdown")] {
+        let mut c = Client::connect(&engine, &app.slug);
+        for call in 0..3 {
+            c.send(&format!(r#"{{"jsonrpc":"2.0","id":{call},"method":"agent/info"}}"#)).await;
+            let req = app.request().await;
+            app.reply(req.id, Outcome::Ok(CallResult::Revision { revision: id })).await;
+            assert_eq!(n(&c.recv().await, "id"), call);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        if stop == "disable" {
+            app.set_enabled(false).await;
+            assert_eq!(
+                events.next().await.unwrap(),
+                EndpointEvent::Down { slug: "notepad".into() }
+            );
+        } else {
+            tokio::spawn({
+                let engine = engine.clone();
+                async move { engine.shutdown().await }
+            });
+        }
+        let closed = tokio::time::timeout(WAIT, c.closed()).await;
+        assert!(closed.unwrap_or(false), "{stop}: the idle client was not closed");
+        if stop == "disable" {
+            app.set_enabled(true).await;
+            assert_eq!(events.next().await.unwrap(), EndpointEvent::Up { slug: "notepad".into() });
+        }
+    }
+}
+
 /// A subscription starts with the endpoints already up, and a subscriber that falls behind
 /// the event backlog gets the current set again instead of a gap.
 #[tokio::test]
