@@ -29,18 +29,7 @@ start() { # bin dir, tag: daemon pid in $work/TAG.pid, endpoint $work/TAG/apps/a
     for _ in $(seq 100); do [[ -S $work/$2/apps/ab.sock ]] && break; sleep 0.1; done
     [[ -S $work/$2/apps/ab.sock ]] || { cat "$work/$2.log" "$work/$2-pad.log" >&2; exit 1; }
 }
-drive() { # tag, calls
-    python3 - "$work/$1/apps/ab.sock" "$2" <<'EOF'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-f = s.makefile("rb")
-for i in range(1, int(sys.argv[2]) + 1):
-    s.sendall(b'{"jsonrpc":"2.0","id":%d,"method":"actions/execute","params":{"action":"document.get"}}\n' % i)
-    reply = json.loads(f.readline())
-    assert reply["id"] == i and reply["result"]["output"]["length"] == 64, reply
-EOF
-}
+drive() { document_gets "$work/$1/apps/ab.sock" "$2"; } # tag, calls
 ticks() { awk '{print $14 + $15}' "/proc/$(cat "$work/$1.pid")/stat"; }
 per_call() { # tag, calls: runs them and prints the daemon's CPU µs per call
     local t0 t1

@@ -24,18 +24,7 @@ counted() {
 }
 daemon_with_notepad Count "$(python3 -c "print(''.join(chr(97 + i % 26) for i in range(64)))")" counted
 
-drive() {
-    python3 - "$endpoint" "$1" <<'EOF'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-f = s.makefile("rb")
-for i in range(1, int(sys.argv[2]) + 1):
-    s.sendall(b'{"jsonrpc":"2.0","id":%d,"method":"actions/execute","params":{"action":"document.get"}}\n' % i)
-    reply = json.loads(f.readline())
-    assert reply["id"] == i and reply["result"]["output"]["length"] == 64, reply
-EOF
-}
+drive() { document_gets "$endpoint" "$1"; }
 control() { callgrind_control "$@" "$daemon" >"$work/control.log" 2>&1 || { cat "$work/control.log" >&2; exit 1; }; }
 
 drive 500

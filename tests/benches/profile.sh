@@ -34,36 +34,7 @@ binaries daemon notepad
 on_exit() { perf probe -q -d 'probe_libc:jfgui_*' 2>/dev/null || true; }
 daemon_with_notepad Profile "$(python3 -c "print(''.join(chr(97 + i % 26) for i in range($size)))")"
 
-drive() { # calls in all, spread over the clients
-    python3 - "$endpoint" "$1" "$size" "$clients" <<'EOF'
-import json, os, socket, sys
-path, n, size, clients = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-def client(calls):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(path)
-    f = s.makefile("rb")
-    for i in range(1, calls + 1):
-        s.sendall(b'{"jsonrpc":"2.0","id":%d,"method":"actions/execute","params":{"action":"document.get"}}\n' % i)
-        reply = json.loads(f.readline())
-        assert reply["id"] == i and reply["result"]["output"]["length"] == size, reply
-if clients == 1:
-    client(n)
-    sys.exit()
-children = []
-for _ in range(clients):
-    pid = os.fork()
-    if pid == 0:
-        try:
-            client(n // clients)
-            os._exit(0)
-        except BaseException as e:
-            print(e, file=sys.stderr)
-            os._exit(1)
-    children.append(pid)
-failed = sum(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0 for pid in children)
-sys.exit(f"{failed} of {clients} clients failed" if failed else 0)
-EOF
-}
+drive() { document_gets "$endpoint" "$1" "$size" "$clients"; } # calls in all
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 per_call() { python3 -c "print(f'{$1 / $calls:.2f}')"; }

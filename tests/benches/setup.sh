@@ -72,3 +72,38 @@ for id, method in enumerate(["daemon/status", "apps/list"], 1):
 socket.socket(socket.AF_UNIX).connect(sys.argv[2])
 EOF
 }
+
+# document_gets SOCKET CALLS [BYTES [CLIENTS]]: CALLS JSON-1 `actions/execute` calls of Notepad's
+# `document.get` on SOCKET, spread over CLIENTS concurrent clients (default 1; a process and a
+# connection each, sending its next call when the last one's reply came); every reply is
+# checked (its id, and an output of BYTES, default 64).
+document_gets() {
+    python3 - "$1" "$2" "${3:-64}" "${4:-1}" <<'EOF'
+import json, os, socket, sys
+path, n, size, clients = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+def client(calls):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    f = s.makefile("rb")
+    for i in range(1, calls + 1):
+        s.sendall(b'{"jsonrpc":"2.0","id":%d,"method":"actions/execute","params":{"action":"document.get"}}\n' % i)
+        reply = json.loads(f.readline())
+        assert reply["id"] == i and reply["result"]["output"]["length"] == size, reply
+if clients == 1:
+    client(n)
+    sys.exit()
+children = []
+for _ in range(clients):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            client(n // clients)
+            os._exit(0)
+        except BaseException as e:
+            print(e, file=sys.stderr)
+            os._exit(1)
+    children.append(pid)
+failed = sum(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0 for pid in children)
+sys.exit(f"{failed} of {clients} clients failed" if failed else 0)
+EOF
+}
