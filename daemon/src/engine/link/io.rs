@@ -157,8 +157,8 @@ pub struct Link<R> {
     reader: FrameReader<R>,
     writer: JoinHandle<()>,
     bye: oneshot::Sender<Vec<u8>>,
-    /// Completes when shutdown starts. Made once, like [`Link::deadline_added`]: a future
-    /// made per message would register for its wake-up and unregister again each time.
+    /// Completes when shutdown starts. Made once: a wait made per message would register
+    /// for its wake-up when first polled and unregister again when dropped, every time.
     shutdown: Wait,
     /// Completes when a call arrived while no deadline was watched (or a notice was held while
     /// no flush was armed); made again each time it completed.
@@ -177,13 +177,12 @@ impl<R: AsyncRead + Unpin> Link<R> {
         app: AppHandle,
         reader: FrameReader<R>,
         wr: W,
-        shutdown: watch::Receiver<bool>,
+        mut shutdown: watch::Receiver<bool>,
     ) -> Self {
         let (bye, bye_rx) = oneshot::channel();
         app.attach_writer(Box::new(wr));
         let writer = tokio::spawn(write_requests(app.clone(), bye_rx));
         let deadline = Box::pin(tokio::time::sleep(Duration::ZERO));
-        let mut shutdown = shutdown;
         let shutdown = Box::pin(async move { until(&mut shutdown, |s| *s).await });
         let deadline_added = deadline_added(&app);
         Link {
