@@ -263,7 +263,7 @@ left=$(cd "$fake_home" && find . -type f)
 test -z "$left" || fail "install.sh --uninstall left: $left"
 
 step "cross checks: Windows and macOS"
-cargo check --target x86_64-pc-windows-gnu -p daemon -p host-sdk -p cli
-cargo check --target x86_64-apple-darwin -p daemon -p host-sdk -p cli
+cargo check --target x86_64-pc-windows-gnu -p jfgui-daemon -p jfgui-host-sdk -p jfgui-agent
+cargo check --target x86_64-apple-darwin -p jfgui-daemon -p jfgui-host-sdk -p jfgui-agent
 
 printf '\npackaging/check.sh: all checks passed\n'

@@ -22,7 +22,7 @@ target_dir=$(cargo metadata --format-version 1 --no-deps \
     | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 out="$target_dir/dist"
 
-cargo build --locked --profile dist -p daemon -p cli -p notepad
+cargo build --locked --profile dist -p jfgui-daemon -p jfgui-agent -p jfgui-example-notepad
 
 assets="$out/assets"
 rm -rf "$assets"
@@ -39,6 +39,6 @@ echo "dist.sh: binaries and assets in $out"
 if [ "$deb" = 1 ]; then
     rm -f "$target_dir"/debian/jfgui-agent*.deb
     # The cargo-deb asset paths say target/release/; with --profile dist they mean $out.
-    cargo deb --no-build --profile dist -p daemon
-    cargo deb --no-build --profile dist -p cli
+    cargo deb --no-build --profile dist -p jfgui-daemon
+    cargo deb --no-build --profile dist -p jfgui-agent
 fi

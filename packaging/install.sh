@@ -66,7 +66,7 @@ install_binaries() {
         command -v cargo >/dev/null 2>&1 || { echo "install.sh: cargo not found; install Rust or pass --bin-from" >&2; exit 1; }
         # Stripped release binaries (the dist profile), in this checkout's target dir.
         cargo build --locked --profile dist --manifest-path "$repo/Cargo.toml" \
-            --target-dir "$repo/target" -p daemon -p cli -p notepad
+            --target-dir "$repo/target" -p jfgui-daemon -p jfgui-agent -p jfgui-example-notepad
         bin_from="$repo/target/dist"
     fi
     mkdir -p "$bindir"

@@ -1,7 +1,7 @@
 """Build hook of the jfgui-host package: bundle the already built native library.
 
 The package itself is pure Python (ctypes); it needs libjfgui_host, which Cargo builds
-(`cargo build -p capi --release`). `pip install ./bindings/python` copies that library into
+(`cargo build -p jfgui-host-capi --release`). `pip install ./bindings/python` copies that library into
 the package, so the installed package works without the source tree. The library is taken
 from `$JFGUI_HOST_LIB` (a file) if set, else from the Cargo target dir
 (`$CARGO_TARGET_DIR`, else the repository's `target/`), release build first, then debug.
@@ -45,7 +45,7 @@ def find_library() -> Path:
             return path
     raise SystemExit(
         f"{library_name()} was not found in {target}/release or {target}/debug: "
-        "build it first with `cargo build -p capi --release` (or set JFGUI_HOST_LIB)"
+        "build it first with `cargo build -p jfgui-host-capi --release` (or set JFGUI_HOST_LIB)"
     )
 
 

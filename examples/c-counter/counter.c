@@ -1,5 +1,5 @@
 /* c-counter: the README's counter as a C app on libjfgui_host, pumped from poll(2).
- * Build: make (after `cargo build -p capi`). Run: ./c-counter --agent-enable */
+ * Build: make (after `cargo build -p jfgui-host-capi`). Run: ./c-counter --agent-enable */
 #include <jfgui_host.h>
 #include <limits.h>
 #include <poll.h>

@@ -1,7 +1,7 @@
 //! Dispatch overhead: a trivial action through the `Dispatcher` (every check of SPEC S2:
 //! lookup, input schema, capabilities, availability, revision, output schema) against calling
 //! the host's method directly, and one request through the sans-IO endpoint (decode the
-//! frame, dispatch, encode the reply frame). Run: `cargo bench -p host-sdk --bench dispatch`.
+//! frame, dispatch, encode the reply frame). Run: `cargo bench -p jfgui-host-sdk --bench dispatch`.
 
 use divan::Bencher;
 use jfgui_host_sdk::channel::{Endpoint, Identity};

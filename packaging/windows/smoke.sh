@@ -13,7 +13,7 @@ if ! command -v x86_64-w64-mingw32-gcc >/dev/null || [ ! -x /usr/lib/wine/wine64
 fi
 rustup target add x86_64-pc-windows-gnu
 cd "$repo"
-cargo build --target x86_64-pc-windows-gnu -p daemon -p cli -p notepad
+cargo build --target x86_64-pc-windows-gnu -p jfgui-daemon -p jfgui-agent -p jfgui-example-notepad
 (cd "$here/smoke" && cargo build --target x86_64-pc-windows-gnu)
 work=$(mktemp -d)
 daemon_pid=""
@@ -32,7 +32,7 @@ for exe in jfgui-agentd jfgui-agent jfgui-notepad; do
 done
 cp "$here/smoke/target/x86_64-pc-windows-gnu/debug/jfgui-pipe-smoke.exe" "$work/"
 # The CLI's unit tests, including its named-pipe transport's (connect, busy retry).
-cargo test --target x86_64-pc-windows-gnu -p cli --no-run --message-format=json \
+cargo test --target x86_64-pc-windows-gnu -p jfgui-agent --no-run --message-format=json \
     | python3 -c 'import json,sys
 for m in map(json.loads, sys.stdin):
     if m.get("reason") == "compiler-artifact" and m["profile"]["test"] and m.get("executable"):

@@ -21,7 +21,7 @@
 //! change `serde_json::Number` for the whole workspace through feature unification. So the
 //! parser and encoder of [`Value`] are ours; serde's derive does the typed mapping on top of
 //! them ([`from_value`] / [`to_value`]), and `serde_json` is only a differential oracle in tests
-//! and the baseline of the benchmark (`cargo bench -p proto --bench json`), which the strict
+//! and the baseline of the benchmark (`cargo bench -p jfgui-proto --bench json`), which the strict
 //! parser matches in speed.
 //!
 //! # Rule for typed messages

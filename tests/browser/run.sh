@@ -36,7 +36,7 @@ fi
 echo "browsers: $(/usr/bin/chromium --version 2>/dev/null || echo 'no chromium'); $(/usr/bin/firefox-esr --version 2>/dev/null || echo 'no firefox-esr')"
 
 cd "$root"
-cargo build -q -p daemon -p cli
+cargo build -q -p jfgui-daemon -p jfgui-agent
 rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 bash examples/web-notepad/build.sh
 python=$(bash tests/mcp-clients/python/venv.sh)

@@ -41,7 +41,7 @@ for tool in Xvfb xdotool import; do
 done
 
 cd "$root"
-cargo build -q -p daemon -p cli -p sketch
+cargo build -q -p jfgui-daemon -p jfgui-agent -p jfgui-example-sketch
 python=$(bash "$root/tests/mcp-clients/python/venv.sh")
 
 set +e

@@ -16,7 +16,7 @@ root=$(cd "$here/../.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
 
 cd "$root"
-cargo build -q -p daemon -p cli -p notepad
+cargo build -q -p jfgui-daemon -p jfgui-agent -p jfgui-example-notepad
 
 # Python: a venv under the build dir (shared with tests/gui/run.sh).
 python=$(bash "$here/python/venv.sh")

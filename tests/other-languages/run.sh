@@ -45,13 +45,13 @@ fi
 
 step "the C ABI type-checks for Windows and macOS, and its docs build"
 rustup target add x86_64-pc-windows-gnu x86_64-apple-darwin
-cargo check -q -p capi --target x86_64-pc-windows-gnu
-cargo check -q -p capi --target x86_64-apple-darwin
-RUSTDOCFLAGS="-D warnings" cargo doc -q -p capi --no-deps
+cargo check -q -p jfgui-host-capi --target x86_64-pc-windows-gnu
+cargo check -q -p jfgui-host-capi --target x86_64-apple-darwin
+RUSTDOCFLAGS="-D warnings" cargo doc -q -p jfgui-host-capi --no-deps
 
 step "build"
-cargo build -q -p daemon -p cli -p capi
-cargo build -q -p capi --release
+cargo build -q -p jfgui-daemon -p jfgui-agent -p jfgui-host-capi
+cargo build -q -p jfgui-host-capi --release
 make --no-print-directory -C examples/c-counter LIBDIR="$target/debug" OUT="$target/debug/c-counter"
 
 step "capi suite, the C example under valgrind"
@@ -62,7 +62,7 @@ step "python: the MCP clients' venv, plus pytest, mypy and this package"
 python=$(bash tests/mcp-clients/python/venv.sh)
 "$python" -c 'import tkinter' || fail "the venv's python ($python) has no tkinter"
 "$python" -m pip install -q --disable-pip-version-check -r "$here/requirements.txt"
-# Exactly what the docs say: after `cargo build -p capi --release`, install the package (it
+# Exactly what the docs say: after `cargo build -p jfgui-host-capi --release`, install the package (it
 # bundles target/release/libjfgui_host.so); reinstalled every run for a fresh library.
 "$python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
 rm -rf bindings/python/build bindings/python/src/jfgui_host.egg-info

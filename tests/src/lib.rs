@@ -3,7 +3,7 @@
 //! watchdog, raw JSON-RPC line clients, `/proc` resource probes and the cross-UID helper.
 //!
 //! **Binaries.** `CARGO_BIN_EXE_*` only covers a package's own bins, so [`bin`] runs
-//! `cargo build -p daemon -p notepad -p sketch -p cli -p jfgui-tests -p capi --bins --lib` once
+//! `cargo build -p jfgui-daemon -p jfgui-example-notepad -p jfgui-example-sketch -p jfgui-agent -p jfgui-tests -p jfgui-host-capi --bins --lib` once
 //! per test process (a no-op when they are fresh; `--lib` gives `libjfgui_host.so` for the C
 //! example) into the same target dir as the running test, then returns
 //! `target/<profile>/NAME`. `cargo test --workspace` therefore always runs the suites against
@@ -58,18 +58,18 @@ pub fn bin_dir() -> &'static Path {
                 "--bins",
                 "--lib",
                 "-p",
-                "daemon",
+                "jfgui-daemon",
                 "-p",
-                "notepad",
+                "jfgui-example-notepad",
                 "-p",
-                "sketch",
+                "jfgui-example-sketch",
                 "-p",
-                "cli",
+                "jfgui-agent",
                 "-p",
                 "jfgui-tests",
                 // libjfgui_host.so / .a for the C example (the `capi` suite builds it).
                 "-p",
-                "capi",
+                "jfgui-host-capi",
                 "--target-dir",
             ])
             .arg(&target_dir);

@@ -231,7 +231,7 @@ fn demo_without_the_example_app_says_how_to_build_it() {
     cmd.arg("--demo").env("JFGUI_RUNTIME_DIR", tmp.rt()).env_remove("XDG_RUNTIME_DIR");
     let (status, stderr) = jfgui_tests::run_daemon(cmd);
     assert_eq!(status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("cargo build -p notepad"), "{stderr}");
+    assert!(stderr.contains("cargo build -p jfgui-example-notepad"), "{stderr}");
     assert!(!tmp.rt().exists(), "nothing created before the check");
 }
 

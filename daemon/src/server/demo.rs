@@ -35,7 +35,7 @@ fn locate() -> Result<PathBuf, String> {
     } else {
         Err(format!(
             "--demo needs the example app at {}, which does not exist; build it with \
-             `cargo build -p notepad` (or build everything with `cargo build --workspace`)",
+             `cargo build -p jfgui-example-notepad` (or build everything with `cargo build --workspace`)",
             app.display()
         ))
     }

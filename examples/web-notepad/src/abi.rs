@@ -32,7 +32,7 @@ use std::cell::RefCell;
 use std::time::Duration;
 
 use jfgui_host_sdk::bridge::PostRoute;
-use jfgui_notepad::Selection;
+use jfgui_example_notepad::Selection;
 
 use crate::page::Page;
 

@@ -1,5 +1,5 @@
 //! The Notepad example as a web page (`www/`): the same Notepad model as the native
-//! `jfgui-notepad` (the `jfgui_notepad` library) behind host-sdk's browser-bridge endpoint,
+//! `jfgui-notepad` (the `jfgui_example_notepad` library) behind host-sdk's browser-bridge endpoint,
 //! built for `wasm32-unknown-unknown` and driven by a dependency-free ES module that does the
 //! HTTP. See `README.md` for the build and the page.
 //!

@@ -14,7 +14,7 @@ use std::time::Duration;
 use jfgui_host_sdk::bridge::{BridgeEndpoint, BridgeError, Post};
 use jfgui_host_sdk::channel::Identity;
 use jfgui_host_sdk::{ActionError, Dispatcher, Host, Map, Value};
-use jfgui_notepad::{Clock, Notepad, Selection};
+use jfgui_example_notepad::{Clock, Notepad, Selection};
 
 /// The name agents see; the daemon derives the slug `web-notepad` from it.
 pub const DISPLAY_NAME: &str = "Web Notepad";

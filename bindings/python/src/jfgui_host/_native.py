@@ -176,7 +176,7 @@ def library() -> ctypes.CDLL:
                 tried.append(f"{path} (missing)")
         else:
             raise LibraryNotFound(
-                "libjfgui_host not found; build it with `cargo build -p capi --release` and "
+                "libjfgui_host not found; build it with `cargo build -p jfgui-host-capi --release` and "
                 f"reinstall the package, or set {LIBRARY_ENV}. Tried: " + "; ".join(tried)
             )
     return _library

@@ -450,7 +450,7 @@ mod tests {
 
     /// The rendered tool lists (one-app endpoint, all-apps server), one tool per line, as the
     /// official SDK clients last accepted them (`tests/mcp-clients/run.sh`). A deliberate
-    /// change regenerates the files with `JFGUI_UPDATE_GOLDEN=1 cargo test -p daemon
+    /// change regenerates the files with `JFGUI_UPDATE_GOLDEN=1 cargo test -p jfgui-daemon
     /// tool_list_matches`.
     #[test]
     fn tool_list_matches_the_golden_file() {
