@@ -14,9 +14,11 @@ target_dir=$(cargo metadata --format-version 1 --no-deps \
 dist="$target_dir/dist"
 work=$(mktemp -d)
 pids=()
+sandbox=""
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
     rm -rf "$work"
+    if [ -n "$sandbox" ]; then rm -rf "$sandbox"; fi
 }
 trap cleanup EXIT
 step() { printf '\n== %s\n' "$*"; }
@@ -161,11 +163,21 @@ for s in jfgui-agentd.service jfgui-agentd-plain.service; do
 done
 
 step "the daemon under its unit's sandbox (packaging/sandbox.sh)"
-# Outside /tmp, which the sandbox replaces (PrivateTmp=).
-sandbox="$target_dir/sandbox-check"
-rm -rf "$sandbox"
-mkdir -p "$sandbox/state"
+# What runs inside the sandbox (the daemon's binary, its runtime and state dirs) must lie
+# outside /tmp and /var/tmp, which the sandbox replaces (PrivateTmp=), wherever the checkout is.
+outside_tmp() {
+    local base real
+    for base in "${XDG_CACHE_HOME:-$HOME/.cache}" /var/lib; do
+        real=$(mkdir -p "$base" 2>/dev/null && cd "$base" && pwd -P) || continue
+        case "$real/" in /tmp/*|/var/tmp/*) continue ;; esac
+        mktemp -d "$real/jfgui-sandbox-check.XXXXXX" && return 0
+    done
+    return 1
+}
+sandbox=$(outside_tmp) || fail "no writable directory outside /tmp and /var/tmp for the sandbox check"
+mkdir -p "$sandbox/state" "$sandbox/bin"
 mkdir -m 0700 "$sandbox/rt"
+install -m 0755 "$dist/jfgui-agentd" "$sandbox/bin/jfgui-agentd"
 # A forbidden address family and a writable+executable mapping are refused in there.
 bash packaging/sandbox.sh packaging/systemd/jfgui-agentd-plain.service "$sandbox/rt" -- \
     /usr/bin/python3 -c '
@@ -180,7 +192,7 @@ for what, attempt in (("AF_INET6", lambda: socket.socket(socket.AF_INET6)),
 open("/usr/.sandbox-probe", "w")' 2> "$work/probe.err" && fail "the sandbox lets /usr be written"
 grep -q "Read-only file system" "$work/probe.err" || { cat "$work/probe.err"; fail "the sandbox probe"; }
 bash packaging/sandbox.sh packaging/systemd/jfgui-agentd-plain.service "$sandbox/rt" "$sandbox/state" -- \
-    "$dist/jfgui-agentd" --runtime-dir "$sandbox/rt" > "$work/sandboxed.log" 2>&1 &
+    "$sandbox/bin/jfgui-agentd" --runtime-dir "$sandbox/rt" > "$work/sandboxed.log" 2>&1 &
 sandboxed=$!
 pids+=("$sandboxed")
 export JFGUI_RUNTIME_DIR="$sandbox/rt"
@@ -206,7 +218,7 @@ mkdir -m 0700 "$sandbox/rt"
 systemd-socket-activate -l "$sandbox/rt/host.sock" -l "$sandbox/rt/agentd.sock" \
     --fdname=host:control -- \
     bash packaging/sandbox.sh packaging/systemd/jfgui-agentd.service "$sandbox/rt" "$sandbox/state" -- \
-    "$dist/jfgui-agentd" --runtime-dir "$sandbox/rt" > "$work/activated.log" 2>&1 &
+    "$sandbox/bin/jfgui-agentd" --runtime-dir "$sandbox/rt" > "$work/activated.log" 2>&1 &
 activated=$!
 pids+=("$activated")
 for _ in $(seq 100); do [ -S "$sandbox/rt/agentd.sock" ] && break; sleep 0.1; done
@@ -228,21 +240,21 @@ run_home sh packaging/install.sh --bin-from "$dist" --no-start
 (cd "$fake_home" && find . -type f | sort) > "$work/installed"
 cat > "$work/expected" <<'LIST'
 ./.config/fish/completions/jfgui-agent.fish
-./.config/systemd/user/jfgui-agentd-control.socket
-./.config/systemd/user/jfgui-agentd-plain.service
-./.config/systemd/user/jfgui-agentd.service
-./.config/systemd/user/jfgui-agentd.socket
 ./.local/bin/jfgui-agent
 ./.local/bin/jfgui-agentd
 ./.local/bin/jfgui-notepad
 ./.local/share/bash-completion/completions/jfgui-agent
 ./.local/share/man/man1/jfgui-agent.1
 ./.local/share/man/man1/jfgui-agentd.1
+./.local/share/systemd/user/jfgui-agentd-control.socket
+./.local/share/systemd/user/jfgui-agentd-plain.service
+./.local/share/systemd/user/jfgui-agentd.service
+./.local/share/systemd/user/jfgui-agentd.socket
 ./.local/share/zsh/site-functions/_jfgui-agent
 LIST
 diff "$work/expected" "$work/installed" || fail "install.sh installed another file list"
 grep -qx "ExecStart=$fake_home/.local/bin/jfgui-agentd --runtime-dir=%t/jfgui-agent" \
-    "$fake_home/.config/systemd/user/jfgui-agentd.service" || fail "install.sh: ExecStart not rewritten"
+    "$fake_home/.local/share/systemd/user/jfgui-agentd.service" || fail "install.sh: ExecStart not rewritten"
 for page in jfgui-agent jfgui-agentd; do
     LC_ALL=C man --warnings -l "$fake_home/.local/share/man/man1/$page.1" >/dev/null 2>"$work/warn" && [ ! -s "$work/warn" ] \
         || fail "installed $page.1 does not render cleanly"
@@ -261,6 +273,34 @@ echo "installed jfgui-agentd --demo served notepad"
 run_home sh packaging/install.sh --uninstall
 left=$(cd "$fake_home" && find . -type f)
 test -z "$left" || fail "install.sh --uninstall left: $left"
+
+step "install.sh --prefix: everything under the prefix, nothing in the home"
+prefix="$work/prefix"
+run_home sh packaging/install.sh --prefix "$prefix" --bin-from "$dist" --no-start
+left=$(cd "$fake_home" && find . -type f)
+test -z "$left" || fail "install.sh --prefix wrote into the home: $left"
+(cd "$prefix" && find . -type f | sort) > "$work/installed"
+cat > "$work/expected" <<'LIST'
+./bin/jfgui-agent
+./bin/jfgui-agentd
+./bin/jfgui-notepad
+./share/bash-completion/completions/jfgui-agent
+./share/fish/vendor_completions.d/jfgui-agent.fish
+./share/man/man1/jfgui-agent.1
+./share/man/man1/jfgui-agentd.1
+./share/systemd/user/jfgui-agentd-control.socket
+./share/systemd/user/jfgui-agentd-plain.service
+./share/systemd/user/jfgui-agentd.service
+./share/systemd/user/jfgui-agentd.socket
+./share/zsh/site-functions/_jfgui-agent
+LIST
+diff "$work/expected" "$work/installed" || fail "install.sh --prefix installed another file list"
+grep -qx "ExecStart=$prefix/bin/jfgui-agentd --runtime-dir=%t/jfgui-agent" \
+    "$prefix/share/systemd/user/jfgui-agentd.service" || fail "install.sh --prefix: ExecStart not rewritten"
+run_home sh packaging/install.sh --prefix "$prefix" --uninstall
+left=$(cd "$prefix" && find . -type f)
+test -z "$left" || fail "install.sh --prefix --uninstall left: $left"
+echo "install.sh --prefix installed and uninstalled under $prefix only"
 
 step "cross checks: Windows and macOS"
 cargo check --target x86_64-pc-windows-gnu -p jfgui-daemon -p jfgui-host-sdk -p jfgui-agent

@@ -7,7 +7,9 @@
 #   packaging/install.sh [--prefix DIR] [--bin-from DIR] [--plain] [--no-start] [--uninstall]
 #
 #   --prefix DIR    install under DIR: binaries in DIR/bin, man pages in DIR/share/man/man1,
-#                   completions in DIR/share (default: ~/.local)
+#                   completions in DIR/share, the systemd user units in DIR/share/systemd/user
+#                   (default: ~/.local). Starting needs a DIR whose units the systemd user
+#                   manager reads (~/.local, /usr/local, /usr); any other DIR needs --no-start
 #   --bin-from DIR  copy prebuilt jfgui-agentd, jfgui-agent and jfgui-notepad from DIR (e.g.
 #                   target/dist) instead of building them (`cargo build --profile dist`)
 #   --plain         Linux: a daemon started at login and kept running
@@ -15,8 +17,8 @@
 #   --no-start      install files only; do not enable or start anything
 #   --uninstall     stop and remove what this script installed (binaries included)
 #
-# Environment: XDG_CONFIG_HOME (user units go to $XDG_CONFIG_HOME/systemd/user, default
-# ~/.config/systemd/user; fish completions of a home install to $XDG_CONFIG_HOME/fish).
+# Environment: XDG_CONFIG_HOME (fish completions of an install under ~ go to
+# $XDG_CONFIG_HOME/fish, default ~/.config/fish, as fish reads none under ~/.local/share).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -53,12 +55,25 @@ case "$prefix/" in
     *) fish_completion="$datadir/fish/vendor_completions.d/jfgui-agent.fish" ;;
 esac
 units="jfgui-agentd.socket jfgui-agentd-control.socket jfgui-agentd.service jfgui-agentd-plain.service"
-unitdir="$config_home/systemd/user"
+# Where packages put user units ($XDG_DATA_HOME/systemd/user for ~/.local,
+# $XDG_DATA_DIRS/systemd/user for /usr/local and /usr): the unit search path of systemd.unit(5).
+unitdir="$datadir/systemd/user"
 label="io.github.jfgui.agentd"
 agentdir="$HOME/Library/LaunchAgents"
 
 have_user_systemd() {
     command -v systemctl >/dev/null 2>&1 && systemctl --user show-environment >/dev/null 2>&1
+}
+
+# Refuses, before anything is installed, to start units the user manager would not find.
+check_unit_path() {
+    [ "$start" = 1 ] && [ "$(uname -s)" = Linux ] && have_user_systemd || return 0
+    paths=$(systemd-analyze --user unit-paths 2>/dev/null) || return 0
+    printf '%s\n' "$paths" | grep -qx "$unitdir" && return 0
+    echo "install.sh: the systemd user manager does not read units from $unitdir, so it could" >&2
+    echo "not start them; use a --prefix under ~/.local, /usr/local or /usr, or add --no-start" >&2
+    echo "and enable the units yourself (systemctl --user link $unitdir/jfgui-agentd.socket ...)" >&2
+    exit 2
 }
 
 install_binaries() {
@@ -165,6 +180,7 @@ if [ "$uninstall" = 1 ]; then
     echo "uninstalled"
     exit 0
 fi
+check_unit_path
 install_binaries
 install_docs
 case "$os" in

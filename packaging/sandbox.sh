@@ -9,7 +9,9 @@
 # /proc and /sys), PrivateTmp= (fresh /tmp and /var/tmp), ReadWritePaths= (the RW_DIRs, which
 # must exist), NoNewPrivileges=, CapabilityBoundingSet= (none), and the seccomp part
 # (SystemCallFilter=, RestrictAddressFamilies=, MemoryDenyWriteExecute=, RestrictNamespaces=,
-# SystemCallArchitectures=native) through packaging/sandbox.py. Not emulated: PrivateUsers=
+# SystemCallArchitectures=native) through packaging/sandbox.py. COMMAND and the RW_DIRs must
+# lie outside /tmp and /var/tmp, which the sandbox replaces; this script and the unit may be
+# anywhere. Not emulated: PrivateUsers=
 # (the mapping keeps our uid), the Protect{Kernel*,Clock,Hostname,Proc}= mounts, and the
 # IP allow-list (cgroup BPF). Needs root (mount namespace), util-linux and python3-seccomp.
 set -euo pipefail
@@ -29,7 +31,15 @@ here=$1 unit=$2 n=$3
 shift 3
 rw=("${@:1:$n}")
 shift "$n"
+# The fresh /tmp hides the old one, and with it a checkout under /tmp: keep what the sandbox
+# itself reads (the seccomp helper and the unit) as private copies inside the fresh /tmp.
+helper=$(cat "$here/sandbox.py")
+unit_text=$(cat "$unit")
 for t in /tmp /var/tmp; do mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$t"; done
+mkdir -m 0700 /tmp/.jfgui-sandbox
+printf '%s\n' "$helper" > /tmp/.jfgui-sandbox/sandbox.py
+printf '%s\n' "$unit_text" > "/tmp/.jfgui-sandbox/$(basename "$unit")"
+unit="/tmp/.jfgui-sandbox/$(basename "$unit")"
 # Read-only everything but the API file systems and the fresh temp dirs, deepest mounts last.
 findmnt -rn -o TARGET | while read -r m; do
     m=$(printf '%b' "$m")
@@ -38,5 +48,5 @@ findmnt -rn -o TARGET | while read -r m; do
 done
 for d in "${rw[@]}"; do mount --bind "$d" "$d"; mount -o remount,bind,rw "$d"; done
 exec setpriv --no-new-privs --bounding-set=-all --inh-caps=-all \
-    /usr/bin/python3 "$here/sandbox.py" "$unit" -- "$@"
+    /usr/bin/python3 /tmp/.jfgui-sandbox/sandbox.py "$unit" -- "$@"
 INNER
