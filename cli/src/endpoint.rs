@@ -89,7 +89,10 @@ pub fn resolve<'a>(query: &str, apps: &'a [AppEntry]) -> Result<&'a AppEntry, Fa
             } else {
                 format!("no endpoint matches '{query}'; candidates: {}", candidates(&enabled))
             };
-            Err(Failure::new(Exit::NotFound, "endpoint_not_found", message))
+            let near =
+                jfgui_proto::resolve::nearest(query, enabled.iter().map(|a| a.slug.as_str()));
+            Err(Failure::new(Exit::NotFound, "endpoint_not_found", message)
+                .with_suggestions(near.into_iter().map(str::to_owned).collect()))
         }
     }
 }
@@ -235,6 +238,10 @@ mod tests {
         assert!(!e.message.contains("hidden"), "disabled apps are no candidates: {}", e.message);
         let e = resolve("x", &[]).unwrap_err();
         assert!(e.message.contains("no app endpoint is enabled"));
+        // A misspelled name gets the nearest enabled ones.
+        let e = resolve("notepd", &apps).unwrap_err();
+        assert_eq!(e.suggestions, ["notepad"]);
+        assert!(e.message.ends_with("; did you mean notepad?"), "{}", e.message);
     }
 
     #[test]

@@ -56,6 +56,8 @@ pub struct Failure {
     /// that ended badly): the report is then the stderr line only, so stdout holds exactly one
     /// JSON value.
     pub result_printed: bool,
+    /// The names nearest to a misspelled one ("did you mean"), nearest first.
+    pub suggestions: Vec<String>,
 }
 
 impl Failure {
@@ -68,7 +70,18 @@ impl Failure {
             message: one_line(&message),
             wire: None,
             result_printed: false,
+            suggestions: Vec::new(),
         }
+    }
+
+    /// The same failure with the names nearest to the misspelled one, said in the message
+    /// ("did you mean a, b?") and kept for `--json`. Nothing changes when there are none.
+    pub fn with_suggestions(mut self, names: Vec<String>) -> Failure {
+        if !names.is_empty() {
+            self.message.push_str(&one_line(&format!("; did you mean {}?", names.join(", "))));
+        }
+        self.suggestions = names;
+        self
     }
 
     /// The same failure (exit code, reason, wire error) told in a better sentence.
@@ -128,6 +141,19 @@ impl Failure {
         if let Some(pointer) = data.and_then(|d| d.get("pointer")).and_then(Value::as_str) {
             text.push_str(&format!(" (at {})", if pointer.is_empty() { "/" } else { pointer }));
         }
+        // Whatever the app wrote, say which resource was missing.
+        if let Some(uri) = data
+            .and_then(|d| d.get("resource"))
+            .and_then(Value::as_str)
+            .filter(|uri| !message.contains(uri))
+        {
+            text.push_str(&format!(" ({uri})"));
+        }
+        let suggestions = data
+            .and_then(|d| d.get("suggestions"))
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default();
         // A failed atomic batch names the call and carries that call's own error: say both.
         if let Some(cause) = data.and_then(|d| d.get("cause")) {
             let index = data.and_then(|d| d.get("index")).and_then(Value::as_u64);
@@ -143,7 +169,9 @@ impl Failure {
             message: one_line(&text),
             wire: Some(error.clone()),
             result_printed: false,
+            suggestions: Vec::new(),
         }
+        .with_suggestions(suggestions)
     }
 
     /// The JSON printed on stdout for this failure under `--json`: the wire error when there is
@@ -154,6 +182,10 @@ impl Failure {
             None => {
                 let mut data = Map::new();
                 data.insert("reason", self.reason.as_str());
+                if !self.suggestions.is_empty() {
+                    let names = self.suggestions.iter().map(|n| Value::from(n.as_str()));
+                    data.insert("suggestions", Value::Array(names.collect()));
+                }
                 let mut error = Map::new();
                 error.insert("message", self.message.as_str());
                 error.insert("data", data);
@@ -167,9 +199,19 @@ impl Failure {
     }
 }
 
+impl Failure {
+    /// The app's own error code (`data.code` of a `host_error`, e.g. `out_of_range`).
+    fn app_code(&self) -> Option<&str> {
+        self.wire.as_ref()?.get("data")?.get("code")?.as_str()
+    }
+}
+
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "error[{}]: {}", self.reason, self.message)
+        match self.app_code() {
+            Some(code) => write!(f, "error[{} {}]: {}", self.reason, one_line(code), self.message),
+            None => write!(f, "error[{}]: {}", self.reason, self.message),
+        }
     }
 }
 
@@ -261,6 +303,35 @@ mod tests {
         let f = Failure::from_rpc_error(&batch);
         assert_eq!(f.reason, "batch_preflight");
         assert_eq!(f.message, r#"the atomic batch was not started; call 1: no action "nope""#);
+    }
+
+    #[test]
+    fn errors_name_the_app_code_the_resource_and_the_nearest_names() {
+        let parse = |s: &str| jfgui_proto::parse(s.as_bytes(), &jfgui_proto::Limits::DEFAULT);
+        let host = parse(
+            r#"{"code":1002,"message":"the counter stays within -1000..1000","data":{"reason":"host_error","code":"out_of_range"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            Failure::from_rpc_error(&host).to_string(),
+            "error[host_error out_of_range]: the counter stays within -1000..1000"
+        );
+        let missing = parse(
+            r#"{"code":1004,"message":"no such resource","data":{"reason":"resource","resource":"export://nope.txt"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            Failure::from_rpc_error(&missing).message,
+            "no such resource (export://nope.txt)"
+        );
+        let misspelled = parse(
+            r#"{"code":1000,"message":"no action \"document.gt\"","data":{"reason":"unknown_action","action":"document.gt","suggestions":["document.get"]}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            Failure::from_rpc_error(&misspelled).message,
+            r#"no action "document.gt"; did you mean document.get?"#
+        );
     }
 
     #[test]

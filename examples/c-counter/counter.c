@@ -89,7 +89,12 @@ int main(int argc, char **argv) {
         int status = jfgui_host_serve_stdio(h);
         return jfgui_host_close(h) || status;
     }
-    jfgui_host_set_enabled(h, argc > 1 && strcmp(argv[1], "--agent-enable") == 0);
+    bool enabled = argc > 1 && strcmp(argv[1], "--agent-enable") == 0;
+    jfgui_host_set_enabled(h, enabled);
+    /* The loop below prints nothing until it ends: say that it runs and how to reach it. */
+    fprintf(stderr, "c-counter: running as C Counter, agent access %s; `jfgui-agent list` shows it "
+                    "once jfgui-agentd runs; Ctrl-C stops\n",
+            enabled ? "on" : "off (start with --agent-enable)");
     struct sigaction sa = {.sa_handler = on_signal};
     if (pipe(wake) != 0) return 1;
     sigaction(SIGTERM, &sa, NULL);

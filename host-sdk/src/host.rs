@@ -1,6 +1,7 @@
 //! The `Host` trait: what an app implements, one method per kind of request, every optional
 //! one with a safe default (the shape of rmcp's `ServerHandler`).
 
+use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::time::Duration;
@@ -112,7 +113,7 @@ pub trait Host {
         let Some(res) = self.resource(uri) else {
             return Err(ActionError::new(
                 Reason::Resource { resource: String::from(uri) },
-                "no such resource",
+                format!("no such resource: {uri}"),
             ));
         };
         let total = res.bytes.len();

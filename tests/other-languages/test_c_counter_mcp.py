@@ -69,5 +69,6 @@ def test_the_official_mcp_client_drives_the_c_counter(world: World, mode: str) -
     world.start_daemon()
     counter = world.start([str(binary("c-counter")), "--agent-enable"], "c-counter")
     world.wait_enabled("c-counter")
+    assert "c-counter: running as C Counter, agent access on" in world.log("c-counter")
     asyncio.run(scenario(world, mode))
     assert world.stop(counter) == 0, world.log("c-counter")

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use jfgui_tests::cli::{Session, agent_command, run_agent, run_command};
+use jfgui_tests::cli::{Session, agent_command, run_agent, run_agent_in_pty, run_command};
 use jfgui_tests::serde_json::{self, Value, json};
 use jfgui_tests::{
     Daemon, LineClient, PATIENCE, TempDir, TestApp, audit_dir, daemon_command, json1, mode, my_uid,
@@ -555,7 +555,13 @@ fn log_filters_and_follow_sees_a_new_record() {
     let all = run_agent(&w.d.rt, &["log", "--json"], b"");
     all.assert_code(0);
     assert_eq!(all.json_lines().len(), 1);
-    let none = run_agent(&w.d.rt, &["log", "--app", "sketch"], b"");
+    // An app the log never saw is named as such, with the nearest name it has.
+    let unseen = run_agent(&w.d.rt, &["log", "--app", "targt"], b"");
+    unseen.assert_error(3, "app_not_in_log");
+    assert!(unseen.stderr.contains("no record of an app named 'targt'"), "{}", unseen.stderr);
+    assert!(unseen.stderr.contains("did you mean target"), "{}", unseen.stderr);
+    let none =
+        run_agent(&w.d.rt, &["log", "--app", "Target", "--since", "2100-01-01T00:00:00Z"], b"");
     none.assert_code(0);
     assert!(none.stdout.trim().is_empty(), "{}", none.stdout);
     let by_pid = run_agent(&w.d.rt, &["log", "--client", &std::process::id().to_string()], b"");
@@ -574,6 +580,36 @@ fn log_filters_and_follow_sees_a_new_record() {
     assert_eq!(tag_of(&live).as_deref(), Some("end-2"), "{live}");
     assert_eq!(live["outcome"], "ok");
     assert_eq!(live["action"], "counter.add");
+}
+
+#[test]
+fn the_log_table_shows_a_refused_call_without_a_revision_change() {
+    let w = world(&[], &[]);
+    let rev0 = revision(&w.ep);
+    let mut c = LineClient::connect(&w.ep).unwrap();
+    let ok = write(&mut c, &marker_input("applied"), rev0);
+    let rev1 = ok["result"]["revision"].as_u64().unwrap_or_else(|| panic!("{ok}"));
+    let stale = write(&mut c, &marker_input("end"), rev0);
+    assert_eq!(stale["error"]["data"]["reason"], "stale_revision", "{stale}");
+    records_until(&w.d.rt, "end");
+
+    let table = run_agent_in_pty(&w.d.rt, &["log"]);
+    table.assert_code(0);
+    let rows: Vec<&str> = table.stdout.lines().filter(|l| l.contains("counter.add")).collect();
+    assert_eq!(rows.len(), 2, "{}", table.stdout);
+    let cells = |row: &str| {
+        row.split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let applied = cells(rows[0]);
+    assert!(applied.contains(&format!("{rev0} → {rev1}")), "{applied:?}");
+    let refused = cells(rows[1]);
+    assert!(refused.contains(&rev1.to_string()), "{refused:?}");
+    assert!(refused.iter().all(|c| !c.contains('→')), "{refused:?}");
+    assert!(refused.contains(&"refused: stale_revision".to_owned()), "{refused:?}");
 }
 
 #[test]

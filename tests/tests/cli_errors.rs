@@ -225,6 +225,20 @@ fn unknown_endpoint_with_a_running_daemon_exits_3() {
 }
 
 #[test]
+fn a_misspelled_endpoint_gets_the_nearest_names() {
+    let _w = Watchdog::arm(PATIENCE * 2);
+    let dir = TempDir::new();
+    let rt = dir.rt();
+    let (_daemon, _app) = jfgui_tests::cli::daemon_with_notepad(&rt, &[]);
+    let r = run(&rt, &["call", "notepd", "document.get"]);
+    r.assert_error(3, "endpoint_not_found");
+    assert!(r.stderr.contains("did you mean notepad?"), "{}", r.stderr);
+    let r = run(&rt, &["call", "notepd", "document.get", "--json"]);
+    r.assert_code(3);
+    assert_eq!(r.json()["error"]["data"]["suggestions"], serde_json::json!(["notepad"]));
+}
+
+#[test]
 fn headless_apps_that_cannot_serve_get_one_line_and_their_exit_code() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();

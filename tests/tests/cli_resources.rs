@@ -160,6 +160,10 @@ fn read_errors_leave_no_file_behind() {
     r.assert_error(1, "resource");
     assert_eq!(r.json()["error"]["code"], 1004);
     assert!(!file.exists());
+    // The message names the resource.
+    let r = run(&w.rt, &["read", "notepad", "export://document.txt"]);
+    r.assert_error(1, "resource");
+    assert!(r.stderr.contains("export://document.txt"), "{}", r.stderr);
     // A directory that does not exist.
     let missing = w.dir.path().join("no/such/dir/view.png");
     let r = run(&w.rt, &["render", "notepad", "-o", missing.to_str().unwrap()]);
@@ -168,6 +172,25 @@ fn read_errors_leave_no_file_behind() {
     let r = run(&w.rt, &["read", "notepad", "export://document.txt", "--json"]);
     r.assert_code(2);
     assert_eq!(r.json()["exitCode"], 2);
+}
+
+#[test]
+fn text_without_a_final_newline_gets_one_on_a_terminal_only() {
+    let _w = Watchdog::arm(PATIENCE * 3);
+    let w = notepad_world(&["--export-ms", "50", "--text", "no newline"]);
+    run(&w.rt, &["call", "notepad", "document.export", "--expected-revision", "auto", "--wait"])
+        .assert_code(0);
+    let piped = run(&w.rt, &["read", "notepad", "export://document.txt"]);
+    piped.assert_code(0);
+    assert_eq!(piped.stdout, "no newline");
+    assert!(piped.stderr.is_empty(), "{}", piped.stderr);
+    let shown = run_agent_in_pty(&w.rt, &["read", "notepad", "export://document.txt"]);
+    shown.assert_code(0);
+    assert!(
+        shown.stdout.contains("no newline\r\n(no newline at the end of the resource)"),
+        "{:?}",
+        shown.stdout
+    );
 }
 
 #[test]

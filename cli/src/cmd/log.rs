@@ -4,7 +4,7 @@
 //!
 //! A table on a terminal; JSON lines (the records exactly as stored) otherwise or with `--json`.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 
 use clap::Args;
@@ -55,13 +55,16 @@ pub struct LogArgs {
 /// Prints the matching records, then (`--follow`) new ones.
 pub async fn run(args: LogArgs, ctx: Context, format: Format) -> Result<(), Failure> {
     let filter = Filter::new(&args, time::now_ms())?;
-    let mut printer = Printer { format, header: false };
+    let mut printer = Printer { format, header: false, apps: SeenApps::default() };
     if !args.follow {
         let dir = audit_dir(ctx).await?;
         for line in read_lines(&dir) {
             printer.line(&filter, &line)?;
         }
-        return Ok(());
+        return match unseen_app(&args, &printer.apps, &dir) {
+            Some(failure) => Err(failure),
+            None => Ok(()),
+        };
     }
     let daemon = daemon()?;
     let mut control = Client::connect(daemon.control(), Peer::Control, ctx.timeout).await?;
@@ -78,6 +81,9 @@ pub async fn run(args: LogArgs, ctx: Context, format: Format) -> Result<(), Fail
             }
             printer.line(&filter, &line)?;
         }
+        if let Some(unseen) = unseen_app(&args, &printer.apps, &dir) {
+            eprintln!("jfgui-agent: {}; following", unseen.message);
+        }
     }
     while let Some(params) = control.next_notification().await? {
         let Some(record) = params.get("record") else { continue };
@@ -88,6 +94,29 @@ pub async fn run(args: LogArgs, ctx: Context, format: Format) -> Result<(), Fail
         printer.line(&filter, &line)?;
     }
     Err(Failure::new(Exit::Daemon, "connection_lost", "the daemon closed the audit stream"))
+}
+
+/// The apps the records read so far name, filtered or not.
+#[derive(Debug, Default)]
+struct SeenApps {
+    slugs: BTreeSet<String>,
+    display_names: BTreeSet<String>,
+}
+
+/// When `--app` names an app that no record of the log mentions (by slug or display name),
+/// the failure that says so, with the nearest slugs the log has.
+fn unseen_app(args: &LogArgs, seen: &SeenApps, dir: &std::path::Path) -> Option<Failure> {
+    let app = args
+        .app
+        .as_deref()
+        .filter(|app| !seen.slugs.contains(*app) && !seen.display_names.contains(*app))?;
+    let message =
+        format!("the audit log in {} has no record of an app named '{app}'", dir.display());
+    let near = jfgui_proto::resolve::nearest(app, seen.slugs.iter().map(String::as_str));
+    Some(
+        Failure::new(Exit::NotFound, "app_not_in_log", message)
+            .with_suggestions(near.into_iter().map(str::to_owned).collect()),
+    )
 }
 
 /// The log's directory: the one the running daemon reports, else this user's default.
@@ -208,6 +237,7 @@ fn parse_since(text: &str, now_ms: u64) -> Result<u64, Failure> {
 struct Printer {
     format: Format,
     header: bool,
+    apps: SeenApps,
 }
 
 impl Printer {
@@ -217,6 +247,11 @@ impl Printer {
             eprintln!("jfgui-agent: skipped a line of the audit log that is not strict JSON");
             return Ok(());
         };
+        if let Some(app) = record.get("app") {
+            let name = |key| app.get(key).and_then(Value::as_str).map(str::to_owned);
+            self.apps.slugs.extend(name("slug"));
+            self.apps.display_names.extend(name("displayName"));
+        }
         if !filter.matches(&record) {
             return Ok(());
         }
@@ -247,7 +282,8 @@ fn row(cells: [impl AsRef<str>; 6]) -> String {
     out
 }
 
-/// The table cells of a record: time, client, app, action, revision before → after, outcome.
+/// The table cells of a record: time, client, app, action, revision before → after (only the
+/// unchanged one for a refused call), outcome.
 fn cells(r: &Value) -> [String; 6] {
     let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_owned();
     let time = s(r.get("time"));
@@ -285,7 +321,13 @@ fn cells(r: &Value) -> [String; 6] {
     };
     let rev =
         |v: Option<&Value>| v.and_then(Value::as_u64).map_or("-".to_owned(), |n| n.to_string());
-    let revision = format!("{} → {}", rev(r.get("expectedRevision")), rev(r.get("revision")));
+    // A refused call changed nothing: its `revision` is the one it left as it was.
+    let refused = r.get("outcome").and_then(|o| o.get("refused")).is_some();
+    let revision = if refused {
+        rev(r.get("revision"))
+    } else {
+        format!("{} → {}", rev(r.get("expectedRevision")), rev(r.get("revision")))
+    };
     let outcome = match r.get("outcome") {
         Some(Value::String(o)) => o.clone(),
         Some(Value::Object(m)) => match m.iter().next() {
@@ -345,11 +387,17 @@ mod tests {
 
     #[test]
     fn a_row_says_who_did_what_where_and_how_it_ended() {
-        let cells = cells(&parse(RECORD));
-        assert_eq!(cells[1], "jfgui-agent[16076]");
-        assert_eq!(cells[2], "notepad");
-        assert_eq!(cells[3], "document.text.insert");
-        assert_eq!(cells[4], "0 → 2");
-        assert_eq!(cells[5], "refused: stale_revision");
+        let row = cells(&parse(RECORD));
+        assert_eq!(row[1], "jfgui-agent[16076]");
+        assert_eq!(row[2], "notepad");
+        assert_eq!(row[3], "document.text.insert");
+        // Refused: the revision it left unchanged, once.
+        assert_eq!(row[4], "2");
+        assert_eq!(row[5], "refused: stale_revision");
+        let applied = RECORD.replace(
+            r#""outcome":{"refused":{"class":"not_executed","reason":"stale_revision"}}"#,
+            r#""outcome":"ok""#,
+        );
+        assert_eq!(cells(&parse(&applied))[4], "0 → 2");
     }
 }

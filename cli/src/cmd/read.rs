@@ -165,14 +165,24 @@ fn malformed(uri: &str, what: &str) -> Failure {
 /// everything arrived (and removed if anything fails).
 #[derive(Debug)]
 enum Sink {
-    Stdout,
-    File { part: PathBuf, target: PathBuf, file: Option<File> },
+    /// `last` is the last byte written, so that text without a final newline on a terminal
+    /// does not leave the shell's prompt on its last line.
+    Stdout {
+        terminal: bool,
+        last: Option<u8>,
+    },
+    File {
+        part: PathBuf,
+        target: PathBuf,
+        file: Option<File>,
+    },
 }
 
 impl Sink {
     fn open(file: Option<&Path>, mime_type: &str, uri: &str) -> Result<Sink, Failure> {
         let Some(target) = file else {
-            if std::io::stdout().is_terminal() && !is_text(mime_type) {
+            let terminal = std::io::stdout().is_terminal();
+            if terminal && !is_text(mime_type) {
                 return Err(Failure::usage(
                     "binary_to_terminal",
                     format!(
@@ -180,7 +190,7 @@ impl Sink {
                     ),
                 ));
             }
-            return Ok(Sink::Stdout);
+            return Ok(Sink::Stdout { terminal, last: None });
         };
         let name = target.file_name().ok_or_else(|| {
             Failure::usage("invalid_output", format!("-o {} names no file", target.display()))
@@ -195,7 +205,10 @@ impl Sink {
 
     fn write(&mut self, bytes: &[u8]) -> Result<(), Failure> {
         match self {
-            Sink::Stdout => write_stdout(bytes),
+            Sink::Stdout { last, .. } => {
+                *last = bytes.last().copied().or(*last);
+                write_stdout(bytes)
+            }
             Sink::File { target, file: Some(file), .. } => {
                 file.write_all(bytes).map_err(|e| output_error(target, &e))
             }
@@ -204,6 +217,12 @@ impl Sink {
     }
 
     fn commit(mut self) -> Result<(), Failure> {
+        if let Sink::Stdout { terminal: true, last: Some(last) } = self
+            && last != b'\n'
+        {
+            // On stderr, so stdout carries exactly the resource's bytes.
+            eprintln!("\n(no newline at the end of the resource)");
+        }
         let Sink::File { part, target, file } = &mut self else { return Ok(()) };
         let synced = file.take().map_or(Ok(()), |f| f.sync_all());
         synced

@@ -220,7 +220,7 @@ impl Host for CHost {
                 // No callback, or nothing written: the Rust default's answer.
                 _ => Err(ActionError::new(
                     Reason::Resource { resource: String::from(uri) },
-                    "no such resource",
+                    format!("no such resource: {uri}"),
                 )),
             },
         }
