@@ -63,7 +63,7 @@ impl Cli {
     }
 }
 
-/// The subcommands of SPEC S9.
+/// The subcommands, as `jfgui-agent --help` lists them.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List the apps registered with the daemon and their endpoints.

@@ -1,4 +1,4 @@
-//! Which app a user's name for it means (SPEC S8): exact slug, then exact display name, then a
+//! Which app a user's name for it means: exact slug, then exact display name, then a
 //! unique prefix of an enabled app's slug. One rule for every place that takes such a name:
 //! the CLI's ENDPOINT argument and the `app` argument of the all-apps MCP server.
 

@@ -1,4 +1,4 @@
-//! Browser-bridge helpers (FAULTS F): a daemon with `jfgui-agent browser-bridge` running, raw
+//! Browser-bridge helpers: a daemon with `jfgui-agent browser-bridge` running, raw
 //! HTTP/1.1 over `std::net::TcpStream` (so a test can send exactly the bytes of an attack),
 //! and a scripted browser doing `/connect`, `/poll` and `/result` by hand.
 

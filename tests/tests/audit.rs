@@ -1,4 +1,4 @@
-//! The audit log (issue 16), with the real daemon, the fault-injecting test app and the real
+//! The audit log, with the real daemon, the fault-injecting test app and the real
 //! CLI: which calls are recorded and exactly how, the files on disk (modes, rotation), a log
 //! that cannot be written, and `jfgui-agent log` (filters, `--follow`).
 //!

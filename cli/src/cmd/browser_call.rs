@@ -1,5 +1,6 @@
 //! `jfgui-agent browser-call --url URL METHOD [PARAMS]`: one JSON-RPC call to the browser app
-//! attached to a bridge, through `/rpc` (SPEC S10).
+//! attached to a bridge, through `/rpc` (docs/PROTOCOL.md, "Clients: `/rpc` and
+//! `/session/close`").
 
 use clap::Args;
 use jfgui_proto::{Limits, Map, Value};

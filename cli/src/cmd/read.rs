@@ -114,7 +114,7 @@ pub async fn download(
     Ok(Downloaded { mime_type, size: total })
 }
 
-/// The largest chunk `resources/read` returns (SPEC S4); a resource larger than this is
+/// The largest chunk `resources/read` returns (64 KiB); a resource larger than this is
 /// "large" and gets a progress bar.
 const CHUNK: u64 = 65_536;
 
