@@ -27,8 +27,8 @@ pub enum Exit {
     Protocol = 7,
 }
 
-/// The table printed after `--help` (kept in one place so `--help`, the man page and the README
-/// say the same).
+/// The table printed after `--help` (kept in one place so `--help` and the man page say the
+/// same; docs/CLI.md tables it for readers of the docs).
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes (the same for every subcommand):
   0  ok (also stdin EOF in `stdio`)

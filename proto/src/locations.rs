@@ -1,4 +1,4 @@
-//! Where the daemon's files live (ARCHITECTURE "Locations"), resolved by one function,
+//! Where the daemon's files live (docs/PROTOCOL.md, "The runtime directory"), resolved by one function,
 //! [`runtime_dir`], that the daemon, the CLI and the host-sdk connector all call, so they always
 //! agree; and the checks a client makes before it trusts what it finds there (`trust`).
 //!

@@ -33,4 +33,5 @@ mod single_instance;
 mod sketch_headless;
 mod slow_peers;
 mod tasks_on_app_exit;
+mod tidy;
 mod worker_threads;
