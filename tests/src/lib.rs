@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 
 pub mod bridge;
 pub mod cli;
+pub mod terminal;
 
 pub use serde_json;
 

@@ -20,6 +20,7 @@ mod client_trust;
 mod cross_uid;
 mod daemon_faults;
 mod diagnostics;
+mod docs_transcripts;
 mod endpoints;
 mod fairness;
 mod flood;

@@ -28,6 +28,7 @@ terminal. A resource of more than one chunk (64 KiB) shows a progress bar on std
 stderr is a terminal.
 
 Examples:
+  jfgui-agent call notepad document.export --expected-revision auto --wait
   jfgui-agent read notepad export://document.txt
   jfgui-agent read notepad export://document.txt -o document.txt";
 
