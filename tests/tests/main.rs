@@ -14,6 +14,7 @@ mod cli_daemon;
 mod cli_errors;
 mod cli_exit_codes;
 mod cli_gateway;
+mod cli_help;
 mod cli_resources;
 mod cli_tasks;
 mod client_trust;
