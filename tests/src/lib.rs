@@ -1,6 +1,7 @@
 //! Helpers for the cross-process suites: locate (and build) the real binaries,
 //! isolated runtime dirs, a daemon/app process handle that never outlives its test, a
-//! watchdog, raw JSON-RPC line clients, `/proc` resource probes and the cross-UID helper.
+//! watchdog, raw JSON-RPC line clients, `/proc` resource probes, the cross-UID helper, and a
+//! terminal that shows what a person running a command sees (`terminal`).
 //!
 //! **Binaries.** `CARGO_BIN_EXE_*` only covers a package's own bins, so [`bin`] runs
 //! `cargo build -p jfgui-daemon -p jfgui-example-notepad -p jfgui-example-sketch -p jfgui-agent -p jfgui-tests -p jfgui-host-capi --bins --lib` once

@@ -8,9 +8,8 @@ use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Command, ExitStatus, Stdio};
 use std::thread;
-use std::time::{Duration, Instant};
 
-use crate::PATIENCE;
+use crate::cli::wait_patiently;
 
 /// Columns of the terminal: wide enough that the CLI's tables do not wrap.
 const COLUMNS: u16 = 100;
@@ -28,12 +27,13 @@ pub struct Screen {
 }
 
 /// Runs `cmd` with a new pseudo-terminal as its stdin, stdout and stderr; panics, naming it,
-/// if it cannot start or is still running after [`PATIENCE`].
+/// if it cannot start or is still running after [`PATIENCE`](crate::PATIENCE).
 pub fn run_in_terminal(mut cmd: Command) -> Screen {
     let (master, slave) = open_pty();
     let stdio = |fd: &OwnedFd| Stdio::from(fd.try_clone().expect("dup the terminal"));
     cmd.stdin(stdio(&slave)).stdout(stdio(&slave)).stderr(stdio(&slave));
     let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+    let what = format!("{cmd:?} in a terminal");
     drop(cmd); // the parent's copies of the terminal: the reader sees EOF once the child is gone
     drop(slave);
     let reader = thread::spawn(move || {
@@ -42,18 +42,7 @@ pub fn run_in_terminal(mut cmd: Command) -> Screen {
         let _ = File::from(master).read_to_end(&mut out);
         out
     });
-    let deadline = Instant::now() + PATIENCE;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("still running after {PATIENCE:?} in a terminal");
-        }
-        thread::sleep(Duration::from_millis(10));
-    };
+    let status = wait_patiently(&mut child, &what);
     let raw = String::from_utf8_lossy(&reader.join().expect("terminal reader")).into_owned();
     Screen { status, lines: render(&raw), raw }
 }
