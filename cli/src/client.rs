@@ -1,6 +1,6 @@
 //! A small JSON-RPC 2.0 line client over a `transport` connection: the control socket
 //! `agentd.sock` and the per-app endpoint sockets (named pipes on Windows) speak the same
-//! framing (one strict-JSON object per line, SPEC S6/S8).
+//! framing (one strict-JSON object per line, see docs/PROTOCOL.md, "Lines").
 //! Every line in and out goes through `jfgui_proto::parse` / `encode` with the default limits.
 
 use std::io;
@@ -43,13 +43,13 @@ impl std::fmt::Debug for Client {
     }
 }
 
-/// Connects to `path`, mapping the OS error to the exit codes of SPEC S9.
+/// Connects to `path`, mapping the OS error to the CLI's exit codes ([`Exit`]).
 pub async fn connect_stream(path: &Path, peer: &Peer) -> Result<(Reader, Writer), Failure> {
     transport::connect(path).await.map_err(|e| connect_failure(path, peer, &e))
 }
 
-/// The failure for a connect error on `path`. A refusal by the client-side trust checks (SPEC
-/// S8) is exit 5 with the refusal's one line, which names the directory (path, owner uid,
+/// The failure for a connect error on `path`. A refusal by the client-side trust checks (the runtime dir
+/// passes the daemon's rule, the listener runs as us or root) is exit 5 with the refusal's one line, which names the directory (path, owner uid,
 /// mode) or the listener's uid.
 pub fn connect_failure(path: &Path, peer: &Peer, e: &io::Error) -> Failure {
     if let Some(refusal) = Refusal::find(e) {
@@ -296,7 +296,7 @@ mod tests {
         );
     }
 
-    /// FAULTS A15 as far as one user can stage it: a dir writable by others is refused before
+    /// A squatted runtime dir, as far as one user can stage it: a dir writable by others is refused before
     /// connecting (exit 5, the line names the dir, owner and mode; the listener saw nothing),
     /// and "not running" names the dir looked in and how to start the daemon exactly there.
     #[cfg(unix)]

@@ -43,10 +43,14 @@ const DEFAULT_TIMEOUT_SECS: u64 = 60;
     after_help = EXIT_CODES_HELP
 )]
 pub struct Cli {
-    /// Seconds to wait for each answer before giving up with exit 6 [default: 60]; for
-    /// `tasks wait` and `call --wait` also how long to follow the task [default: until it
-    /// ends].
-    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    /// Give up after SECS (exit 6): on each answer [default: 60], on a followed task [default: until it ends].
+    #[arg(
+        long,
+        global = true,
+        value_name = "SECS",
+        display_order = 900,
+        value_parser = clap::value_parser!(u64).range(1..=86_400)
+    )]
     pub timeout: Option<u64>,
     /// What to do.
     #[command(subcommand)]
@@ -63,7 +67,7 @@ impl Cli {
     }
 }
 
-/// The subcommands of SPEC S9.
+/// The subcommands, as `jfgui-agent --help` lists them.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List the apps registered with the daemon and their endpoints.
@@ -76,24 +80,22 @@ pub enum Command {
     #[command(after_help = "Example:\n  jfgui-agent describe notepad document.text.replace")]
     Describe(describe::DescribeArgs),
     /// Execute one action (and, with --wait, follow the task it starts).
-    #[command(after_help = call::AFTER_HELP)]
+    #[command(after_help = call::AFTER_HELP, mut_arg("input_json", |a| a.help(call::INPUT_HELP)))]
     Call(call::CallArgs),
-    /// Run several actions in one request, in order or all-or-nothing (`actions/batch`).
-    #[command(after_help = batch::AFTER_HELP)]
+    /// Run several actions in one request, in order or all-or-nothing.
+    #[command(after_help = batch::AFTER_HELP, mut_arg("input_json", |a| a.help(batch::INPUT_HELP)))]
     Batch(batch::BatchArgs),
-    /// Read the app's state (`state/inspect`).
-    #[command(
-        after_help = "Example:\n  jfgui-agent inspect notepad --input-json '{\"sinceRevision\":12}'"
-    )]
+    /// Read the app's state and its revision.
+    #[command(after_help = inspect::AFTER_HELP, mut_arg("input_json", |a| a.help(inspect::INPUT_HELP)))]
     Inspect(inspect::InspectArgs),
     /// Get, wait for or cancel a deferred task an action started.
     #[command(after_help = tasks::AFTER_HELP)]
     Tasks(tasks::TasksArgs),
-    /// Read a resource of the app (chunked `resources/read`) into a file or stdout.
+    /// Read a resource of the app (in 64 KiB chunks) into a file or stdout.
     #[command(after_help = read::AFTER_HELP)]
     Read(read::ReadArgs),
-    /// Render the app's view (`view/render`) and save the image it produces.
-    #[command(after_help = render::AFTER_HELP)]
+    /// Have the app render its view, and save the image it produces.
+    #[command(after_help = render::AFTER_HELP, mut_arg("input_json", |a| a.help(render::INPUT_HELP)))]
     Render(render::RenderArgs),
     /// Gateway: one MCP server for every enabled app (the entry for MCP clients); survives
     /// daemon restarts.

@@ -1,4 +1,4 @@
-//! ENDPOINT resolution (SPEC S8): exact slug, then exact display name, then unique slug prefix,
+//! ENDPOINT resolution: exact slug, then exact display name, then unique slug prefix,
 //! over the daemon's `apps/list`. Ambiguous or unknown names list the candidates (exit 3).
 
 use std::path::PathBuf;
@@ -173,7 +173,7 @@ pub async fn client(daemon: &Daemon, query: &str, timeout: Duration) -> Result<C
     Ok(Client::from_stream(stream, Peer::Endpoint(slug), timeout))
 }
 
-/// Slugs are ASCII letters, digits and `-` (SPEC S8), which also keeps the name from escaping
+/// Slugs are ASCII letters, digits and `-` (the daemon derives them so), which also keeps the name from escaping
 /// `apps/`.
 fn is_slug_shaped(s: &str) -> bool {
     !s.is_empty()

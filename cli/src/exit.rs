@@ -1,11 +1,11 @@
-//! The exit codes of SPEC S9 and the one error type every subcommand returns: an exit code, a
+//! The CLI's exit codes and the one error type every subcommand returns: an exit code, a
 //! machine-readable reason and a one-sentence message.
 
 use std::fmt;
 
 use jfgui_proto::{Map, Value};
 
-/// Exit codes, the same for every subcommand (SPEC S9).
+/// Exit codes, the same for every subcommand (`jfgui-agent --help` tables them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     /// Success (also stdin EOF in `stdio`).
@@ -27,8 +27,8 @@ pub enum Exit {
     Protocol = 7,
 }
 
-/// The table printed after `--help` (kept in one place so `--help`, the man page and the README
-/// say the same).
+/// The table printed after `--help` (kept in one place so `--help` and the man page say the
+/// same; docs/CLI.md tables it for readers of the docs).
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes (the same for every subcommand):
   0  ok (also stdin EOF in `stdio`)
@@ -102,7 +102,7 @@ impl Failure {
     }
 
     /// Maps an error object to an exit code: application errors by class (the code fixes the
-    /// class, SPEC S6), everything in the JSON-RPC range is a protocol error. It takes both
+    /// class: 1000–1004), everything in the JSON-RPC range is a protocol error. It takes both
     /// shapes the daemon sends: a JSON-RPC `error` (`{code, message, data{reason, ...}}`) and
     /// an action error inside a result (a batch call's or a failed task's:
     /// `{code, class, reason, message, data}`).
@@ -125,7 +125,7 @@ impl Failure {
             Some(-32601) => (Exit::Protocol, "method_not_found"),
             Some(-32602) => (Exit::Protocol, "invalid_params"),
             Some(-32603) => (Exit::Protocol, "internal_error"),
-            // Codes outside the JSON-RPC range are application errors by SPEC S6.
+            // Codes outside the JSON-RPC range are application errors (one code per class).
             Some(c) if !(-32768..=-32000).contains(&c) => (Exit::Action, "application_error"),
             _ => (Exit::Protocol, "protocol_error"),
         };

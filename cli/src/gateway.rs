@@ -1,6 +1,6 @@
 //! The stdio gateway: a protocol-preserving line pipe between our stdin/stdout and one endpoint
 //! connection (a daemon socket for `stdio`, the in-process engine for `headless`), both
-//! directions at once, bounded, with stdout reserved for protocol lines (SPEC S7, FAULTS G1).
+//! directions at once, bounded, with stdout reserved for protocol lines and diagnostics on stderr.
 //!
 //! Lines pass through byte for byte (exact id tokens, whatever the protocol); the gateway only
 //! parses them to know which requests are still unanswered. It answers two things itself:
@@ -9,7 +9,7 @@
 //! to it), and, when the endpoint side goes away, every request still in flight, in the shape
 //! `--protocol` names. One rewrite in MCP mode: an error line with `"id": null` (a connection
 //! the daemon has not yet seen select MCP answers an unreadable id JSON-1 style) loses the
-//! member, since MCP ids are strings or integers (SPEC S6).
+//! member, since MCP ids are strings or integers (both official MCP schemas say so).
 //!
 //! `all_apps.rs` is the gateway of `jfgui-agent mcp`, which outlives its daemon connection.
 

@@ -9,13 +9,14 @@ use jfgui_proto::{JsonErrorKind, Limits, Value};
 
 use crate::exit::Failure;
 
-/// The input options shared by `call` and `inspect`.
+/// The input options shared by `call`, `batch`, `inspect` and `render`; each of them says what
+/// its input is (`mut_arg` in `cmd.rs`).
 #[derive(Debug, Clone, Args)]
 pub struct InputArgs {
-    /// The input as JSON text, e.g. '{"text":"hi"}'.
+    /// The input as JSON text.
     #[arg(long, value_name = "JSON", conflicts_with = "input_file")]
     pub input_json: Option<String>,
-    /// Read the input JSON from a file, or from stdin with `-`.
+    /// Read that JSON from a file, or from stdin with `-`.
     #[arg(long, value_name = "FILE")]
     pub input_file: Option<PathBuf>,
 }

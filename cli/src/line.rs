@@ -1,6 +1,6 @@
 //! Bounded line reading over an async reader: one protocol message per line, and a line longer
-//! than the bound is skipped to its newline without ever being held in memory whole (SPEC S8:
-//! "an oversize client line gets an error and the reader skips to the next newline"). The line
+//! than the bound is skipped to its newline without ever being held in memory whole (an oversize
+//! line gets an error and the reader skips to the next newline). The line
 //! rule itself is proto's [`LineDecoder`], the one the daemon uses too.
 
 use std::io;

@@ -1,7 +1,7 @@
 //! `jfgui-agent`: the command line for people and scripts. Answers shell completion requests
 //! (`COMPLETE=SHELL`), parses the arguments, runs one subcommand on a single-threaded tokio
 //! runtime, reports a failure as one stderr line (plus JSON on stdout under `--json`) and exits
-//! with the code of SPEC S9.
+//! with its code (the table in `jfgui-agent --help`).
 
 mod bridge;
 mod client;

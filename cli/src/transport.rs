@@ -2,7 +2,7 @@
 //! Unix domain sockets in the runtime dir on Unix, the user's named pipes on Windows
 //! (ARCHITECTURE "Locations"). Everything else in the CLI sees a [`Daemon`] that names the
 //! control and endpoint addresses, and [`connect`] that opens one of them after the
-//! client-side trust checks (SPEC S8: the daemon's directory rule and the listener's uid on
+//! client-side trust checks (the daemon's directory rule and the listener's uid on
 //! Unix, the pipe server's owner on Windows), so no byte reaches a peer that is not our daemon.
 
 #[cfg(unix)]

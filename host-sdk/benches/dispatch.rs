@@ -1,4 +1,4 @@
-//! Dispatch overhead: a trivial action through the `Dispatcher` (every check of SPEC S2:
+//! Dispatch overhead: a trivial action through the `Dispatcher` (every check it makes:
 //! lookup, input schema, capabilities, availability, revision, output schema) against calling
 //! the host's method directly, and one request through the sans-IO endpoint (decode the
 //! frame, dispatch, encode the reply frame). Run: `cargo bench -p jfgui-host-sdk --bench dispatch`.

@@ -1,4 +1,4 @@
-//! The sans-IO host-channel endpoint (SPEC S8): bytes from the daemon go in with
+//! The sans-IO host-channel endpoint (docs/PROTOCOL.md, "The host channel"): bytes from the daemon go in with
 //! [`Endpoint::feed`], bytes for the daemon come out of [`Endpoint::pending_output`], and
 //! [`Endpoint::pump`] runs at most `budget` queued requests through the [`Dispatcher`]. The
 //! same state machine serves a Unix socket, a named pipe, stdio pipes and the browser bridge.
@@ -504,7 +504,7 @@ fn default_limits() -> ChannelLimits {
     }
 }
 
-/// JSON bounds for a frame body of at most `max_bytes` (the client bounds of SPEC S5 widened
+/// JSON bounds for a frame body of at most `max_bytes` (the strict-JSON bounds of a client line widened
 /// by the channel envelope, exactly as the daemon computes them).
 fn frame_json_limits(max_bytes: usize) -> Limits {
     frame_limits(&Limits::DEFAULT, max_bytes)

@@ -1,5 +1,5 @@
 //! The OS side of the host channel (feature `std`): a [`Connector`] that finds the daemon
-//! (`host.sock` in the runtime dir of SPEC S8, or the named pipe on Windows), keeps the
+//! (`host.sock` in the runtime dir, or the named pipe on Windows), keeps the
 //! [`Endpoint`] connected, reconnects with capped, jittered backoff and re-registers after the
 //! daemon restarts; [`serve_stdio`] for headless mode; and [`run`], a tiny loop for apps
 //! without an event loop.
@@ -20,7 +20,7 @@
 //! # Trusting only our own daemon
 //!
 //! Before each connection the connector applies the client-side trust checks of
-//! `jfgui_proto::locations` (SPEC S8): on Unix the runtime dir must pass the daemon's own
+//! `jfgui_proto::locations`: on Unix the runtime dir must pass the daemon's own
 //! directory rule (owned by us, no group or other write, not a symlink) and the listener must
 //! run as us or root; on Windows the pipe's server process must run as our user. Nothing is
 //! sent to a peer that fails them: the connector writes one line to stderr (again only when the

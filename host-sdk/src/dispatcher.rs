@@ -1,6 +1,6 @@
-//! The `Dispatcher`: every contract of SPEC S2 (checks in a fixed order before the host runs,
+//! The `Dispatcher`: every contract of a call (checks in a fixed order before the host runs,
 //! output schema after, revisions read from the host) for single calls and for each kind of
-//! daemon request. Batches (SPEC S3) live in `dispatcher/batch.rs`.
+//! daemon request. Batches live in `dispatcher/batch.rs`.
 
 mod batch;
 #[cfg(test)]
@@ -19,7 +19,7 @@ use crate::{Availability, Context, Execution, Host, Origin, RegistrationError, T
 
 pub use jfgui_proto::channel::{MAX_BATCH_CALLS, MAX_RESOURCE_CHUNK};
 
-/// Runs calls against a [`Host`] with every contract of SPEC S2/S3 enforced.
+/// Runs calls against a [`Host`] with every contract of a call and a batch enforced.
 ///
 /// It starts **disabled**: external calls are rejected with `not_executed/disabled` until the
 /// app calls [`set_enabled(true)`](Dispatcher::set_enabled). GUI code uses
@@ -46,7 +46,7 @@ pub(crate) enum Produced {
 }
 
 impl Dispatcher {
-    /// Validates `host`'s registration (SPEC S1) and builds a disabled dispatcher.
+    /// Validates `host`'s registration (valid, unique names and command ids) and builds a disabled dispatcher.
     pub fn new<H: Host + ?Sized>(host: &H) -> Result<Dispatcher, RegistrationError> {
         Ok(Dispatcher {
             registry: Registry::new(host.actions())?,
@@ -266,7 +266,8 @@ impl Dispatcher {
     }
 }
 
-/// Input schema, capabilities, availability (SPEC S2 order, after "action exists").
+/// Input schema, capabilities, availability: the fixed check order, after
+/// "enabled" and "action exists".
 pub(crate) fn check_call<H: Host + ?Sized>(
     host: &H,
     spec: &ActionSpec,

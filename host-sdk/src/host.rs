@@ -13,7 +13,7 @@ use crate::TaskTable;
 
 /// An app's domain model as the [`Dispatcher`](crate::Dispatcher) sees it.
 ///
-/// The dispatcher runs every contract of SPEC S2/S3 (enabled, action exists, input schema,
+/// The dispatcher runs every contract of a call and a batch (enabled, action exists, input schema,
 /// capabilities, availability, expected revision, output schema, batch preflight and
 /// transactions) *before and after* calling [`Host::execute`], so an implementation only
 /// applies the action. It is never called for a request that failed a check.

@@ -2,7 +2,7 @@
 //!
 //! An app implements [`Host`] (its actions, revision, capabilities and `execute`, plus
 //! optional inspection, transactions, tasks and resources), wraps it in a [`Dispatcher`]
-//! that enforces every contract of SPEC S2/S3 before the host runs, and connects the
+//! that enforces every contract of a call and a batch before the host runs, and connects the
 //! dispatcher to the daemon through a sans-IO [`channel::Endpoint`]. No thread, runtime or
 //! protocol knowledge is forced on the app: it pumps the endpoint from its UI tick, or watches
 //! the connector's fd in its own event loop, or uses the small run loop of the `std` feature.
@@ -10,10 +10,10 @@
 //! | concept | types |
 //! |---|---|
 //! | the app's side | [`Host`], [`Execution`], [`Availability`], [`Context`], [`host_error`] |
-//! | contracts (SPEC S2, S3) | [`Dispatcher`], [`RegistrationError`] |
-//! | deferred work (SPEC S4) | [`TaskTable`], [`TaskError`] |
-//! | host channel, sans-IO (SPEC S8) | [`channel::Endpoint`], [`channel::Identity`] |
-//! | the browser bridge's JSON bodies, sans-IO (SPEC S10) | [`bridge::BridgeEndpoint`], [`bridge::Post`] |
+//! | the contracts of calls and batches | [`Dispatcher`], [`RegistrationError`] |
+//! | deferred work (tasks) | [`TaskTable`], [`TaskError`] |
+//! | host channel, sans-IO | [`channel::Endpoint`], [`channel::Identity`] |
+//! | the browser bridge's JSON bodies, sans-IO | [`bridge::BridgeEndpoint`], [`bridge::Post`] |
 //! | socket / pipe connector, reconnect, stdio, run loop (`std`) | `connector`: `Connector`, `serve_stdio`, `run` |
 //!
 //! # Declaring actions

@@ -1,4 +1,4 @@
-//! Validation of an app's registration (SPEC S1): valid names, unique names and command ids.
+//! Validation of an app's registration: valid names, unique names and command ids.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -17,7 +17,7 @@ pub const MAX_ACTIONS: usize = 65_536;
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RegistrationError {
-    /// An invalid name, a duplicate name or a duplicate command id (SPEC S1), as
+    /// An invalid name, a duplicate name or a duplicate command id, as
     /// [`jfgui_proto::validate_registration`] reports it (the daemon checks the same way).
     Spec(SpecError),
     /// `ui.render` must be a read action (`view/render` is not a mutation).

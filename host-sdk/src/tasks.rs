@@ -1,4 +1,4 @@
-//! `TaskTable`: the app-side state of deferred work (SPEC S4) and the queue of state changes
+//! `TaskTable`: the app-side state of deferred work and the queue of state changes
 //! the endpoint reports to the daemon as `task` messages.
 
 use alloc::collections::VecDeque;

@@ -1,6 +1,6 @@
 //! Strict parse and encode of realistic messages against `serde_json::Value` on the same bytes.
 //!
-//! Run: `cargo bench -p jfgui-proto --bench json`. The goal (issue 2) is a strict parse within 1.5× of
+//! Run: `cargo bench -p jfgui-proto --bench json`. The goal is a strict parse within 1.5× of
 //! `serde_json::from_slice::<serde_json::Value>`.
 
 use std::fmt::Write as _;

@@ -1,4 +1,5 @@
-//! `json_check FILE`: parses one file with the default bounds of SPEC S5; exit 0 when accepted,
+//! `json_check FILE`: parses one file with the default bounds (1 MiB, depth 32,
+//! 16384 values, 4096 members, 256 KiB strings); exit 0 when accepted,
 //! 1 when rejected (the error on stderr), 2 on usage or I/O errors.
 
 use std::process::ExitCode;

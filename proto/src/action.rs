@@ -1,4 +1,5 @@
-//! Action names and action specs (SPEC S1).
+//! Action names and action specs: a name is 1–128 ASCII letters, digits, `.`, `_` or `-`;
+//! names and command ids are unique within an app.
 
 use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
@@ -8,11 +9,11 @@ use crate::Schema;
 use crate::channel::ActionInfo;
 use crate::schema;
 
-/// Longest action name (SPEC S1).
+/// Longest action name, in bytes (names are ASCII).
 pub const MAX_ACTION_NAME: usize = 128;
 
 /// Whether an action changes state. External `write` calls must carry `expectedRevision`
-/// (SPEC S2); reads may.
+/// (checked before the host runs); reads may.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ActionKind {
@@ -86,7 +87,7 @@ impl ActionSpec {
     }
 
     /// The spec as registered on the host channel and shown by `actions/describe`, with both
-    /// schemas rendered to JSON Schema. Fails when the name breaks the S1 rule.
+    /// schemas rendered to JSON Schema. Fails when the name is not 1–128 ASCII letters, digits, `.`, `_` or `-`.
     pub fn info(&self) -> Result<ActionInfo, RegistrationError> {
         ActionName::try_from(self.name).map_err(|error| RegistrationError::InvalidName {
             name: self.name.to_string(),
@@ -106,7 +107,7 @@ impl ActionSpec {
     }
 }
 
-/// Checks an app's whole action list (SPEC S1): every name valid, names unique, command ids
+/// Checks an app's whole action list: every name valid, names unique, command ids
 /// unique. The first problem in list order is reported, naming the offending name or id.
 ///
 /// `host-sdk`'s `Dispatcher` calls this before it accepts a host; the daemon runs the same
@@ -153,11 +154,11 @@ fn check_registration<'a>(
     Ok(())
 }
 
-/// Why an action list was refused (SPEC S1).
+/// Why an action list was refused.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RegistrationError {
-    /// A name breaks the S1 rule.
+    /// A name is not 1–128 ASCII letters, digits, `.`, `_` or `-`.
     InvalidName {
         /// The name as given.
         name: String,
@@ -221,7 +222,7 @@ impl fmt::Display for NameError {
 #[cfg(feature = "std")]
 impl std::error::Error for NameError {}
 
-/// A validated action name (SPEC S1).
+/// A validated action name: 1–128 ASCII letters, digits, `.`, `_` or `-`.
 ///
 /// ```
 /// # use jfgui_proto::ActionName;

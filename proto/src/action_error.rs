@@ -1,4 +1,4 @@
-//! Application errors (SPEC S6 error model): one class per meaning for the caller, a
+//! Application errors (docs/PROTOCOL.md, "Application errors"): one class per meaning for the caller, a
 //! machine-readable reason with its data, and a one-sentence message.
 //!
 //! The same object travels on the host channel, inside JSON-1 errors

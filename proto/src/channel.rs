@@ -1,4 +1,4 @@
-//! The host channel (SPEC S8): the private framed channel between the daemon and an app.
+//! The host channel (docs/PROTOCOL.md, "The host channel"): the private framed channel between the daemon and an app.
 //!
 //! A frame is a `u32` big-endian length followed by that many bytes of one strict-JSON object.
 //! The app speaks first: [`AppMessage::Hello`], its action specs in [`AppMessage::Actions`]
@@ -46,10 +46,10 @@ pub const MAX_ACTIONS_PER_PAGE: usize = 256;
 /// Largest frame body by default: one maximal client message (1 MiB) plus 64 KiB of envelope.
 pub const DEFAULT_MAX_FRAME: usize = 1024 * 1024 + 64 * 1024;
 
-/// Most calls in one [`BatchCall`] (SPEC S3).
+/// Most calls in one [`BatchCall`] (`actions/batch` takes 1–128).
 pub const MAX_BATCH_CALLS: usize = 128;
 
-/// Largest [`ReadResource::limit`] in bytes (SPEC S4).
+/// Largest [`ReadResource::limit`] in bytes (`resources/read` chunks are 1–65536 bytes).
 pub const MAX_RESOURCE_CHUNK: u32 = 65536;
 
 /// Nesting the channel envelope adds around a client's value: the deepest case is a task

@@ -1,4 +1,4 @@
-//! Strict, bounded JSON (SPEC S5): the value model, the parser, the encoder, and the serde bridge
+//! Strict, bounded JSON: the value model, the parser, the encoder, and the serde bridge
 //! that maps typed messages onto [`Value`].
 //!
 //! Every byte that crosses a socket in jfgui-agentd goes through [`parse`] and [`encode`]; typed

@@ -2,21 +2,21 @@
 //!
 //! | concept | types |
 //! |---|---|
-//! | strict bounded JSON (SPEC S5) | [`Value`], [`Number`], [`Map`], [`Limits`], [`parse`], [`encode`], [`JsonError`] |
+//! | strict bounded JSON | [`Value`], [`Number`], [`Map`], [`Limits`], [`parse`], [`encode`], [`JsonError`] |
 //! | typed messages over strict JSON | [`from_value`], [`to_value`], [`DecodeError`] |
-//! | actions and schemas (SPEC S1) | [`ActionSpec`], [`ActionKind`], [`ActionName`], [`validate_registration`], [`Schema`], [`Property`], [`schema`] |
-//! | application errors (SPEC S6 error model) | [`ActionError`], [`Reason`], [`ErrorClass`] |
+//! | actions and schemas | [`ActionSpec`], [`ActionKind`], [`ActionName`], [`validate_registration`], [`Schema`], [`Property`], [`schema`] |
+//! | application errors | [`ActionError`], [`Reason`], [`ErrorClass`] |
 //! | where the sockets live (feature `std`) | `locations` |
 //! | which app a name means (ENDPOINT, MCP `app`) | [`resolve`] |
-//! | host channel (SPEC S8) | [`channel`]: messages, [`channel::FrameDecoder`], [`channel::encode_frame`] |
-//! | client lines (SPEC S6 framing) | [`LineDecoder`], [`Line`] |
-//! | revisions (SPEC S6) | [`MAX_REVISION`] |
+//! | host channel | [`channel`]: messages, [`channel::FrameDecoder`], [`channel::encode_frame`] |
+//! | client lines (one JSON-RPC object per line) | [`LineDecoder`], [`Line`] |
+//! | revisions | [`MAX_REVISION`] |
 //!
 //! # Why a hand-written JSON parser
 //!
 //! `serde_json` (without `arbitrary_precision`) turns `123456789012345678901234567890` into a
 //! float, rejects `1e400` and rounds `9007199254740993.0`, and it accepts duplicate object keys
-//! (last wins). SPEC S5 needs exact number tokens, exact integer conversion, duplicate-key
+//! (last wins). This crate needs exact number tokens, exact integer conversion, duplicate-key
 //! rejection and five bounds enforced *while* parsing. Turning on `arbitrary_precision` would
 //! change `serde_json::Number` for the whole workspace through feature unification. So the
 //! parser and encoder of [`Value`] are ours; serde's derive does the typed mapping on top of
@@ -59,6 +59,6 @@ pub use line::{Line, LineDecoder};
 pub use schema::{Property, Schema, SchemaViolation};
 
 /// The largest revision: revisions are JSON integers in `0..=2^53-1`, so clients that hold
-/// numbers as doubles keep them exactly and can send them back as `expectedRevision`
-/// (SPEC S6). The daemon refuses params beyond it and treats an app reporting more as broken.
+/// numbers as doubles keep them exactly and can send them back as `expectedRevision`.
+/// The daemon refuses params beyond it and treats an app reporting more as broken.
 pub const MAX_REVISION: u64 = (1 << 53) - 1;

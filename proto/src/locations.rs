@@ -1,4 +1,4 @@
-//! Where the daemon's files live (ARCHITECTURE "Locations"), resolved by one function,
+//! Where the daemon's files live (docs/PROTOCOL.md, "The runtime directory"), resolved by one function,
 //! [`runtime_dir`], that the daemon, the CLI and the host-sdk connector all call, so they always
 //! agree; and the checks a client makes before it trusts what it finds there (`trust`).
 //!
@@ -15,7 +15,8 @@
 //! 4. `/tmp/jfgui-agent-UID` (macOS: `$TMPDIR/jfgui-agent`, the per-user private `$TMPDIR`;
 //!    Windows: `%LOCALAPPDATA%\jfgui-agent`, which holds only the lock file there).
 //!
-//! A set but relative or empty variable is an error, never a silent fallback (FAULTS A14).
+//! A set but relative or empty variable is an error, never a silent fallback to
+//! another directory.
 //! The daemon checks ownership and modes when it creates or adopts the directory; clients check
 //! them again before connecting (`trust`).
 

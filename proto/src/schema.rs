@@ -1,4 +1,4 @@
-//! Schemas of action inputs and outputs (SPEC S1): the kinds, validation with JSON-pointer
+//! Schemas of action inputs and outputs: the kinds, validation with JSON-pointer
 //! errors, and rendering to JSON Schema (draft 2020-12 subset) for describe and MCP.
 
 mod render;

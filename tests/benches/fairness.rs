@@ -1,4 +1,4 @@
-//! The fairness benchmark (FAULTS C7, C8): a victim's trivial read while attacker connections
+//! The fairness benchmark: a victim's trivial read while attacker connections
 //! pipeline the costliest legal requests, and the daemon's memory after attack rounds.
 //!
 //! ```text

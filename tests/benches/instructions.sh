@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The daemon's user-space instructions per call (docs/PERFORMANCE.md, "Fewer instructions per
-# call"): a count, not a time, so it holds on a loaded machine and tells two builds apart where
+# The daemon's user-space instructions per call (docs/PERFORMANCE.md, "Per call"):
+# a count, not a time, so it holds on a loaded machine and tells two builds apart where
 # their CPU times do not. Starts the release jfgui-agentd under valgrind's callgrind (counting
 # off) and a Notepad holding a 64 B document, makes 500 JSON-1 `actions/execute` calls of
 # `document.get` to warm up, then counts the daemon's instructions over CALLS more (every reply

@@ -5,7 +5,12 @@ official Python MCP client through `jfgui-agent stdio sketch --protocol mcp`) an
 screenshots (`import -window`) checked pixel by pixel with a tolerance, never against a golden
 image.
 
-    gui_check.py --bin-dir target/debug --artifacts target/gui-artifacts
+    gui_check.py --bin-dir target/debug --artifacts target/gui-artifacts [--readme-shot PNG]
+
+First the README's Sketch commands run as written (read from README.md, after the
+`<!-- sketch commands` marker) in a fresh window, and the window they leave is the README's
+picture: kept as sketch.png in the artifacts, and written to PNG with --readme-shot (how
+docs/sketch.png is regenerated). Then the scenario proper runs in another fresh window.
 
 Prints one PASS/FAIL line per check and a final "N passed, M failed" line. Exit status: 0 all
 passed, 1 a check failed, 3 the X server or the window could not start (run.sh turns that into
@@ -17,6 +22,8 @@ import asyncio
 import base64
 import json
 import os
+import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -342,6 +349,61 @@ async def eventually(probe, condition, timeout: float = SCREEN_TIMEOUT_S):
 
 
 # ---------------------------------------------------------------------------------------------
+# The README's picture.
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def readme_commands() -> list:
+    """The shell commands of the README's block after `<!-- sketch commands`, continued lines
+    joined."""
+    with open(os.path.join(REPO, "README.md")) as f:
+        text = f.read()
+    match = re.search(r"<!-- sketch commands.*?-->\s*\n```sh\n(.*?)\n```", text, re.S)
+    if not match:
+        raise ValueError("README.md has no `<!-- sketch commands` block")
+    return [c.strip() for c in match.group(1).replace("\\\n", " ").splitlines() if c.strip()]
+
+
+def readme_picture(desk: Desktop, checks: Checks, artifacts: str, out) -> None:
+    """Runs the README's Sketch commands in the shell as written, with the built binaries first
+    on PATH, and keeps the window they leave once it shows the shapes and the last agent action."""
+    env = dict(desk.env, PATH=os.path.dirname(desk.bins["jfgui-agent"]) + ":" + os.environ.get("PATH", ""))
+    commands = readme_commands()
+    checks.check("the README shows the Sketch commands", len(commands) >= 2, commands)
+    for command in commands:
+        run = subprocess.run(["sh", "-c", command], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=30)
+        checks.check(f"the README's `{command[:60]}...` succeeds", run.returncode == 0, (run.returncode, run.stderr.decode()))
+
+    def inspect() -> dict:
+        return json.loads(desk.agent("inspect", "sketch", "--json").stdout)["state"]
+
+    # The activity notice follows the answer: wait for the window to have it.
+    deadline = time.monotonic() + SCREEN_TIMEOUT_S
+    while (state := inspect()).get("lastAgentAction", {}).get("count") != len(commands) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    view, last = state["view"], state.get("lastAgentAction", {})
+    checks.check("the window's last agent action is the README's last call", (last.get("action"), last.get("count")) == ("shape.add", len(commands)), last)
+    ppp, canvas = view["pixelsPerPoint"], view["canvas"]
+
+    def shows(img: Image, x: float, y: float, color: tuple) -> bool:
+        return close_to(img.pixel(round(canvas["x"] + x * ppp), round(canvas["y"] + y * ppp)), color)
+
+    deadline = time.monotonic() + SCREEN_TIMEOUT_S
+    while True:
+        time.sleep(0.3)  # a frame or two after the notice, so the bar shows it
+        img = desk.screenshot("readme")
+        if (shows(img, 140, 110, RED) and shows(img, 440, 200, BLUE)) or time.monotonic() > deadline:
+            break
+    checks.check("the README's commands draw a red rectangle and a blue ellipse", shows(img, 140, 110, RED) and shows(img, 440, 200, BLUE), img.pixel(0, 0))
+    shot = os.path.join(desk.shots, f"{desk.shot_count:03d}-readme.png")
+    shutil.copy(shot, os.path.join(artifacts, "sketch.png"))
+    if out:
+        shutil.copy(shot, out)
+        log(f"wrote {out}")
+
+
+# ---------------------------------------------------------------------------------------------
 # The scenario.
 
 
@@ -412,7 +474,6 @@ async def agent_session(desk: Desktop, checks: Checks, artifacts: str, client: C
         shows(img, 600, 20, WHITE) and shows(img, 326, 86, WHITE) and shows(img, 280, 110, WHITE),
         (img.pixel(*at(600, 20)), img.pixel(*at(326, 86)), img.pixel(*at(280, 110))),
     )
-    shutil.copy(os.path.join(desk.shots, f"{desk.shot_count:03d}-agent-drew.png"), os.path.join(artifacts, "sketch.png"))
 
     # --- the window says what the agent did (the daemon's activity notices) --------------------
     _, state = await eventually(agent.inspect, lambda rs: rs[1].get("lastAgentAction", {}).get("count") == 2)
@@ -561,6 +622,7 @@ def main() -> int:
     parser.add_argument("--bin-dir", required=True)
     parser.add_argument("--artifacts", required=True, help="where screenshots are kept")
     parser.add_argument("--export-ms", type=int, default=3000)
+    parser.add_argument("--readme-shot", metavar="PNG", help="also write the README's picture of Sketch to PNG")
     args = parser.parse_args()
     bins = {n: os.path.join(os.path.abspath(args.bin_dir), n) for n in ("jfgui-agentd", "jfgui-agent", "jfgui-sketch")}
     for name, path in bins.items():
@@ -572,10 +634,25 @@ def main() -> int:
     scratch = tempfile.mkdtemp(prefix="jfgui-gui-")
     shots = os.path.join(scratch, "shots")
     os.makedirs(shots)
-    desk = Desktop(bins, scratch, shots)
     checks = Checks()
     status = 0
+    readme = Desktop(bins, os.path.join(scratch, "readme"), shots)
+    os.makedirs(readme.scratch)
     try:
+        readme.start(args.export_ms)
+        readme_picture(readme, checks, args.artifacts, args.readme_shot and os.path.abspath(args.readme_shot))
+    except CannotRun as e:
+        log(f"cannot run: {e}")
+        status = 3
+    except BaseException as e:
+        traceback.print_exception(e)
+        checks.check("the README's Sketch commands ran", False, f"{type(e).__name__}: {e}")
+    finally:
+        readme.stop()
+    desk = Desktop(bins, scratch, shots)
+    try:
+        if status:
+            raise CannotRun("see above")
         desk.start(args.export_ms)
         asyncio.run(asyncio.wait_for(scenario(desk, checks, args.artifacts), timeout=300))
     except CannotRun as e:

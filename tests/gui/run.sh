@@ -4,8 +4,10 @@
 # --protocol mcp`, user input through xdotool and screenshots through ImageMagick's `import`.
 # Installs what it needs (Debian packages; the MCP venv of tests/mcp-clients), builds the
 # binaries and runs gui_check.py. Screenshots go to $JFGUI_GUI_ARTIFACTS (default
-# target/gui-artifacts): all of them when a check fails, the final one and the agent-drawn one
-# (sketch.png, the README's picture) always. Called by .ci/run.
+# target/gui-artifacts): all of them when a check fails, the final one and sketch.png always:
+# the window after the README's own Sketch commands. JFGUI_GUI_README_SHOT=PNG also writes that
+# picture to PNG (relative to the repository root): JFGUI_GUI_README_SHOT=docs/sketch.png
+# regenerates the README's. Called by .ci/run.
 #
 # A machine where this cannot run (no Xvfb and no way to install it) fails the suite, unless
 # JFGUI_ALLOW_SKIP=1.
@@ -43,9 +45,11 @@ done
 cd "$root"
 cargo build -q -p jfgui-daemon -p jfgui-agent -p jfgui-example-sketch
 python=$(bash "$root/tests/mcp-clients/python/venv.sh")
+readme_shot=()
+[[ -n ${JFGUI_GUI_README_SHOT:-} ]] && readme_shot=(--readme-shot "$JFGUI_GUI_README_SHOT")
 
 set +e
-"$python" "$here/gui_check.py" --bin-dir "$target/debug" --artifacts "$artifacts"
+"$python" "$here/gui_check.py" --bin-dir "$target/debug" --artifacts "$artifacts" "${readme_shot[@]}"
 status=$?
 set -e
 if ((status == 3)); then

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Drives `jfgui-agent stdio notepad --protocol mcp` (or, with `--all-apps`, `jfgui-agent mcp`
 in front of the same single Notepad) with raw lines no SDK would send, and checks the answers
-against SPEC S6/S7 and the official MCP schemas (schema_check.py):
+against the wire rules of docs/PROTOCOL.md and the official MCP schemas (schema_check.py):
 
 - an error whose id cannot be read has no `id` member (never `"id": null`), whether the line
   is garbage, an array, over-long, or sent before the connection chose MCP;

@@ -1,4 +1,4 @@
-//! Browser-bridge helpers (FAULTS F): a daemon with `jfgui-agent browser-bridge` running, raw
+//! Browser-bridge helpers: a daemon with `jfgui-agent browser-bridge` running, raw
 //! HTTP/1.1 over `std::net::TcpStream` (so a test can send exactly the bytes of an attack),
 //! and a scripted browser doing `/connect`, `/poll` and `/result` by hand.
 
@@ -294,7 +294,7 @@ pub fn time_until(limit: Duration, cond: impl FnMut() -> bool) -> Option<Duratio
 }
 
 /// A scripted browser that keeps polling and answers every request: `listResources` with no
-/// resources, `revision` with 1, anything else as an executed call at revision 1. Every call
+/// resources, `revision` with 1, `inspect` with an empty state at revision 1, anything else as an executed call at revision 1. Every call
 /// it received is kept (the browser ledger).
 #[derive(Debug)]
 pub struct AutoBrowser {
@@ -332,6 +332,8 @@ impl AutoBrowser {
                         json!({"ok": {"resources": {"resources": []}}})
                     } else if call.get("revision").is_some() {
                         json!({"ok": {"revision": {"revision": 1}}})
+                    } else if call.get("inspect").is_some() {
+                        json!({"ok": {"inspected": {"revision": 1, "state": {}}}})
                     } else {
                         executed(1)
                     };

@@ -146,23 +146,29 @@ pub fn run_command(mut cmd: Command, stdin: &[u8]) -> Run {
         let _ = err.read_to_end(&mut s);
         s
     });
-    let deadline = Instant::now() + PATIENCE;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{cmd:?} still running after {PATIENCE:?}");
-        }
-        thread::sleep(Duration::from_millis(10));
-    };
+    let status = wait_patiently(&mut child, &format!("{cmd:?}"));
     let _ = feeder.join();
     let stdout_bytes = out_reader.join().expect("stdout reader");
     let stdout = String::from_utf8_lossy(&stdout_bytes).into_owned();
     let stderr = String::from_utf8_lossy(&err_reader.join().expect("stderr reader")).into_owned();
     Run { status, stdout, stdout_bytes, stderr }
+}
+
+/// Waits for `child` to exit; kills it and fails the test, naming `what`, if it is still
+/// running after [`PATIENCE`].
+pub fn wait_patiently(child: &mut Child, what: &str) -> ExitStatus {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} still running after {PATIENCE:?}");
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Spawns `cmd` with stdin, stdout and stderr piped (panics, naming it, if it cannot start).

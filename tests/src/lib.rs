@@ -1,6 +1,7 @@
-//! Helpers for the cross-process suites (FAULTS §0): locate (and build) the real binaries,
+//! Helpers for the cross-process suites: locate (and build) the real binaries,
 //! isolated runtime dirs, a daemon/app process handle that never outlives its test, a
-//! watchdog, raw JSON-RPC line clients, `/proc` resource probes and the cross-UID helper.
+//! watchdog, raw JSON-RPC line clients, `/proc` resource probes, the cross-UID helper, and a
+//! terminal that shows what a person running a command sees (`terminal`).
 //!
 //! **Binaries.** `CARGO_BIN_EXE_*` only covers a package's own bins, so [`bin`] runs
 //! `cargo build -p jfgui-daemon -p jfgui-example-notepad -p jfgui-example-sketch -p jfgui-agent -p jfgui-tests -p jfgui-host-capi --bins --lib` once
@@ -27,6 +28,7 @@ use serde_json::{Value, json};
 
 pub mod bridge;
 pub mod cli;
+pub mod terminal;
 
 pub use serde_json;
 
@@ -450,7 +452,7 @@ impl Daemon {
         path
     }
 
-    /// The liveness probe (FAULTS §0.5): the control socket answers `daemon/status` with our
+    /// The liveness probe: the control socket answers `daemon/status` with our
     /// pid.
     pub fn assert_alive(&self) {
         let status = self.status();
@@ -538,7 +540,7 @@ pub fn testapp_add(endpoint: &Path, by: i64, tag: &str) -> Value {
     .unwrap_or_else(|e| panic!("counter.add on {}: {e}", endpoint.display()))
 }
 
-/// FAULTS §0.5 liveness probe on a *second* app (a test app's endpoint): a fresh client gets
+/// The liveness probe on a *second* app (a test app's endpoint): a fresh client gets
 /// `agent/info`, then a write succeeds and lands exactly once in that app's ledger; the
 /// control socket still answers with the daemon's pid.
 pub fn assert_live(d: &Daemon, probe: &TestApp, endpoint: &Path) {
@@ -592,7 +594,7 @@ impl Rig {
         self.target_ep = self.d.wait_endpoint("target");
     }
 
-    /// The liveness probe (FAULTS §0.5) through the probe app, and the listing shows only live
+    /// The liveness probe through the probe app, and the listing shows only live
     /// apps: each listed pid exists, and each enabled app's endpoint accepts a connection.
     pub fn assert_live(&self) {
         assert_live(&self.d, &self.probe, &self.probe_ep);
@@ -613,7 +615,7 @@ impl Rig {
         fd_count(self.d.proc.pid())
     }
 
-    /// Waits until the daemon's descriptors are back to `baseline` (FAULTS §0.6: no leak).
+    /// Waits until the daemon's descriptors are back to `baseline` (no leak).
     pub fn assert_fds_back(&self, baseline: usize) {
         let pid = self.d.proc.pid();
         let ok = wait_until(PATIENCE, || fd_count(pid) <= baseline);
@@ -782,7 +784,7 @@ pub fn rpc(path: &Path, method: &str, params: Value) -> io::Result<Value> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Resource probes (FAULTS §0.6)
+// Resource probes
 
 /// Open descriptors of `pid`.
 ///
@@ -861,7 +863,7 @@ pub fn my_uid() -> u32 {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Cross-UID (FAULTS §0.7)
+// Cross-UID
 
 /// A throw-away local user, deleted on drop.
 #[derive(Debug)]

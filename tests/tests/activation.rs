@@ -1,4 +1,4 @@
-//! FAULTS A9 and SPEC S8 idle exit: the real `jfgui-agentd` started with listening sockets
+//! Socket activation and the idle exit: the real `jfgui-agentd` started with listening sockets
 //! inherited exactly as systemd passes them (fds 3.., `LISTEN_FDS`, `LISTEN_FDNAMES`, and
 //! `LISTEN_PID` equal to the daemon's own pid), a supervisor loop that re-activates it on the
 //! next connection the way systemd does, and the shipped unit files.

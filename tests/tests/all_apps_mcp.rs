@@ -1,4 +1,4 @@
-//! The all-apps MCP server through real processes (SPEC S7 "All-apps MCP"): `mcp.sock` of a
+//! The all-apps MCP server through real processes: `mcp.sock` of a
 //! real daemon with real notepads, and the `jfgui-agent mcp` gateway across daemon restarts.
 //! Wire rules: `not_found/app` with `data.apps`, `app` optional with one app, slug / display
 //! name / prefix resolution, ambiguity, MCP only, `outcome_unknown/daemon_unavailable` from

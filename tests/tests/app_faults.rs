@@ -1,7 +1,7 @@
-//! FAULTS D1–D5 across processes: the real daemon, the real fault-injecting test app (its
+//! An app that crashes, hangs or fails mid-call, across processes: the real daemon, the real fault-injecting test app (its
 //! knobs crash, hang or fail it at chosen points) and its persisted state and mutation ledger
 //! as the judge: what the client was told must agree with what the ledger and a restarted app
-//! show. The liveness probe (FAULTS §0.5) runs on a second app after each attack.
+//! show. The liveness probe runs on a second app after each attack.
 
 use std::path::Path;
 use std::thread;
@@ -41,7 +41,7 @@ fn crashing_call(r: &Rig, params: Value, method: &str) -> Value {
 }
 
 #[test]
-fn d1_abort_before_apply_runs_nothing() {
+fn abort_before_apply_runs_nothing() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let mut r = Rig::start(&[], &["--fault", "counter.add:abort-before-apply"]);
     let response = crashing_call(&r, add(3, "a", 0), "actions/execute");
@@ -55,7 +55,7 @@ fn d1_abort_before_apply_runs_nothing() {
 }
 
 #[test]
-fn d1_abort_after_apply_is_never_reported_as_not_executed() {
+fn abort_after_apply_is_never_reported_as_not_executed() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let mut r = Rig::start(&[], &["--fault", "counter.add:abort-after-apply"]);
     let response = crashing_call(&r, add(3, "a", 0), "actions/execute");
@@ -69,7 +69,7 @@ fn d1_abort_after_apply_is_never_reported_as_not_executed() {
 }
 
 #[test]
-fn d1_kill_9_mid_call_fails_the_call_and_the_ledger_decides() {
+fn kill_9_mid_call_fails_the_call_and_the_ledger_decides() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let mut r = Rig::start(&[], &["--fault", "counter.add:sleep=3000"]);
     let ep = r.target_ep.clone();
@@ -78,7 +78,7 @@ fn d1_kill_9_mid_call_fails_the_call_and_the_ledger_decides() {
     let killed = Instant::now();
     r.target.proc.signal("KILL");
     let response = call.join().unwrap();
-    println!("D1 kill -9: the client heard back {:?} after the kill", killed.elapsed());
+    println!("kill -9: the client heard back {:?} after the kill", killed.elapsed());
     assert_outcome_unknown(&response, "app_disconnected");
     r.assert_target_ledger_empty();
     r.restart_target(&[]);
@@ -87,7 +87,7 @@ fn d1_kill_9_mid_call_fails_the_call_and_the_ledger_decides() {
 }
 
 #[test]
-fn d2_crash_inside_an_atomic_batch_commits_nothing() {
+fn crash_inside_an_atomic_batch_commits_nothing() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let batch = |tag: &str| {
         let calls: Vec<Value> = (0..5)
@@ -118,7 +118,7 @@ fn d2_crash_inside_an_atomic_batch_commits_nothing() {
 }
 
 #[test]
-fn d3_failures_inside_an_atomic_batch_roll_back_exactly() {
+fn failures_inside_an_atomic_batch_roll_back_exactly() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let r = Rig::start(&[], &["--fault", "counter.add:fail-in-batch-at=3"]);
     // One committed write first, so "unchanged" is not just the initial state.
@@ -161,7 +161,7 @@ fn d3_failures_inside_an_atomic_batch_roll_back_exactly() {
 }
 
 #[test]
-fn d4_stale_revision_lets_exactly_one_writer_through() {
+fn stale_revision_lets_exactly_one_writer_through() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let r = Rig::start(&[], &["--fault", "counter.add:sleep=200"]);
     let start = revision(&r.target_ep);
@@ -193,7 +193,7 @@ fn d4_stale_revision_lets_exactly_one_writer_through() {
 }
 
 #[test]
-fn d5_late_reply_after_the_deadline_never_reaches_another_call() {
+fn late_reply_after_the_deadline_never_reaches_another_call() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let r = Rig::start(&["--request-deadline", "2s"], &["--fault", "counter.add:sleep=3000"]);
     let pid = r.d.proc.pid();
@@ -202,14 +202,14 @@ fn d5_late_reply_after_the_deadline_never_reaches_another_call() {
     let started = Instant::now();
     let mut a = LineClient::connect(&r.target_ep).unwrap();
     let a_response = a.call("actions/execute", add(4, "A", 0)).unwrap();
-    println!("D5: A's deadline error after {:?}", started.elapsed());
+    println!("A's deadline error after {:?}", started.elapsed());
     assert_outcome_unknown(&a_response, "timeout");
     // B, on another connection with the same client id token, asks while A is still running
     // in the app; the app then replies to A (late) and to B.
     let mut b = LineClient::connect(&r.target_ep).unwrap();
     let b_response = b.call("actions/execute", json!({"action": "state.get"})).unwrap();
     assert_eq!(b_response["id"], a_response["id"], "same id token on both connections");
-    println!("D5: B's response: {b_response}");
+    println!("B's response: {b_response}");
     match b_response.get("result") {
         // Served after A finished in the app: B's own output, which shows A applied once.
         Some(result) => {
@@ -228,6 +228,6 @@ fn d5_late_reply_after_the_deadline_never_reaches_another_call() {
         "A's stream stays in step"
     );
     let rss_after = status_kib(pid, "VmRSS").unwrap();
-    println!("D5: daemon RSS {rss_before} KiB -> {rss_after} KiB");
+    println!("daemon RSS {rss_before} KiB -> {rss_after} KiB");
     r.assert_live();
 }

@@ -1,4 +1,4 @@
-//! FAULTS B2, C2 and C3 across processes: responses at and over the size bounds from a real
+//! Backpressure across processes: responses at and over the size bounds from a real
 //! test app, a client that pipelines thousands of requests for ~1 MiB responses and never
 //! reads, and an app that never reads its host channel. Memory is sampled from `/proc` while
 //! it happens (peak under baseline + 64 MiB), every request gets exactly one response, and the
@@ -57,7 +57,7 @@ impl Drop for RssSampler {
 }
 
 #[test]
-fn b2_responses_at_and_over_the_bounds() {
+fn responses_at_and_over_the_bounds() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let cases: [(u64, bool); 5] = [
         (1_040_000, true),              // the JSON-1 line stays under 1 MiB
@@ -127,14 +127,14 @@ fn b2_responses_at_and_over_the_bounds() {
 }
 
 #[test]
-fn c2_a_client_that_never_reads_is_bounded() {
+fn a_client_that_never_reads_is_bounded() {
     let _wd = Watchdog::arm(Duration::from_secs(240));
     let r = Rig::start(&[], &["--fault", "state.get:huge-output=1040000"]);
     let pid = r.d.proc.pid();
     let fds = r.fd_baseline();
     let baseline = status_kib(pid, "VmRSS").unwrap();
     let sampler = RssSampler::start(pid);
-    // 10 000 in FAULTS; 400 ~1 MiB responses (400 MiB to read back) keep CI fast and are
+    // 400 ~1 MiB responses (400 MiB to read back) keep CI fast and are
     // far beyond what the daemon may buffer.
     const TOTAL: usize = 400;
 
@@ -157,7 +157,7 @@ fn c2_a_client_that_never_reads_is_bounded() {
     }
     let peak = sampler.peak();
     println!(
-        "C2: baseline RSS {baseline} KiB, peak while not reading {peak} KiB (+{} MiB); \
+        "baseline RSS {baseline} KiB, peak while not reading {peak} KiB (+{} MiB); \
          normal client's worst agent/info {worst:?}",
         peak.saturating_sub(baseline) / 1024
     );
@@ -179,7 +179,7 @@ fn c2_a_client_that_never_reads_is_bounded() {
     assert_eq!(ids.len(), TOTAL);
     let peak = sampler.peak();
     println!(
-        "C2: peak RSS over the whole run {peak} KiB (+{} MiB)",
+        "peak RSS over the whole run {peak} KiB (+{} MiB)",
         peak.saturating_sub(baseline) / 1024
     );
     assert!(peak < baseline + 64 * 1024, "peak RSS {peak} KiB > baseline {baseline} + 64 MiB");
@@ -190,7 +190,7 @@ fn c2_a_client_that_never_reads_is_bounded() {
 }
 
 #[test]
-fn c3_an_app_that_never_reads_gets_a_bounded_queue() {
+fn an_app_that_never_reads_gets_a_bounded_queue() {
     let _wd = Watchdog::arm(Duration::from_secs(240));
     let r = Rig::start(&["--request-deadline", "1s"], &["--no-read"]);
     let pid = r.d.proc.pid();
@@ -244,7 +244,7 @@ fn c3_an_app_that_never_reads_gets_a_bounded_queue() {
     }
     let peak = sampler.peak();
     println!(
-        "C3: {busy} busy (not executed), {timeout} timeout (outcome unknown); RSS baseline \
+        "{busy} busy (not executed), {timeout} timeout (outcome unknown); RSS baseline \
          {baseline} KiB, peak {peak} KiB"
     );
     assert_eq!(busy + timeout, CONNS * PER, "one response each");

@@ -1,6 +1,6 @@
-//! The browser bridge at the HTTP level (FAULTS group F and A10): the real daemon, the real
+//! The browser bridge at the HTTP level: the real daemon, the real
 //! `jfgui-agent browser-bridge`, raw requests over TCP and a scripted browser. Each test is
-//! named after its FAULTS id.
+//! named after the attack it fends off.
 
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
@@ -38,7 +38,7 @@ fn send(
 }
 
 #[test]
-fn f1_missing_or_wrong_token_is_401_without_cors_or_side_effect() {
+fn missing_or_wrong_token_is_401_without_cors_or_side_effect() {
     let _w = Watchdog::arm(Duration::from_secs(120));
     let rig = BridgeRig::start(&[]);
     let body = jfgui_tests::bridge::registration("Spoof", true).to_string();
@@ -91,7 +91,7 @@ fn f1_missing_or_wrong_token_is_401_without_cors_or_side_effect() {
     // The scheme is case-insensitive: lowercase `bearer` with the right token is accepted.
     let ok = send(&rig, "POST", "/connect", &with_auth(&format!("bearer {t}")), body.as_bytes());
     assert_eq!(ok.status, 200, "{}", body_text(&ok));
-    // Only browser-bridge's own {url, token, origin} line carries it (SPEC S10: stderr).
+    // Only browser-bridge's own {url, token, origin} line carries it, on stderr.
     assert!(!rig.daemon.proc.stderr().contains(&rig.token), "the daemon logged the token");
     assert_eq!(
         rig.cli.stderr().matches(&rig.token).count(),
@@ -101,7 +101,7 @@ fn f1_missing_or_wrong_token_is_401_without_cors_or_side_effect() {
 }
 
 #[test]
-fn f2_fresh_token_per_start_never_on_stdout_nor_in_argv() {
+fn fresh_token_per_start_never_on_stdout_nor_in_argv() {
     let _w = Watchdog::arm(Duration::from_secs(120));
     let dir = TempDir::new();
     let daemon = Daemon::start(&dir.rt(), &[]);
@@ -149,7 +149,7 @@ fn f2_fresh_token_per_start_never_on_stdout_nor_in_argv() {
 }
 
 #[test]
-fn f4_a_wrong_origin_is_403_everywhere_even_with_the_token() {
+fn a_wrong_origin_is_403_everywhere_even_with_the_token() {
     let _w = Watchdog::arm(Duration::from_secs(120));
     let rig = BridgeRig::start(&[]);
     let auth = format!("Bearer {}", rig.token);
@@ -198,7 +198,7 @@ fn f4_a_wrong_origin_is_403_everywhere_even_with_the_token() {
 }
 
 #[test]
-fn f5_preflight_is_answered_only_for_the_configured_origin() {
+fn preflight_is_answered_only_for_the_configured_origin() {
     let _w = Watchdog::arm(Duration::from_secs(60));
     let rig = BridgeRig::start(&[]);
     let pre = |origin: &str, method: &str, headers: &str, extra: &[(&str, &str)]| {
@@ -237,7 +237,7 @@ fn f5_preflight_is_answered_only_for_the_configured_origin() {
     assert!(rig.daemon.apps().is_empty());
 }
 
-/// FAULTS F6: one test per Host bypass class; every one is refused before the body is read.
+/// DNS rebinding: one test per `Host` bypass class; every one is refused before the body is read.
 macro_rules! host_case {
     ($name:ident, $raw:expr) => {
         #[test]
@@ -253,51 +253,51 @@ macro_rules! host_case {
     };
 }
 
-host_case!(f6_host_dns_name, |p, rest| format!(
+host_case!(host_header_dns_name, |p, rest| format!(
     "POST /connect HTTP/1.1\r\nHost: evil.example:{p}\r\n{rest}"
 )
 .into_bytes());
-host_case!(f6_host_localhost, |p, rest| format!(
+host_case!(host_header_localhost, |p, rest| format!(
     "POST /connect HTTP/1.1\r\nHost: localhost:{p}\r\n{rest}"
 )
 .into_bytes());
-host_case!(f6_host_without_port, |_, rest| format!(
+host_case!(host_header_without_port, |_, rest| format!(
     "POST /connect HTTP/1.1\r\nHost: 127.0.0.1\r\n{rest}"
 )
 .into_bytes());
-host_case!(f6_host_other_port, |p, rest| format!(
+host_case!(host_header_other_port, |p, rest| format!(
     "POST /connect HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n{rest}",
     p.wrapping_add(1)
 )
 .into_bytes());
-host_case!(f6_host_trailing_dot, |p, rest| format!(
+host_case!(host_header_trailing_dot, |p, rest| format!(
     "POST /connect HTTP/1.1\r\nHost: 127.0.0.1:{p}.\r\n{rest}"
 )
 .into_bytes());
-host_case!(f6_host_ipv6_loopback, |p, rest| format!(
+host_case!(host_header_ipv6_loopback, |p, rest| format!(
     "POST /connect HTTP/1.1\r\nHost: [::1]:{p}\r\n{rest}"
 )
 .into_bytes());
-host_case!(f6_host_hex_short_form, |p, rest| format!(
+host_case!(host_header_hex_short_form, |p, rest| format!(
     "POST /connect HTTP/1.1\r\nHost: 0x7f.1:{p}\r\n{rest}"
 )
 .into_bytes());
-host_case!(f6_host_decimal_form, |p, rest| format!(
+host_case!(host_header_decimal_form, |p, rest| format!(
     "POST /connect HTTP/1.1\r\nHost: 2130706433:{p}\r\n{rest}"
 )
 .into_bytes());
-host_case!(f6_host_absent_http10, |_, rest| format!("POST /connect HTTP/1.0\r\n{rest}")
+host_case!(host_header_absent_http10, |_, rest| format!("POST /connect HTTP/1.0\r\n{rest}")
     .into_bytes());
-host_case!(f6_host_twice, |p, rest| format!(
+host_case!(host_header_twice, |p, rest| format!(
     "POST /connect HTTP/1.1\r\nHost: 127.0.0.1:{p}\r\nHost: evil.example\r\n{rest}"
 )
 .into_bytes());
-host_case!(f6_absolute_form_target, |p, rest| format!(
+host_case!(host_header_absolute_form_target, |p, rest| format!(
     "POST http://evil.example/connect HTTP/1.1\r\nHost: 127.0.0.1:{p}\r\n{rest}"
 )
 .into_bytes());
 
-/// A TCP server that counts every byte it receives (the proxy or redirect target of F7).
+/// A TCP server that counts every byte it receives (the proxy or redirect target).
 fn capture_server() -> (u16, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -350,7 +350,7 @@ fn cli_with_proxies(capture: u16, args: &[&str], token: &str) -> Command {
 }
 
 #[test]
-fn f7_cli_clients_ignore_proxies_and_refuse_redirects() {
+fn cli_clients_ignore_proxies_and_refuse_redirects() {
     let _w = Watchdog::arm(Duration::from_secs(120));
     let (capture, received) = capture_server();
     let rig = BridgeRig::start(&[]);
@@ -403,9 +403,9 @@ fn f7_cli_clients_ignore_proxies_and_refuse_redirects() {
     assert_eq!(received.load(Ordering::SeqCst), 0, "the capture server received bytes");
 }
 
-/// FAULTS F8 with the queue lowered to 4.
+/// A full request queue, lowered to 4.
 #[test]
-fn f8_queue_full_answers_busy_at_once_and_delivers_each_request_once() {
+fn queue_full_answers_busy_at_once_and_delivers_each_request_once() {
     let _w = Watchdog::arm(Duration::from_secs(120));
     let rig = BridgeRig::start(&["--bridge-queue", "4"]);
     let client = rig.connect("Queue", true);
@@ -435,10 +435,10 @@ fn f8_queue_full_answers_busy_at_once_and_delivers_each_request_once() {
     }
 }
 
-/// FAULTS F8 at the shipped default (64): 65 requests on the tab's endpoint socket, over 17
+/// A full request queue at the shipped default (64): 65 requests on the tab's endpoint socket, over 17
 /// connections (a new connection is admitted a few calls at a time).
 #[test]
-fn f8_queue_full_at_the_shipped_default_of_64() {
+fn queue_full_at_the_shipped_default_of_64() {
     let _w = Watchdog::arm(Duration::from_secs(120));
     let rig = BridgeRig::start(&["--bridge-poll-wait", "500ms"]);
     let client = rig.connect("Queue64", true);
@@ -488,7 +488,7 @@ fn f8_queue_full_at_the_shipped_default_of_64() {
 use std::os::unix::net::UnixStream;
 
 #[test]
-fn f9_oversize_and_malformed_bodies() {
+fn oversize_and_malformed_bodies() {
     let _w = Watchdog::arm(Duration::from_secs(120));
     let rig =
         BridgeRig::start(&["--bridge-body-deadline", "300ms", "--bridge-header-deadline", "2s"]);
@@ -506,7 +506,7 @@ fn f9_oversize_and_malformed_bodies() {
     let took = std::time::Instant::now();
     let answer = read_answer(&mut s);
     assert_eq!(answer.status, 413, "{}", body_text(&answer));
-    eprintln!("F9: 413 for an oversize Content-Length after {:?}", took.elapsed());
+    eprintln!("413 for an oversize Content-Length after {:?}", took.elapsed());
     // Shorter than announced, then a stall: 408 at the body deadline.
     let mut s = TcpStream::connect(("127.0.0.1", rig.port)).unwrap();
     s.set_read_timeout(Some(PATIENCE)).unwrap();
@@ -548,7 +548,7 @@ fn f9_oversize_and_malformed_bodies() {
 }
 
 #[test]
-fn f10_expiry_fails_queued_as_not_executed_and_delivered_as_outcome_unknown() {
+fn expiry_fails_queued_as_not_executed_and_delivered_as_outcome_unknown() {
     let _w = Watchdog::arm(Duration::from_secs(120));
     let rig = BridgeRig::start(&["--bridge-expiry", "1s", "--bridge-poll-wait", "200ms"]);
     let client = rig.connect("Expiry", true);
@@ -562,7 +562,7 @@ fn f10_expiry_fails_queued_as_not_executed_and_delivered_as_outcome_unknown() {
     let queued = rig.rpc_later("b", execute_get(2));
     // Stop polling: after the expiry both fail, each with the right class.
     let gone = time_until(PATIENCE, || rig.daemon.apps().is_empty());
-    eprintln!("F10: browser removed {gone:?} after its last poll (expiry 1 s)");
+    eprintln!("browser removed {gone:?} after its last poll (expiry 1 s)");
     assert!(gone.is_some(), "the expired browser is still listed");
     let d = delivered.join().unwrap().json();
     assert_eq!(d["error"]["code"], 1001, "delivered, unanswered: {d}");
@@ -584,7 +584,7 @@ fn f10_expiry_fails_queued_as_not_executed_and_delivered_as_outcome_unknown() {
 /// the poll, and the tab must still expire (found with Firefox, whose closed tab sometimes
 /// sends no `/disconnect`: a dropped poll used to count as waiting forever).
 #[test]
-fn f10_a_tab_closed_during_a_poll_still_expires() {
+fn a_tab_closed_during_a_poll_still_expires() {
     let _w = Watchdog::arm(Duration::from_secs(120));
     let rig = BridgeRig::start(&["--bridge-expiry", "1s", "--bridge-poll-wait", "60s"]);
     let client = rig.connect("Closed mid-poll", true);
@@ -598,13 +598,13 @@ fn f10_a_tab_closed_during_a_poll_still_expires() {
     assert_eq!(rig.daemon.apps().len(), 1, "a tab with a waiting poll expired");
     drop(poll);
     let gone = time_until(PATIENCE, || rig.daemon.apps().is_empty());
-    eprintln!("F10: browser removed {gone:?} after its poll's connection closed (expiry 1 s)");
+    eprintln!("browser removed {gone:?} after its poll's connection closed (expiry 1 s)");
     assert!(gone.is_some(), "a tab whose poll connection closed never expired");
     rig.daemon.assert_alive();
 }
 
 #[test]
-fn f11_result_spoofing_is_rejected_and_the_first_valid_result_wins() {
+fn result_spoofing_is_rejected_and_the_first_valid_result_wins() {
     let _w = Watchdog::arm(Duration::from_secs(60));
     let rig = BridgeRig::start(&[]);
     let first = rig.connect("Spoofed", true);
@@ -637,7 +637,7 @@ fn f11_result_spoofing_is_rejected_and_the_first_valid_result_wins() {
 }
 
 #[test]
-fn f12_connection_cap_slowloris_and_parallel_polls() {
+fn connection_cap_slowloris_and_parallel_polls() {
     let _w = Watchdog::arm(Duration::from_secs(120));
     let rig = BridgeRig::start(&["--bridge-header-deadline", "1s", "--bridge-poll-wait", "2s"]);
     let client = rig.connect("Cap", true);
@@ -653,14 +653,12 @@ fn f12_connection_cap_slowloris_and_parallel_polls() {
     let took = std::time::Instant::now();
     let seventeenth = exchange(rig.port, b"GET / HTTP/1.1\r\n\r\n");
     assert_eq!(seventeenth.status, 503, "{}", body_text(&seventeenth));
-    eprintln!("F12: the 17th connection refused after {:?}", took.elapsed());
+    eprintln!("the 17th connection refused after {:?}", took.elapsed());
     // The header deadline frees the slots; then a legitimate /rpc works.
     let ok = time_until(PATIENCE, || {
         rig.rpc("x", &json!({"jsonrpc": "2.0", "id": 1, "method": "actions/list"})).status == 200
     });
-    eprintln!(
-        "F12: a legitimate /rpc succeeded {ok:?} after the slowloris start (header deadline 1 s)"
-    );
+    eprintln!("a legitimate /rpc succeeded {ok:?} after the slowloris start (header deadline 1 s)");
     assert!(ok.is_some());
     for s in &mut slow {
         let _ = s.write_all(b"O");
@@ -717,7 +715,7 @@ fn initialize(id: u64) -> Value {
 }
 
 #[test]
-fn f13_sessions_lru_legacy_table_malformed_envelopes_and_one_browser() {
+fn sessions_lru_legacy_table_malformed_envelopes_and_one_browser() {
     let _w = Watchdog::arm(Duration::from_secs(120));
     let rig = BridgeRig::start(&["--bridge-poll-wait", "300ms"]);
     let client = rig.connect("Sessions", true);
@@ -811,7 +809,7 @@ impl CloseSession for BridgeRig {
 }
 
 #[test]
-fn f14_methods_and_paths_get_fixed_answers() {
+fn methods_and_paths_get_fixed_answers() {
     let _w = Watchdog::arm(Duration::from_secs(60));
     let rig = BridgeRig::start(&[]);
     let h = rig.browser_headers();
@@ -845,7 +843,7 @@ fn f14_methods_and_paths_get_fixed_answers() {
 }
 
 #[test]
-fn a10_tcp_listener_exists_only_while_browser_bridge_runs() {
+fn tcp_listener_exists_only_while_browser_bridge_runs() {
     let _w = Watchdog::arm(Duration::from_secs(120));
     let dir = TempDir::new();
     let daemon = Daemon::start(&dir.rt(), &[]);
@@ -869,7 +867,7 @@ fn a10_tcp_listener_exists_only_while_browser_bridge_runs() {
         cli.signal(signal);
         cli.wait_exit(PATIENCE);
         let gone = time_until(PATIENCE, || tcp_listeners(pid).is_empty());
-        eprintln!("A10: listener gone {gone:?} after SIG{signal} of browser-bridge");
+        eprintln!("listener gone {gone:?} after SIG{signal} of browser-bridge");
         assert!(gone.is_some(), "SIG{signal}: still listening: {:?}", tcp_listeners(pid));
         assert!(
             TcpStream::connect(("127.0.0.1", port)).is_err(),

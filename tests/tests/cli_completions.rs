@@ -1,4 +1,4 @@
-//! Dynamic shell completion (issue 15): endpoint names and the typed endpoint's action names
+//! Dynamic shell completion: endpoint names and the typed endpoint's action names
 //! come from the running daemon, through the protocol the scripts of `jfgui-agent completions`
 //! speak (`COMPLETE=bash`, the words after `--`), and through a real bash running the
 //! registration script; with no daemon there are simply no such candidates, and no output on

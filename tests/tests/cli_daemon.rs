@@ -1,5 +1,5 @@
 //! Every `jfgui-agent` subcommand against the real daemon and the real example app: stdout
-//! (text and JSON), stderr and exit codes, including the action-error table of FAULTS G2.
+//! (text and JSON), stderr and exit codes, including one row per action-error class.
 
 use std::path::PathBuf;
 

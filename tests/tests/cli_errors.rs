@@ -1,6 +1,6 @@
-//! The `jfgui-agent` binary on its error paths (issue "CLI", FAULTS G2): usage errors, bad
+//! The `jfgui-agent` binary on its error paths: usage errors, bad
 //! input, no daemon, a peer that refuses or answers garbage, apps that cannot be started. Each
-//! case checks the exit code of SPEC S9, one stderr line with the machine-readable reason, and
+//! case checks the documented exit code, one stderr line with the machine-readable reason, and
 //! that stdout stays clean (or carries the JSON error under `--json`).
 
 use std::io::{BufRead, BufReader, Write};
@@ -278,9 +278,9 @@ fn another_users_runtime_dir_is_refused_exit_5() {
     run_command(cmd, b"").assert_code(0);
 }
 
-/// Issue 15: each error a user can act on says what to do.
+/// Each error a user can act on says what to do.
 #[test]
-fn issue_15_usage_errors_keep_clap_tips_and_honour_json() {
+fn usage_errors_keep_clap_tips_and_honour_json() {
     let _w = Watchdog::arm(PATIENCE * 2);
     let dir = TempDir::new();
     let rt = dir.rt();
@@ -307,7 +307,7 @@ fn issue_15_usage_errors_keep_clap_tips_and_honour_json() {
 }
 
 #[test]
-fn issue_15_action_errors_name_what_to_fix() {
+fn action_errors_name_what_to_fix() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();
     let rt = dir.rt();
@@ -354,7 +354,7 @@ fn issue_15_action_errors_name_what_to_fix() {
 }
 
 #[test]
-fn issue_15_a_shared_runtime_dir_gets_advice_not_chmod() {
+fn a_shared_runtime_dir_gets_advice_not_chmod() {
     let _w = Watchdog::arm(PATIENCE);
     let mut cmd = std::process::Command::new(jfgui_tests::agentd());
     cmd.args(["--runtime-dir", "/tmp"]).env_remove("JFGUI_RUNTIME_DIR");

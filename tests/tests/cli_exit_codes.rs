@@ -1,5 +1,5 @@
-//! FAULTS G2: every error class through `jfgui-agent call`, one row per class, each with its
-//! own documented exit code (SPEC S9), the reason on stderr and the JSON error on stdout
+//! Every error class through `jfgui-agent call`, one row per class, each with its
+//! own documented exit code, the reason on stderr and the JSON error on stdout
 //! (`--json`, and always when stdout is not a terminal).
 
 use std::os::unix::net::UnixListener;
@@ -24,7 +24,7 @@ fn row(rt: &Path, args: &[&str], code: i32, reason: &str) -> Run {
 }
 
 #[test]
-fn g2_each_error_class_has_its_exit_code() {
+fn each_error_class_has_its_exit_code() {
     let _w = Watchdog::arm(PATIENCE * 4);
     let dir = TempDir::new();
     let rt = dir.rt();
@@ -85,7 +85,7 @@ fn g2_each_error_class_has_its_exit_code() {
 }
 
 #[test]
-fn g2_the_app_going_away_mid_call_is_outcome_unknown() {
+fn the_app_going_away_mid_call_is_outcome_unknown() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();
     let rt = dir.rt();

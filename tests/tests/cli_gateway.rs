@@ -1,4 +1,4 @@
-//! The stdio gateway and headless mode through real pipes (SPEC S7 stdio rules, S9, FAULTS G1):
+//! The stdio gateway and headless mode through real pipes:
 //! both protocols, stdout carrying only protocol lines, oversize and garbage input, EOF,
 //! the daemon killed mid-request, stdout closed by the client.
 
@@ -61,7 +61,7 @@ fn stdio_mcp_legacy_session() {
 }
 
 #[test]
-fn g1_garbage_oversize_and_invalid_utf8_keep_stdout_protocol_only() {
+fn garbage_oversize_and_invalid_utf8_keep_stdout_protocol_only() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();
     let rt = dir.rt();
@@ -102,7 +102,7 @@ fn g1_garbage_oversize_and_invalid_utf8_keep_stdout_protocol_only() {
 }
 
 #[test]
-fn g1_daemon_killed_mid_request_answers_in_flight_and_exits_4() {
+fn daemon_killed_mid_request_answers_in_flight_and_exits_4() {
     let _w = Watchdog::arm(PATIENCE * 3);
     for (protocol, code) in [("json", 1001), ("mcp", -32603)] {
         let dir = TempDir::new();
@@ -132,7 +132,7 @@ fn g1_daemon_killed_mid_request_answers_in_flight_and_exits_4() {
 }
 
 #[test]
-fn g1_stdout_closed_by_the_client_is_a_quiet_exit() {
+fn stdout_closed_by_the_client_is_a_quiet_exit() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();
     let rt = dir.rt();

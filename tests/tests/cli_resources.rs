@@ -1,4 +1,4 @@
-//! Resources, rendering and batches from the command line (issue 15): `read ENDPOINT URI
+//! Resources, rendering and batches from the command line: `read ENDPOINT URI
 //! [-o FILE]` byte for byte (Notepad's export at its largest, and a 1 MiB resource of the test
 //! app), `render -o FILE.png` producing a PNG that decodes, the terminal rules, and `batch`
 //! in order and atomically.

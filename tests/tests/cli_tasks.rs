@@ -1,4 +1,4 @@
-//! Deferred tasks from the command line (issue 15): `tasks ENDPOINT get|wait|cancel ID` and
+//! Deferred tasks from the command line: `tasks ENDPOINT get|wait|cancel ID` and
 //! `call --wait` against the real daemon and Notepad's `document.export` (`--export-ms` sets
 //! how long it runs): waited to completion, to cancellation, past `--timeout`, through an app
 //! that dies, and with a progress bar on a terminal only.

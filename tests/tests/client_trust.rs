@@ -1,5 +1,5 @@
-//! FAULTS A15, the squatted fallback runtime dir (issue 10): another user listens where the
-//! victim's app and CLI look, and neither may send it a byte. Real users (FAULTS §0.7): the
+//! The squatted fallback runtime dir: another user listens where the
+//! victim's app and CLI look, and neither may send it a byte. Real users: the
 //! victim `jfa…` runs with the environment the MCP SDKs give a server (no `XDG_RUNTIME_DIR`, no
 //! `JFGUI_RUNTIME_DIR`, and as a fresh user it has no `/run/user/UID`), so its runtime dir is
 //! the fallback `/tmp/jfgui-agent-UID`; the squatter `jfb…` is a Python listener that counts
@@ -227,16 +227,16 @@ fn squatted(test: &str, setup: Setup) {
 }
 
 #[test]
-fn a15_squatter_owns_the_fallback_dir() {
-    squatted("a15_squatter_owns_the_fallback_dir", Setup::SquatterOwnsTheDir);
+fn squatter_owns_the_fallback_dir() {
+    squatted("squatter_owns_the_fallback_dir", Setup::SquatterOwnsTheDir);
 }
 
 #[test]
-fn a15_our_fallback_dir_writable_by_others() {
-    squatted("a15_our_fallback_dir_writable_by_others", Setup::OurDirWritableByOthers);
+fn our_fallback_dir_writable_by_others() {
+    squatted("our_fallback_dir_writable_by_others", Setup::OurDirWritableByOthers);
 }
 
 #[test]
-fn a15_our_private_dir_with_a_foreign_listener() {
-    squatted("a15_our_private_dir_with_a_foreign_listener", Setup::OurDirForeignListener);
+fn our_private_dir_with_a_foreign_listener() {
+    squatted("our_private_dir_with_a_foreign_listener", Setup::OurDirForeignListener);
 }

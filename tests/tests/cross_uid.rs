@@ -1,4 +1,5 @@
-//! FAULTS A1, A2 and the root decision (S11) with real users (FAULTS §0.7): the daemon runs as
+//! Other users against the peer check and the directory mode, and root admitted, with real
+//! users: the daemon runs as
 //! a throw-away user `jfa…`, the attacker as `jfb…` (`setpriv --reuid`). Without root these
 //! tests fail naming the reason (unless `JFGUI_ALLOW_SKIP=1`); running them as root without
 //! switching user would prove nothing (root bypasses file modes).
@@ -19,12 +20,12 @@ fn daemon_as_a(cu: &CrossUid, rt: &Path) -> Daemon {
 }
 
 #[test]
-fn a2_other_user_is_stopped_by_the_directory_mode() {
+fn other_user_is_stopped_by_the_directory_mode() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let cu = match CrossUid::setup() {
         Ok(cu) => cu,
         Err(reason) => {
-            return cannot_run("a2_other_user_is_stopped_by_the_directory_mode", &reason);
+            return cannot_run("other_user_is_stopped_by_the_directory_mode", &reason);
         }
     };
     let home = cu.home_for(&cu.a);
@@ -40,11 +41,11 @@ fn a2_other_user_is_stopped_by_the_directory_mode() {
 }
 
 #[test]
-fn a1_other_user_is_stopped_by_the_peer_check() {
+fn other_user_is_stopped_by_the_peer_check() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let cu = match CrossUid::setup() {
         Ok(cu) => cu,
-        Err(reason) => return cannot_run("a1_other_user_is_stopped_by_the_peer_check", &reason),
+        Err(reason) => return cannot_run("other_user_is_stopped_by_the_peer_check", &reason),
     };
     let home = cu.home_for(&cu.a);
     let rt = home.path().join("rt");
@@ -113,12 +114,12 @@ fn root_is_admitted_by_design() {
 }
 
 #[test]
-fn a14_xdg_runtime_dir_of_another_user_is_refused() {
+fn xdg_runtime_dir_of_another_user_is_refused() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let cu = match CrossUid::setup() {
         Ok(cu) => cu,
         Err(reason) => {
-            return cannot_run("a14_xdg_runtime_dir_of_another_user_is_refused", &reason);
+            return cannot_run("xdg_runtime_dir_of_another_user_is_refused", &reason);
         }
     };
     // jfb's private XDG dir: jfa cannot create its runtime dir inside; a pre-created one owned

@@ -1,4 +1,4 @@
-//! FAULTS E1 and E2 with calls in flight: the daemon is killed (or stopped) while a test app
+//! A daemon killed or stopped with calls in flight: the daemon is killed (or stopped) while a test app
 //! is inside a write and four example apps are registered. The client hears an error or EOF,
 //! never a success that did not happen; the mutation ledger decides what ran; reconnecting
 //! apps burn no CPU while the daemon is down and register exactly once with the new daemon.
@@ -16,7 +16,7 @@ fn add(tag: &str, revision: u64) -> Value {
 }
 
 #[test]
-fn e1_sigkill_mid_call_with_five_apps() {
+fn sigkill_mid_call_with_five_apps() {
     let _wd = Watchdog::arm(Duration::from_secs(180));
     let tmp = TempDir::new();
     let rt = tmp.rt();
@@ -37,20 +37,20 @@ fn e1_sigkill_mid_call_with_five_apps() {
     // The client hears EOF (or an error), never a success.
     match call.join().unwrap() {
         Ok(v) => assert!(v.get("error").is_some(), "{v}"),
-        Err(e) => println!("E1: in-flight client got {e}"),
+        Err(e) => println!("in-flight client got {e}"),
     }
     // Apps with nothing to talk to sleep: CPU over 3 s while no daemon runs.
     let before: Vec<u64> = notepads.iter().map(|p| cpu_ticks(p.pid()).unwrap()).collect();
     thread::sleep(Duration::from_secs(3));
     let spent: Vec<u64> =
         notepads.iter().zip(&before).map(|(p, b)| cpu_ticks(p.pid()).unwrap() - b).collect();
-    println!("E1: app CPU ticks (1/100 s) over 3 s without a daemon: {spent:?}");
+    println!("app CPU ticks (1/100 s) over 3 s without a daemon: {spent:?}");
     assert!(spent.iter().all(|t| *t < 30), "no busy reconnect loop: {spent:?}");
 
     let restarted_at = std::time::Instant::now();
     let second = Daemon::start(&rt, &[]);
     let listed = second.wait_apps(4);
-    println!("E1: all four apps listed {:?} after the new daemon started", restarted_at.elapsed());
+    println!("all four apps listed {:?} after the new daemon started", restarted_at.elapsed());
     let mut slugs: Vec<String> =
         listed.iter().map(|a| a["slug"].as_str().unwrap().to_string()).collect();
     slugs.sort();
@@ -82,7 +82,7 @@ fn e1_sigkill_mid_call_with_five_apps() {
 }
 
 #[test]
-fn e2_sigterm_drains_calls_in_flight() {
+fn sigterm_drains_calls_in_flight() {
     let _wd = Watchdog::arm(Duration::from_secs(180));
     let tmp = TempDir::new();
     let rt = tmp.rt();

@@ -1,4 +1,4 @@
-//! Per-app endpoints with the real example app (SPEC S8, FAULTS A6, A8, A11, E1, E2): an
+//! Per-app endpoints with the real example app: an
 //! endpoint exists exactly while its app is connected and enabled, several instances get
 //! distinct slugs, modes are 0600 whatever the umask, apps come back after a daemon restart
 //! with their state intact, and `--demo` runs daemon and app as one command.
@@ -82,7 +82,7 @@ fn instances_get_distinct_slugs_and_private_sockets_under_any_umask() {
 }
 
 #[test]
-fn a6_planted_directory_at_an_endpoint_path_is_left_alone() {
+fn planted_directory_at_an_endpoint_path_is_left_alone() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let tmp = TempDir::new();
     let rt = tmp.rt();
@@ -120,7 +120,7 @@ fn insert(endpoint: &std::path::Path, text: &str) -> serde_json::Value {
 }
 
 #[test]
-fn e1_a11_apps_come_back_after_sigkill_with_state_intact() {
+fn apps_come_back_after_sigkill_with_state_intact() {
     let _wd = Watchdog::arm(Duration::from_secs(180));
     let tmp = TempDir::new();
     let rt = tmp.rt();
@@ -166,7 +166,7 @@ fn e1_a11_apps_come_back_after_sigkill_with_state_intact() {
 }
 
 #[test]
-fn e2_sigterm_with_an_app_cleans_up_and_the_app_returns() {
+fn sigterm_with_an_app_cleans_up_and_the_app_returns() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let tmp = TempDir::new();
     let rt = tmp.rt();
@@ -236,7 +236,7 @@ fn demo_without_the_example_app_says_how_to_build_it() {
 }
 
 #[test]
-fn e2_sigterm_answers_in_flight_calls_outcome_unknown() {
+fn sigterm_answers_in_flight_calls_outcome_unknown() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let tmp = TempDir::new();
     let rt = tmp.rt();

@@ -1,4 +1,4 @@
-//! Fairness and totals under hostile load (FAULTS C5–C9, SPEC S8), with the real daemon and
+//! Fairness and totals under hostile load, with the real daemon and
 //! `jfgui-testapp` in its hostile modes: a victim answered while attackers pipeline the
 //! costliest legal requests (how fast is the bench's business, `benches/fairness.rs`), long
 //! display names cut and listed in pages, the per-app task quota, unsolicited task updates,

@@ -1,4 +1,4 @@
-//! FAULTS C1 (the listener side): 1 000 concurrent connections held open on `agentd.sock`,
+//! A connection flood (the listener side): 1 000 concurrent connections held open on `agentd.sock`,
 //! `host.sock` and an endpoint, then 10 000 connect/close cycles. The daemon's descriptors
 //! stay within the caps plus a constant, return to the baseline afterwards, and a fresh
 //! client is served at once.
@@ -36,7 +36,7 @@ fn flood(d: &Daemon, socket: &Path, held: usize, cap: usize, baseline: usize) {
 }
 
 #[test]
-fn c1_thousand_connections_and_ten_thousand_cycles() {
+fn thousand_connections_and_ten_thousand_cycles() {
     let _wd = Watchdog::arm(Duration::from_secs(300));
     let tmp = TempDir::new();
     let rt = tmp.rt();

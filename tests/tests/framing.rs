@@ -1,7 +1,8 @@
-//! FAULTS B1, B3, B5–B10 and B12 across processes: raw bytes on the real sockets of the real
+//! Framing and strict JSON across processes: oversize, chunked, malformed and garbage
+//! bytes on the real sockets of the real
 //! `jfgui-agentd`, with real test apps behind the endpoint. Every verdict is read from the
 //! response line itself (one strict JSON object per line), the target app's mutation ledger
-//! says nothing ran, and the liveness probe (FAULTS §0.5) follows every attack.
+//! says nothing ran, and the liveness probe follows every attack.
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
@@ -26,7 +27,7 @@ fn one_shot(path: &Path, bytes: &[u8]) -> Value {
 }
 
 /// Reads a raw host connection to its end and asserts how it ended: closed with nothing
-/// written, or with exactly one `refused` frame first (SPEC S8: a handshake ends in `welcome`
+/// written, or with exactly one `refused` frame first (a handshake ends in `welcome`
 /// or `refused{reason}`; the daemon says why when the peer can still read). A peer that is
 /// neither answered nor closed within the read timeout fails the test.
 fn assert_refused_or_closed(host: &mut UnixStream, what: &str) {
@@ -61,7 +62,7 @@ fn request(method: &str, params: &str) -> String {
 }
 
 #[test]
-fn b1_oversize_lines_and_frames() {
+fn oversize_lines_and_frames() {
     let _wd = Watchdog::arm(Duration::from_secs(180));
     let r = Rig::start(&[], &[]);
     let pid = r.d.proc.pid();
@@ -103,7 +104,7 @@ fn b1_oversize_lines_and_frames() {
         let err: Value = serde_json::from_str(&c.read_line().unwrap().unwrap()).unwrap();
         assert_code(&err, -32600, "10 MiB line");
         let grew = status_kib(pid, "VmHWM").unwrap().saturating_sub(hwm_before);
-        println!("B1 10 MiB line on {}: peak RSS grew {grew} KiB", path.display());
+        println!("10 MiB line on {}: peak RSS grew {grew} KiB", path.display());
         assert!(grew < 2 * 1024, "peak RSS grew {grew} KiB (< 2 × the 1 MiB limit expected)");
     }
 
@@ -121,7 +122,7 @@ fn b1_oversize_lines_and_frames() {
 }
 
 #[test]
-fn b3_chunked_and_pipelined_requests_answer_like_the_one_shot_run() {
+fn chunked_and_pipelined_requests_answer_like_the_one_shot_run() {
     let _wd = Watchdog::arm(Duration::from_secs(180));
     let r = Rig::start(&[], &[]);
     // UTF-8 (2-, 3- and 4-byte sequences) and escapes, so splits land inside both.
@@ -176,112 +177,112 @@ fn b3_chunked_and_pipelined_requests_answer_like_the_one_shot_run() {
 fn strict_json_cases() -> Vec<(&'static str, Vec<u8>, i64, &'static str)> {
     let nest = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
     let mut cases: Vec<(&'static str, Vec<u8>, i64, &'static str)> = vec![
-        ("B5 100 000 brackets", [b"[".repeat(100_000), vec![]].concat(), -32700, "depth"),
+        ("100 000 brackets", [b"[".repeat(100_000), vec![]].concat(), -32700, "depth"),
         (
-            "B5 33 levels in params.input",
+            "33 levels in params.input",
             request("actions/execute", &format!(r#"{{"action":"state.get","input":{}}}"#, nest(31)))
                 .into_bytes(),
             -32700,
             "depth",
         ),
         (
-            "B6 duplicate method",
+            "duplicate method",
             br#"{"jsonrpc":"2.0","id":1,"method":"actions/list","method":"actions/execute","params":{"action":"counter.add","input":{"by":1},"expectedRevision":0}}"#.to_vec(),
             -32700,
             "duplicate",
         ),
         (
-            "B6 duplicate in params",
+            "duplicate in params",
             request("actions/execute", r#"{"action":"state.get","action":"counter.add","input":{"by":1},"expectedRevision":0}"#).into_bytes(),
             -32700,
             "duplicate",
         ),
         (
-            "B6 duplicate in input",
+            "duplicate in input",
             request("actions/execute", r#"{"action":"counter.add","input":{"by":1,"by":2},"expectedRevision":0}"#).into_bytes(),
             -32700,
             "duplicate",
         ),
         (
-            "B6 duplicate via escape",
+            "duplicate via escape",
             br#"{"jsonrpc":"2.0","id":1,"method":"actions/list","\u006dethod":"actions/execute"}"#.to_vec(),
             -32700,
             "duplicate",
         ),
         (
-            "B6 duplicate id",
+            "duplicate id",
             br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"agent/info"}"#.to_vec(),
             -32700,
             "duplicate",
         ),
         (
-            "B8 lone high surrogate",
+            "lone high surrogate",
             request("actions/describe", r#"{"action":"\ud800"}"#).into_bytes(),
             -32700,
             "surrogate",
         ),
         (
-            "B8 lone low surrogate",
+            "lone low surrogate",
             request("actions/describe", r#"{"action":"\udc00"}"#).into_bytes(),
             -32700,
             "surrogate",
         ),
         (
-            "B8 high + letter",
+            "high + letter",
             request("actions/describe", r#"{"action":"\ud800\u0041"}"#).into_bytes(),
             -32700,
             "surrogate",
         ),
         (
-            "B8 inverted pair in a key",
+            "inverted pair in a key",
             request("actions/describe", r#"{"\ude00\ud83d":"x"}"#).into_bytes(),
             -32700,
             "surrogate",
         ),
         (
-            "B9 expectedRevision 2^64",
+            "expectedRevision 2^64",
             request("actions/execute", r#"{"action":"counter.add","input":{"by":1},"expectedRevision":18446744073709551616}"#).into_bytes(),
             -32602,
             "expectedrevision",
         ),
         (
-            "B9 expectedRevision -1",
+            "expectedRevision -1",
             request("actions/execute", r#"{"action":"counter.add","input":{"by":1},"expectedRevision":-1}"#).into_bytes(),
             -32602,
             "expectedrevision",
         ),
         (
-            "B9 expectedRevision 12E-1",
+            "expectedRevision 12E-1",
             request("actions/execute", r#"{"action":"counter.add","input":{"by":1},"expectedRevision":12E-1}"#).into_bytes(),
             -32602,
             "expectedrevision",
         ),
         (
-            "B9 limit 100.5",
+            "limit 100.5",
             request("actions/list", r#"{"limit":100.5}"#).into_bytes(),
             -32602,
             "limit",
         ),
         (
-            "B9 limit 1e999999999",
+            "limit 1e999999999",
             request("actions/list", r#"{"limit":1e999999999}"#).into_bytes(),
             -32602,
             "limit",
         ),
         (
-            "B10 4097 array elements",
+            "4097 array elements",
             request("actions/execute", &format!(r#"{{"action":"state.get","input":{{"x":[{}0]}}}}"#, "0,".repeat(4096))).into_bytes(),
             -32700,
             "member",
         ),
         (
-            "B10 256 KiB + 1 decoded via escapes",
+            "256 KiB + 1 decoded via escapes",
             request("actions/execute", &format!(r#"{{"action":"text.append","input":{{"text":"{}x"}},"expectedRevision":0}}"#, "\\u00e9".repeat(128 * 1024))).into_bytes(),
             -32700,
             "string",
         ),
         (
-            "B10 16 385 values",
+            "16 385 values",
             request("actions/execute", &format!(r#"{{"action":"state.get","input":{{{}}}}}"#, (0..4)
                 .map(|k| format!(r#""k{k}":[{}0]"#, "0,".repeat(4095)))
                 .collect::<Vec<_>>()
@@ -290,12 +291,12 @@ fn strict_json_cases() -> Vec<(&'static str, Vec<u8>, i64, &'static str)> {
             "values",
         ),
     ];
-    // B7: invalid UTF-8 in values, keys and between tokens; a BOM.
+    // Invalid UTF-8 in values, keys and between tokens; a BOM.
     for (name, bad) in [
-        ("B7 0xFF in a value", &b"\xFF"[..]),
-        ("B7 overlong C0 AF", b"\xC0\xAF"),
-        ("B7 encoded surrogate", b"\xED\xA0\x80"),
-        ("B7 truncated sequence", b"\xE2\x82"),
+        ("0xFF in a value", &b"\xFF"[..]),
+        ("overlong C0 AF", b"\xC0\xAF"),
+        ("encoded surrogate", b"\xED\xA0\x80"),
+        ("truncated sequence", b"\xE2\x82"),
     ] {
         let mut v =
             br#"{"jsonrpc":"2.0","id":1,"method":"actions/describe","params":{"action":""#.to_vec();
@@ -305,15 +306,15 @@ fn strict_json_cases() -> Vec<(&'static str, Vec<u8>, i64, &'static str)> {
     }
     let mut key = br#"{"jsonrpc":"2.0","id":1,"method":"agent/info","params":{""#.to_vec();
     key.extend_from_slice(b"\xFF\":1}}");
-    cases.push(("B7 0xFF in a key", key, -32700, ""));
+    cases.push(("0xFF in a key", key, -32700, ""));
     cases.push((
-        "B7 0xFF between tokens",
+        "0xFF between tokens",
         b"{\"jsonrpc\":\"2.0\",\xFF\"id\":1,\"method\":\"agent/info\"}".to_vec(),
         -32700,
         "",
     ));
     cases.push((
-        "B7 BOM",
+        "a BOM",
         [&b"\xEF\xBB\xBF"[..], br#"{"jsonrpc":"2.0","id":1,"method":"agent/info"}"#].concat(),
         -32700,
         "",
@@ -322,7 +323,7 @@ fn strict_json_cases() -> Vec<(&'static str, Vec<u8>, i64, &'static str)> {
 }
 
 #[test]
-fn b5_to_b10_strict_json_on_the_endpoint_and_the_control_socket() {
+fn strict_json_on_the_endpoint_and_the_control_socket() {
     let _wd = Watchdog::arm(Duration::from_secs(180));
     let r = Rig::start(&[], &[]);
     let before = json1(&r.target_ep, "agent/info", json!({}))["revision"].clone();
@@ -368,7 +369,7 @@ fn b5_to_b10_strict_json_on_the_endpoint_and_the_control_socket() {
         assert!(code != Some(-32700) && code != Some(-32600), "{name} must parse: {response}");
     }
 
-    // B9: ids keep their exact token; integral spellings of a revision convert exactly.
+    // Ids keep their exact token; integral spellings of a revision convert exactly.
     for id in ["123456789012345678901234567890", "1e400", "-0", "1.0", "0.1e1"] {
         let mut c = LineClient::connect(&r.target_ep).unwrap();
         c.send_raw(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"agent/info"}}"#)).unwrap();
@@ -382,8 +383,8 @@ fn b5_to_b10_strict_json_on_the_endpoint_and_the_control_socket() {
         request("actions/list", &format!(r#"{{"limit":{digits}}}"#)).as_bytes(),
     );
     assert_code(&response, -32602, "100 000 digits");
-    println!("B9: a 100 000-digit number answered in {:?} (round trip)", started.elapsed());
-    // B8: a valid pair round-trips byte-exactly through a write and a read.
+    println!("a 100 000-digit number answered in {:?} (round trip)", started.elapsed());
+    // A valid pair round-trips byte-exactly through a write and a read.
     let response = one_shot(
         &r.target_ep,
         request(
@@ -415,7 +416,7 @@ fn b5_to_b10_strict_json_on_the_endpoint_and_the_control_socket() {
 }
 
 #[test]
-fn b12_garbage_mid_stream_hurts_only_its_own_connection() {
+fn garbage_mid_stream_hurts_only_its_own_connection() {
     let _wd = Watchdog::arm(Duration::from_secs(180));
     let r = Rig::start(&[], &["--fault", "counter.add:sleep=1500"]);
     let fds = r.fd_baseline();

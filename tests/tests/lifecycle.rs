@@ -1,6 +1,5 @@
-//! Daemon life without apps: FAULTS A11 (restart after SIGKILL), E2 (graceful stop), E3
-//! (runtime dir removed), `--idle-exit` (S8), the connection cap and descriptor exhaustion on
-//! the accept loop (C1, the OS part).
+//! Daemon life without apps: restart after SIGKILL, graceful stop, the runtime dir removed,
+//! `--idle-exit`, the connection cap and descriptor exhaustion on the accept loop.
 
 use std::fs;
 use std::os::unix::net::UnixStream;
@@ -21,7 +20,7 @@ fn entries(dir: &std::path::Path) -> Vec<String> {
 }
 
 #[test]
-fn a11_restart_after_sigkill_takes_over_cleanly() {
+fn restart_after_sigkill_takes_over_cleanly() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let tmp = TempDir::new();
     let rt = tmp.rt();
@@ -63,19 +62,19 @@ fn graceful_stop(signal: &str) {
 }
 
 #[test]
-fn e2_sigterm_is_a_clean_stop() {
+fn sigterm_is_a_clean_stop() {
     let _wd = Watchdog::arm(Duration::from_secs(60));
     graceful_stop("TERM");
 }
 
 #[test]
-fn e2_sigint_is_a_clean_stop() {
+fn sigint_is_a_clean_stop() {
     let _wd = Watchdog::arm(Duration::from_secs(60));
     graceful_stop("INT");
 }
 
 #[test]
-fn e3_runtime_dir_removed_makes_the_daemon_exit() {
+fn runtime_dir_removed_makes_the_daemon_exit() {
     let _wd = Watchdog::arm(Duration::from_secs(60));
     let tmp = TempDir::new();
     let rt = tmp.rt();
@@ -90,7 +89,7 @@ fn e3_runtime_dir_removed_makes_the_daemon_exit() {
 }
 
 #[test]
-fn e3_runtime_dir_replaced_makes_the_daemon_exit() {
+fn runtime_dir_replaced_makes_the_daemon_exit() {
     let _wd = Watchdog::arm(Duration::from_secs(60));
     let tmp = TempDir::new();
     let rt = tmp.rt();
@@ -168,7 +167,7 @@ fn connection_cap_turns_away_with_an_error_line_and_no_null_id_on_mcp_sock() {
 }
 
 #[test]
-fn c1_descriptor_exhaustion_does_not_spin_and_recovers() {
+fn descriptor_exhaustion_does_not_spin_and_recovers() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let tmp = TempDir::new();
     let d = Daemon::start(&tmp.rt(), &[]);

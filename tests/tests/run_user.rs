@@ -1,6 +1,6 @@
-//! Issue 10's first finding: a client started with the environment the official MCP SDKs give
+//! A client started with the environment the official MCP SDKs give
 //! a stdio server (`HOME LOGNAME PATH SHELL TERM USER`, so no `XDG_RUNTIME_DIR`) must find the
-//! daemon of the user's session through `/run/user/UID`. A throw-away user (FAULTS §0.7) gets
+//! daemon of the user's session through `/run/user/UID`. A throw-away user gets
 //! a `/run/user/UID` (0700, as systemd-logind makes it), created and removed here; its daemon,
 //! app, CLI and gateway all resolve the runtime dir with the one rule. Needs root; without it
 //! the test fails unless `JFGUI_ALLOW_SKIP=1`.

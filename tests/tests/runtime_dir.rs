@@ -1,4 +1,4 @@
-//! FAULTS A3, A4, A5, A6, A8, A13, A14: the runtime dir and the files in it, against the real
+//! The runtime dir and the files in it, against the real
 //! `jfgui-agentd` binary. Foreign owners are made with `chown` to an unused uid (the suite
 //! runs as root in CI; as another user the chown cases fail unless `JFGUI_ALLOW_SKIP=1`).
 
@@ -51,11 +51,11 @@ fn assert_refused(rt: &Path, args: &[&str], needles: &[&str]) -> String {
 }
 
 #[test]
-fn a3_dir_owned_by_someone_else_is_refused_untouched() {
+fn dir_owned_by_someone_else_is_refused_untouched() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     if my_uid() != 0 {
         return cannot_run(
-            "a3_dir_owned_by_someone_else_is_refused_untouched",
+            "dir_owned_by_someone_else_is_refused_untouched",
             "chown to another uid needs root (run the suite as root)",
         );
     }
@@ -73,7 +73,7 @@ fn a3_dir_owned_by_someone_else_is_refused_untouched() {
 }
 
 #[test]
-fn a4_own_dir_modes() {
+fn own_dir_modes() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     for m in [0o777, 0o770, 0o757, 0o1777, 0o722] {
         let tmp = TempDir::new();
@@ -106,13 +106,13 @@ fn a4_own_dir_modes() {
 }
 
 #[test]
-fn a5_symlinked_runtime_dir_is_refused_parent_symlink_is_fine() {
+fn symlinked_runtime_dir_is_refused_parent_symlink_is_fine() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let root = my_uid() == 0;
     for foreign in [false, true] {
         if foreign && !root {
             cannot_run(
-                "a5_symlinked_runtime_dir_is_refused_parent_symlink_is_fine (foreign target)",
+                "symlinked_runtime_dir_is_refused_parent_symlink_is_fine (foreign target)",
                 "chown to another uid needs root (run the suite as root)",
             );
             continue;
@@ -143,7 +143,7 @@ fn a5_symlinked_runtime_dir_is_refused_parent_symlink_is_fine() {
 }
 
 #[test]
-fn a6_planted_entries_are_never_followed_or_removed() {
+fn planted_entries_are_never_followed_or_removed() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     let tmp = TempDir::new();
     let important = tmp.path().join("important.txt");
@@ -193,7 +193,7 @@ fn a6_planted_entries_are_never_followed_or_removed() {
 }
 
 #[test]
-fn a6_stale_lock_file_and_stale_sockets_are_taken_over() {
+fn stale_lock_file_and_stale_sockets_are_taken_over() {
     let _wd = Watchdog::arm(Duration::from_secs(60));
     let tmp = TempDir::new();
     let rt = tmp.rt();
@@ -221,7 +221,7 @@ fn a6_stale_lock_file_and_stale_sockets_are_taken_over() {
 }
 
 #[test]
-fn a8_modes_do_not_depend_on_the_umask() {
+fn modes_do_not_depend_on_the_umask() {
     let _wd = Watchdog::arm(Duration::from_secs(120));
     for umask in ["000", "077", "022"] {
         let tmp = TempDir::new();
@@ -271,7 +271,7 @@ fn a8_modes_do_not_depend_on_the_umask() {
 }
 
 #[test]
-fn a13_socket_path_too_long_is_refused_before_creating_anything() {
+fn socket_path_too_long_is_refused_before_creating_anything() {
     let _wd = Watchdog::arm(Duration::from_secs(60));
     let tmp = TempDir::new();
     let rt = tmp.path().join("d".repeat(100));
@@ -285,7 +285,7 @@ fn a13_socket_path_too_long_is_refused_before_creating_anything() {
 }
 
 #[test]
-fn a14_unusable_environment_is_refused_not_replaced() {
+fn unusable_environment_is_refused_not_replaced() {
     let _wd = Watchdog::arm(Duration::from_secs(60));
     for (var, value) in [
         ("JFGUI_RUNTIME_DIR", "rel/dir"),
@@ -317,7 +317,7 @@ fn a14_unusable_environment_is_refused_not_replaced() {
 }
 
 #[test]
-fn a7_swapping_the_dir_for_a_symlink_never_redirects_the_daemon() {
+fn swapping_the_dir_for_a_symlink_never_redirects_the_daemon() {
     let _wd = Watchdog::arm(Duration::from_secs(240));
     let tmp = TempDir::new();
     let target = tmp.path().join("target");

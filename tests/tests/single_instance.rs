@@ -1,4 +1,4 @@
-//! FAULTS A12: ten daemons started at once on one runtime dir, many times over; exactly one
+//! Ten daemons started at once on one runtime dir, many times over; exactly one
 //! survives, the others exit with the documented status naming the holder's pid and never
 //! touch its sockets.
 
@@ -14,7 +14,7 @@ const ROUNDS: usize = 50;
 const RACERS: usize = 10;
 
 #[test]
-fn a12_ten_daemons_at_once_exactly_one_survives() {
+fn ten_daemons_at_once_exactly_one_survives() {
     let _wd = Watchdog::arm(Duration::from_secs(300));
     for round in 0..ROUNDS {
         let tmp = TempDir::new();

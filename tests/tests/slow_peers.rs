@@ -1,4 +1,4 @@
-//! FAULTS B4 across processes: 200 silent client connections, 200 that trickle a partial
+//! Slowloris and stalled handshakes across processes: 200 silent client connections, 200 that trickle a partial
 //! line, 200 host connections that never say hello and a few that trickle it, against the
 //! real daemon with short deadlines (`--handshake-deadline`, `--partial-idle`). A normal
 //! client is served throughout, stalled peers are dropped at their deadlines, nothing is
@@ -30,7 +30,7 @@ fn closed(s: &mut UnixStream) -> bool {
 }
 
 #[test]
-fn b4_slowloris_and_stalled_handshakes() {
+fn slowloris_and_stalled_handshakes() {
     let _wd = Watchdog::arm(Duration::from_secs(180));
     let r = Rig::start(&["--handshake-deadline", "500ms", "--partial-idle", "700ms"], &[]);
     let pid = r.d.proc.pid();
@@ -63,13 +63,13 @@ fn b4_slowloris_and_stalled_handshakes() {
         // A normal client is served meanwhile.
         let t = Instant::now();
         assert!(json1(&r.probe_ep, "agent/info", json!({}))["revision"].is_u64());
-        println!("B4: a normal agent/info took {:?} during the attack", t.elapsed());
+        println!("a normal agent/info took {:?} during the attack", t.elapsed());
         thread::sleep(Duration::from_millis(200));
     }
     assert!(wait_until(PATIENCE, || mute_hosts.iter_mut().all(closed)), "(c) dropped");
     assert!(wait_until(PATIENCE, || trickling.iter_mut().all(closed)), "(d) dropped");
     assert!(wait_until(PATIENCE, || partial.iter_mut().all(closed)), "(b) dropped");
-    println!("B4: stalled peers all dropped {:?} after the attack began", started.elapsed());
+    println!("stalled peers all dropped {:?} after the attack began", started.elapsed());
     assert!(!silent.iter_mut().any(closed), "(a) idle clients may stay");
     assert_eq!(r.d.apps().len(), 2, "no stalled handshake registered: {:?}", r.d.apps());
     let threads_now = status_kib(pid, "Threads").unwrap();

@@ -13,6 +13,9 @@ use crate::exit::{Exit, Failure};
 use crate::input::InputArgs;
 use crate::output::{Format, compact, pretty, print_json, print_text, table};
 
+/// `--input-json` of `batch`.
+pub const INPUT_HELP: &str = "The calls as JSON text, e.g. '[{\"action\":\"document.get\"}]'";
+
 /// Shown after `batch --help`.
 pub const AFTER_HELP: &str = "\
 The input holds the calls, in order: [{\"action\": NAME, \"input\": {...}, \"expectedRevision\": N}]
@@ -25,7 +28,7 @@ expectedRevision means the state before the batch), and a failure is one error n
 Output is JSON whenever stdout is not a terminal.
 
 Examples:
-  jfgui-agent batch notepad --input-file edits.json --atomic
+  jfgui-agent batch notepad --atomic --input-json '[{\"action\":\"document.text.insert\",\"input\":{\"text\":\"Hi\"},\"expectedRevision\":1},{\"action\":\"selection.set\",\"input\":{\"start\":0,\"end\":2},\"expectedRevision\":1}]'
   echo '[{\"action\":\"document.get\"}]' | jfgui-agent batch notepad --input-file -";
 
 /// Arguments of `batch`.

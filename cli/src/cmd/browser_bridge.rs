@@ -1,5 +1,5 @@
 //! `jfgui-agent browser-bridge --origin URL [--port N] [--token-file F]`: asks the daemon to open
-//! the browser bridge (SPEC S10) and holds it open until interrupted. The daemon closes the
+//! the browser bridge (HTTP on 127.0.0.1 for one web app) and holds it open until interrupted. The daemon closes the
 //! port the moment this command's control connection ends, however it ends.
 
 use std::io::Write;

@@ -1,5 +1,6 @@
 //! `jfgui-agent browser-call --url URL METHOD [PARAMS]`: one JSON-RPC call to the browser app
-//! attached to a bridge, through `/rpc` (SPEC S10).
+//! attached to a bridge, through `/rpc` (docs/PROTOCOL.md, "Clients: `/rpc` and
+//! `/session/close`").
 
 use clap::Args;
 use jfgui_proto::{Limits, Map, Value};
@@ -19,7 +20,8 @@ With --protocol mcp, params without _meta get the 2026-07-28 envelope added.
 
 Examples:
   JFGUI_BRIDGE_TOKEN=... jfgui-agent browser-call --url http://127.0.0.1:PORT actions/list
-  jfgui-agent browser-call --url http://127.0.0.1:PORT --token-file F state/inspect '{}'";
+  jfgui-agent browser-call --url http://127.0.0.1:PORT --token-file F state/inspect '{}'
+  jfgui-agent browser-call --url http://127.0.0.1:PORT --token-file F --protocol mcp tools/list";
 
 /// Arguments of `browser-call`.
 #[derive(Debug, Args)]

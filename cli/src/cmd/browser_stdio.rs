@@ -1,5 +1,5 @@
 //! `jfgui-agent browser-stdio --url URL`: a stdio gateway to the browser app attached to a
-//! bridge (SPEC S10): each stdin line is one `/rpc` request in this process's own session, each
+//! bridge: each stdin line is one `/rpc` request in this process's own session, each
 //! response one stdout line; the session is closed on EOF.
 
 use std::sync::Arc;

@@ -12,11 +12,15 @@ use crate::exit::{Exit, Failure};
 use crate::input::InputArgs;
 use crate::output::{Format, pretty, print_json, print_text};
 
+/// `--input-json` of `call`.
+pub const INPUT_HELP: &str =
+    "The action's input as JSON text (`describe` shows its schema), e.g. '{\"text\":\"hi\"}'";
+
 /// Shown after `call --help`.
 pub const AFTER_HELP: &str = "\
 Writes need --expected-revision (read it with `inspect`). `--expected-revision auto` reads the
-current revision with agent/info first and sends it: racy (another client may change the state
-in between, then the call fails with stale_revision and nothing happens), meant for interactive
+app's current revision first and sends it: racy (another client may change the state in
+between, then the call fails with stale_revision and nothing happens), meant for interactive
 use, not scripts. Output is JSON whenever stdout is not a terminal.
 A deferred action answers with a task (`task export-1 is running`); --wait follows it to its
 end (a progress bar on stderr when it is a terminal), prints its result and exits with its
@@ -25,8 +29,8 @@ outcome, as `jfgui-agent tasks ENDPOINT wait ID` does.
 Examples:
   jfgui-agent call notepad document.get
   jfgui-agent call notepad document.export --expected-revision auto --wait
-  jfgui-agent call notepad document.text.insert --input-json '{\"text\":\"hi\"}' --expected-revision 12
-  jfgui-agent call notepad document.text.replace --input-file request.json --expected-revision auto";
+  jfgui-agent call notepad document.text.insert --input-json '{\"text\":\"hi\"}' --expected-revision 1
+  echo '{\"start\":0,\"end\":2,\"text\":\"Hello\"}' | jfgui-agent call notepad document.text.replace --input-file - --expected-revision auto";
 
 /// `--expected-revision N|auto`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

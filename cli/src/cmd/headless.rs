@@ -28,7 +28,7 @@ serving: exit 4. APP never completes the handshake: exit 7.
 
 Examples:
   echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"agent/info\"}' | jfgui-agent headless jfgui-notepad --protocol json
-  jfgui-agent headless ./target/debug/jfgui-notepad --protocol mcp -- --text 'hello'";
+  jfgui-agent headless jfgui-notepad --protocol mcp -- --text 'hello'";
 
 /// How long an app has to register after it starts: the engine's handshake deadline (5 s)
 /// plus a margin for a slow start.
@@ -78,7 +78,8 @@ pub async fn run(args: HeadlessArgs, ctx: Context) -> Result<(), Failure> {
         ));
     };
 
-    // Calls are audited as the daemon's are, into the same log (SPEC S13).
+    // Calls are audited as the daemon's are, into the same log and with the
+    // same rotation, so `jfgui-agent log` shows both.
     let audit = AuditConfig { max_bytes: args.audit_max_bytes, ..AuditConfig::default() };
     let audit = Some(Audit::start(audit));
     let engine = Engine::new(EngineConfig { audit, ..EngineConfig::default() });

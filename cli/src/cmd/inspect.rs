@@ -10,6 +10,20 @@ use crate::exit::Failure;
 use crate::input::InputArgs;
 use crate::output::{Format, pretty, print_json, print_text};
 
+/// `--input-json` of `inspect`.
+pub const INPUT_HELP: &str =
+    "The app's query as JSON text, e.g. '{\"sinceRevision\":3}' for Notepad";
+
+/// Shown after `inspect --help`.
+pub const AFTER_HELP: &str = "\
+Prints the app's state and the revision it is at. The input is the app's own query: Notepad
+takes {\"sinceRevision\": N} and answers {\"unchanged\": true} when nothing changed since N.
+Output is JSON whenever stdout is not a terminal.
+
+Examples:
+  jfgui-agent inspect notepad
+  jfgui-agent inspect notepad --input-json '{\"sinceRevision\":1}'";
+
 /// Arguments of `inspect`.
 #[derive(Debug, Args)]
 pub struct InspectArgs {

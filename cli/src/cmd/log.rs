@@ -61,10 +61,10 @@ pub async fn run(args: LogArgs, ctx: Context, format: Format) -> Result<(), Fail
         for line in read_lines(&dir) {
             printer.line(&filter, &line)?;
         }
-        return match unseen_app(&args, &printer.apps, &dir) {
-            Some(failure) => Err(failure),
-            None => Ok(()),
-        };
+        if let Some(unseen) = unseen_app(&args, &printer.apps, &dir) {
+            eprintln!("jfgui-agent: {unseen}");
+        }
+        return Ok(());
     }
     let daemon = daemon()?;
     let mut control = Client::connect(daemon.control(), Peer::Control, ctx.timeout).await?;
@@ -82,7 +82,7 @@ pub async fn run(args: LogArgs, ctx: Context, format: Format) -> Result<(), Fail
             printer.line(&filter, &line)?;
         }
         if let Some(unseen) = unseen_app(&args, &printer.apps, &dir) {
-            eprintln!("jfgui-agent: {}; following", unseen.message);
+            eprintln!("jfgui-agent: {unseen}; following");
         }
     }
     while let Some(params) = control.next_notification().await? {
@@ -104,19 +104,20 @@ struct SeenApps {
 }
 
 /// When `--app` names an app that no record of the log mentions (by slug or display name),
-/// the failure that says so, with the nearest slugs the log has.
-fn unseen_app(args: &LogArgs, seen: &SeenApps, dir: &std::path::Path) -> Option<Failure> {
+/// the note that says so, with the nearest slugs the log has. A note, not a failure: a log
+/// without records of an app is a correct answer (a fresh install, a rotated log).
+fn unseen_app(args: &LogArgs, seen: &SeenApps, dir: &std::path::Path) -> Option<String> {
     let app = args
         .app
         .as_deref()
         .filter(|app| !seen.slugs.contains(*app) && !seen.display_names.contains(*app))?;
-    let message =
+    let mut note =
         format!("the audit log in {} has no record of an app named '{app}'", dir.display());
     let near = jfgui_proto::resolve::nearest(app, seen.slugs.iter().map(String::as_str));
-    Some(
-        Failure::new(Exit::NotFound, "app_not_in_log", message)
-            .with_suggestions(near.into_iter().map(str::to_owned).collect()),
-    )
+    if !near.is_empty() {
+        note.push_str(&format!("; did you mean {}?", near.join(", ")));
+    }
+    Some(note)
 }
 
 /// The log's directory: the one the running daemon reports, else this user's default.

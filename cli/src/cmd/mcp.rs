@@ -1,4 +1,4 @@
-//! `jfgui-agent mcp`: the one MCP server entry for every app (SPEC S7 "All-apps MCP", S9): a
+//! `jfgui-agent mcp`: the one MCP server entry for every app: a
 //! stdio gateway to the daemon's `mcp.sock` that stays up while the daemon is away.
 
 use std::io;

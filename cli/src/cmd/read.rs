@@ -28,6 +28,7 @@ terminal. A resource of more than one chunk (64 KiB) shows a progress bar on std
 stderr is a terminal.
 
 Examples:
+  jfgui-agent call notepad document.export --expected-revision auto --wait
   jfgui-agent read notepad export://document.txt
   jfgui-agent read notepad export://document.txt -o document.txt";
 
@@ -114,7 +115,7 @@ pub async fn download(
     Ok(Downloaded { mime_type, size: total })
 }
 
-/// The largest chunk `resources/read` returns (SPEC S4); a resource larger than this is
+/// The largest chunk `resources/read` returns (64 KiB); a resource larger than this is
 /// "large" and gets a progress bar.
 const CHUNK: u64 = 65_536;
 

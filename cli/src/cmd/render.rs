@@ -15,15 +15,19 @@ use crate::exit::{Exit, Failure};
 use crate::input::InputArgs;
 use crate::output::{Format, pretty, print_json, print_text};
 
+/// `--input-json` of `render`.
+pub const INPUT_HELP: &str =
+    "The arguments of the app's ui.render as JSON text, e.g. '{\"scale\":2}' for Notepad";
+
 /// Shown after `render --help`.
 pub const AFTER_HELP: &str = "\
-The input is the app's own (the arguments of its ui.render action; none for Notepad). The
-image goes to FILE (written whole, then renamed into place) or to stdout when that is not a
+The input is the app's own: the arguments of its ui.render action (`describe ENDPOINT
+ui.render` shows them; Notepad takes {\"scale\": 1..4}). The image goes to FILE (written whole, then renamed into place) or to stdout when that is not a
 terminal. An app whose ui.render names no resource has its output printed instead.
 
 Examples:
   jfgui-agent render notepad -o view.png
-  jfgui-agent render notepad > view.png";
+  jfgui-agent render notepad --input-json '{\"scale\":2}' > view.png";
 
 /// Arguments of `render`.
 #[derive(Debug, Args)]

@@ -1,5 +1,5 @@
 //! `jfgui-agent stdio ENDPOINT --protocol mcp|json`: the gateway MCP clients start as an
-//! ordinary stdio server (SPEC S7, S9).
+//! ordinary stdio server: lines pass byte for byte, stdout carries protocol lines only.
 
 use clap::Args;
 

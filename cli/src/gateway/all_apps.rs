@@ -1,4 +1,4 @@
-//! The gateway of `jfgui-agent mcp` (SPEC S7 "All-apps MCP"): MCP lines between our
+//! The gateway of `jfgui-agent mcp` (docs/PROTOCOL.md, "All apps"): MCP lines between our
 //! stdin/stdout and the daemon's all-apps server (`mcp.sock`), kept up while the daemon is not.
 //!
 //! The daemon may not be started yet, may restart, or may go away mid-session; the MCP client
@@ -361,7 +361,8 @@ impl Gateway {
                 }
             }
             (Some("notifications/cancelled"), None) => {
-                // The daemon suppresses the answer to a cancelled request (SPEC S7).
+                // The daemon suppresses the answer to a cancelled request: nothing
+                // will come back for it.
                 let request =
                     message.as_ref().and_then(|m| m.get("params")).and_then(|p| p.get("requestId"));
                 if let Some(k) = request.and_then(key) {

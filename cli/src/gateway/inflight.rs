@@ -8,7 +8,7 @@ use clap::ValueEnum;
 use jfgui_proto::{ErrorClass, Limits, Map, Value};
 
 /// The protocol spoken on stdin/stdout. The daemon selects the protocol from the traffic
-/// itself (SPEC S7); this only decides the shape of the errors the gateway writes on its own.
+/// itself (docs/PROTOCOL.md, "Selection"); this only decides the shape of the errors the gateway writes on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Protocol {
     /// MCP (2026-07-28 or 2025-11-25): local errors are JSON-RPC `-32603` errors.
@@ -23,7 +23,7 @@ pub enum Protocol {
 const MAX_TRACKED: usize = 4096;
 
 /// The requests in flight, keyed by the exact encoding of their id (ids are echoed with their
-/// exact token, SPEC S6), plus a count of lines the daemon will answer without a usable id
+/// exact token), plus a count of lines the daemon will answer without a usable id
 /// (unparsable lines, invalid ids: `null` in JSON-1, no `id` member in MCP), so the gateway
 /// knows when everything sent was answered.
 #[derive(Debug)]
@@ -47,7 +47,8 @@ impl InFlight {
         };
         match (message.get("id"), message.get("method").and_then(Value::as_str)) {
             (None, Some("notifications/cancelled")) => {
-                // The daemon suppresses the answer to a cancelled request (SPEC S7).
+                // The daemon suppresses the answer to a cancelled request: nothing
+                // will come back for it.
                 let id = message.get("params").and_then(|p| p.get("requestId"));
                 if let Some(key) = id.and_then(|id| self.key(id)) {
                     self.ids.remove(&key);
@@ -70,7 +71,7 @@ impl InFlight {
     ///
     /// In MCP mode an error whose id MCP does not allow loses its `id` member: a connection the
     /// daemon has not yet seen select MCP answers an unreadable id JSON-1 style, with
-    /// `"id": null`, which both MCP schemas reject (SPEC S6). Every other line passes through
+    /// `"id": null`, which both MCP schemas reject. Every other line passes through
     /// byte for byte.
     ///
     /// The line is parsed once, here; the rewrite re-encodes the parsed message.
@@ -153,8 +154,8 @@ pub enum Unanswered {
     Timeout,
 }
 
-/// The answer to a request left unanswered. JSON-1 gets the S6 application error
-/// `1001 outcome_unknown` with a reason from S6's list (`daemon_shutdown` for a lost daemon,
+/// The answer to a request left unanswered. JSON-1 gets the application error
+/// `1001 outcome_unknown` with one of its documented reasons (`daemon_shutdown` for a lost daemon,
 /// `timeout`); MCP gets a JSON-RPC error, which every MCP request may receive.
 fn lost_error(protocol: Protocol, why: Unanswered, id: Value, message: &str) -> Vec<u8> {
     let mut data = Map::new();
@@ -176,7 +177,7 @@ fn lost_error(protocol: Protocol, why: Unanswered, id: Value, message: &str) -> 
     response(Some(id), error)
 }
 
-/// The answer to a line longer than the message bound (the same as the daemon's, SPEC S6: the
+/// The answer to a line longer than the message bound (the same as the daemon's: the
 /// id cannot be known, so it is `null` in JSON-1 and omitted in MCP).
 pub fn too_large_error(protocol: Protocol) -> Vec<u8> {
     let mut data = Map::new();

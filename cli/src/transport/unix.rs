@@ -1,6 +1,6 @@
 //! Unix: the daemon's sockets live in the runtime dir (`agentd.sock`, `apps/SLUG.sock`),
 //! resolved by `jfgui_proto::locations` exactly as the daemon resolves it, and trusted only
-//! after the client-side checks of the same module (SPEC S8): the directories pass the daemon's
+//! after the client-side checks of the same module: the directories pass the daemon's
 //! own rule before connecting, and the listener runs as us (or root) before anything is sent.
 
 use std::io;
@@ -52,7 +52,7 @@ pub async fn connect(path: &Path) -> io::Result<(Reader, Writer)> {
 
 /// What to say when nothing listens on the control socket `control`: the dir looked in, why
 /// that dir, and a way to start the daemon that makes it listen exactly there (a plain
-/// `jfgui-agentd &` from another environment could pick another dir, issue 10).
+/// `jfgui-agentd &` from another environment could pick another dir).
 pub fn not_running(control: &Path) -> String {
     let dir = control.parent().unwrap_or(control);
     let why = locations::runtime_dir()

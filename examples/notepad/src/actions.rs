@@ -1,4 +1,4 @@
-//! The notepad's registration (SPEC S12): every action spec and schema, written for a model
+//! The notepad's registration: every action spec and schema, written for a model
 //! that reads them through `actions/describe`.
 
 use jfgui_host_sdk::{ActionSpec, Property, Schema, schema};

@@ -1,4 +1,4 @@
-//! Command-line flags (SPEC S12), parsed by hand: six flags do not need a parser crate.
+//! Command-line flags, parsed by hand: six flags do not need a parser crate.
 
 use std::ffi::OsString;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 use jfgui_host_sdk::{ActionError, host_error};
 
 /// Largest document in bytes: the whole text must fit into one `document.get` / inspect
-/// string, whose decoded size is bounded at 256 KiB (SPEC S5); this leaves room for escapes.
+/// string, whose decoded size is bounded at 256 KiB (the strict-JSON string bound); this leaves room for escapes.
 pub const MAX_TEXT_BYTES: usize = 192 * 1024;
 
 /// Undo steps kept (oldest dropped first), which bounds memory at

@@ -1,4 +1,4 @@
-//! The Notepad example's model (SPEC S12), shared by the native `jfgui-notepad` binary and the
+//! The Notepad example's model, shared by the native `jfgui-notepad` binary and the
 //! web build in `examples/web-notepad`: the document with its undo history and transactions,
 //! the registration, the export task, the PNG rendering, the "last agent action" display
 //! refreshed at a bounded rate, and [`Notepad`], the [`Host`](jfgui_host_sdk::Host) that maps

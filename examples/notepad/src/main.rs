@@ -1,5 +1,5 @@
 //! `jfgui-notepad`: a GUI-less model of a text editor that registers with jfgui-agentd (the
-//! example app of SPEC S12, used by every cross-process test).
+//! example app the README's quick start and every cross-process test use).
 //!
 //! Under `JFGUI_HOST_CHANNEL=stdio` (or `--agent-stdio`) it runs headless: the host channel on
 //! stdin/stdout, enabled, until stdin ends. Otherwise it connects to the user's daemon
@@ -57,7 +57,8 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    // Running headless is the user's explicit enable (SPEC S9).
+    // Running headless is the user's explicit enable: whoever started
+    // `jfgui-agent headless APP` asked for agent access.
     dispatcher.set_enabled(headless || args.agent_enable);
     let identity = Identity { display_name: args.name.clone(), pid: std::process::id() };
     // Ask for the daemon's `activity` notices (unless `--no-activity`): the app reports each

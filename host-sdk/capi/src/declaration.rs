@@ -15,7 +15,7 @@
 //!
 //! `name`, `description` and `kind` are required; `inputSchema` defaults to `{}`-only input
 //! (an object with no members), `outputSchema` to any object, the rest to none / 0 / false.
-//! This module only reads the document; the registration rules of SPEC S1 (names, duplicates,
+//! This module only reads the document; the registration rules (names, duplicates,
 //! `ui.render` a read, the action count) are checked by `Dispatcher::new`, the same code that
 //! checks a Rust app.
 

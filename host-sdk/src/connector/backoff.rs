@@ -7,7 +7,7 @@ pub const INITIAL_DELAY: Duration = Duration::from_millis(50);
 
 /// Longest delay between attempts. One `connect(2)` every two seconds costs nothing
 /// measurable, and a restarted daemon sees every app again within the cap plus a moment
-/// (FAULTS E1 measures "within backoff cap + 1 s").
+/// (the daemon-restart tests allow the cap plus 1 s).
 pub const MAX_DELAY: Duration = Duration::from_secs(2);
 
 /// Delays double from [`INITIAL_DELAY`] up to [`MAX_DELAY`]; each one is drawn uniformly from

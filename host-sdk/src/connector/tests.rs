@@ -216,7 +216,7 @@ fn connecting_to_a_full_backlog_does_not_block() {
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
 
-/// FAULTS A15, the part a single user can set up: a runtime dir writable by others is never
+/// A squatted runtime dir, the part a single user can set up: a runtime dir writable by others is never
 /// connected to (the listener in it sees no connection at all); once the dir is private again
 /// the same connector registers, so it kept retrying.
 #[test]

@@ -1,7 +1,7 @@
 //! Unix transport: `host.sock` over a non-blocking `UnixStream`, readiness waits with
 //! `poll(2)` (so a connected, idle app sleeps in the kernel and wakes up zero times).
 //!
-//! Every connect applies the client-side trust checks of `jfgui_proto::locations` (SPEC S8):
+//! Every connect applies the client-side trust checks of `jfgui_proto::locations`:
 //! the socket's directory must pass the daemon's own directory rule before `connect(2)`, and
 //! the listener must run as us (or root) before the first byte is written.
 

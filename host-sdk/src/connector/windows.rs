@@ -1,5 +1,5 @@
 //! Windows transport: the daemon's named pipe `\\.\pipe\jfgui-agent-<user SID>-host`, opened
-//! with std's `OpenOptions` (DEPENDENCIES.md), retried through `WaitNamedPipeW` while every
+//! with std's `OpenOptions` (no Windows crate needed for a client pipe), retried through `WaitNamedPipeW` while every
 //! instance is busy, and used only once its server process is known to run as our user.
 //!
 //! Synchronous pipe handles serialise reads and writes on one file object, so a reader thread

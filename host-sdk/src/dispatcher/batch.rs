@@ -1,4 +1,4 @@
-//! `actions/batch` (SPEC S3): non-atomic batches call by call, atomic batches as preflight of
+//! `actions/batch`: non-atomic batches call by call, atomic batches as preflight of
 //! every call, one transaction, rollback on any failure, one commit.
 
 use alloc::boxed::Box;

@@ -102,7 +102,7 @@ pub struct ActionsPage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ActionInfo {
-    /// Action name (SPEC S1 rule).
+    /// Action name (1–128 ASCII letters, digits, `.`, `_` or `-`).
     pub name: String,
     /// Description.
     pub description: String,
@@ -144,7 +144,7 @@ pub struct EnabledState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Welcome {
-    /// The endpoint slug the daemon allocated (SPEC S8).
+    /// The endpoint slug the daemon allocated (unique, ASCII, at most 48 characters).
     pub slug: String,
     /// Bounds the app must respect in its replies.
     pub limits: ChannelLimits,
@@ -174,7 +174,7 @@ pub struct Refused {
 impl Refused {
     /// `hello.channelVersion` differs from the daemon's [`CHANNEL_VERSION`].
     pub const CHANNEL_VERSION: &'static str = "channel_version";
-    /// The action list breaks SPEC S1, or the registration sequence was wrong (a page over
+    /// The action list has an invalid or duplicate name or command id, or the registration sequence was wrong (a page over
     /// [`MAX_ACTIONS_PER_PAGE`](super::MAX_ACTIONS_PER_PAGE), `ready.actionCount` not the
     /// number of actions sent, a message other than `actions`/`ready` before `welcome`).
     pub const INVALID_REGISTRATION: &'static str = "invalid_registration";
@@ -272,12 +272,12 @@ pub struct ExecuteCall {
     pub action: String,
     /// Input (`{}` when the client gave none).
     pub input: Value,
-    /// Required for external writes (SPEC S2).
+    /// Required for external writes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_revision: Option<u64>,
 }
 
-/// A batch (SPEC S3).
+/// A batch: in order, or atomic (all or nothing).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BatchCall {
@@ -289,7 +289,7 @@ pub struct BatchCall {
     pub stop_on_error: bool,
 }
 
-/// A chunked resource read (SPEC S4).
+/// A chunked resource read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReadResource {
@@ -431,7 +431,7 @@ pub struct ResourceChunk {
     pub eof: bool,
 }
 
-/// A deferred task's state (SPEC S4).
+/// A deferred task's state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaskSnapshot {

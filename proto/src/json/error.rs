@@ -59,7 +59,7 @@ impl JsonErrorKind {
         }
     }
 
-    /// True for the five bounds of SPEC S5 (as opposed to malformed input).
+    /// True for the five bounds of [`Limits`](crate::Limits) (as opposed to malformed input).
     pub const fn is_bound(self) -> bool {
         matches!(
             self,

@@ -1,10 +1,10 @@
-//! The five bounds of SPEC S5, enforced while parsing and while encoding.
+//! The five bounds of strict JSON, enforced while parsing and while encoding.
 
 /// Bounds on one JSON message. Every field is enforced *during* parsing, so an over-bound input
 /// is refused before it costs more than the bound itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Encoded size of the whole message in bytes (default 1 MiB: SPEC S5, S8).
+    /// Encoded size of the whole message in bytes (default 1 MiB, the bound of a client line).
     pub max_bytes: usize,
     /// Nesting depth: the number of open arrays/objects at once (default 32). The top-level
     /// object counts as depth 1.
@@ -19,7 +19,7 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// The defaults of SPEC S5.
+    /// The defaults: 1 MiB, depth 32, 16384 values, 4096 members, 256 KiB per string.
     pub const DEFAULT: Limits = Limits {
         max_bytes: 1024 * 1024,
         max_depth: 32,

@@ -1,10 +1,10 @@
-//! Client-side trust (SPEC S8): what an app's connector and the CLI check before they send a
+//! Client-side trust: what an app's connector and the CLI check before they send a
 //! byte to something that claims to be this user's daemon, and the directory rule the daemon
 //! itself applies to its runtime dir, kept here once so both sides judge a directory alike.
 //!
 //! Why clients check at all: the runtime dir's fallback `/tmp/jfgui-agent-UID` lives in a
-//! world-writable directory, so another local user can create it first and listen in it
-//! (FAULTS A15). The daemon refuses such a dir, but a client that just connects would register
+//! world-writable directory, so another local user can create it first and listen in it.
+//! The daemon refuses such a dir, but a client that just connects would register
 //! with (or send its requests to) the squatter. So a client checks, in this order:
 //!
 //! 1. the directories on the way to the socket ([`check_socket_dirs`]): the socket's directory,
@@ -28,7 +28,8 @@ use std::io;
 use std::path::PathBuf;
 use std::string::String;
 
-/// What is wrong with a directory, by the daemon's rule (SPEC S11).
+/// What is wrong with a directory, by the daemon's rule (ours, not a
+/// symlink, not writable by group or others).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DirProblem {

@@ -1,7 +1,7 @@
 //! Windows identity: the current user's SID (the per-user part of every pipe name, looked up
 //! here once so the daemon, which creates the pipes, and the clients, which open them, cannot
-//! disagree), and the client-side check of a pipe's server process (SPEC S8 "Client-side
-//! trust").
+//! disagree), and the client-side check of a pipe's server process (it must
+//! run as our user).
 //!
 //! What [`check_pipe_server`] verifies: `GetNamedPipeServerProcessId` on the open pipe gives
 //! the server's pid; `OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION)` and

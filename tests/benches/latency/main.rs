@@ -1,4 +1,4 @@
-//! The latency bench (issues 4 and 14): the daemon's call path beside the paths it is held
+//! The latency bench: the daemon's call path beside the paths it is held
 //! to, in one run, interleaved, every reply checked exactly.
 //!
 //! ```text
@@ -23,7 +23,7 @@
 //!
 //! With 1, 4 and 16 clients (each one connection, one call at a time): p50/p99 latency, calls/s,
 //! CPU per call of the middle processes (`/proc/PID/stat`), allocations per call of the
-//! bench's own middles (`count_alloc.rs`), then the ratios of issue 14's goals, each taken
+//! bench's own middles (`count_alloc.rs`), then the ratios the goals are stated in (docs/PERFORMANCE.md), each taken
 //! within a round and reported as the median over the rounds with every round's value; the
 //! 2-worker daemon against the one-thread one at every client count; idle RSS and idle
 //! wake-ups of the daemon (counted once it has settled, by thread); RSS with 64 apps × 16 clients.

@@ -1,5 +1,5 @@
 //! The printed result: one table per client count (medians over the rounds), then the goal
-//! table of issue 14 (each ratio taken within a round, so load from elsewhere on the machine
+//! table (each ratio taken within a round, so load from elsewhere on the machine
 //! hits both sides alike; the median over the rounds and every round's value), the 2-worker
 //! daemon against the one-thread one, then memory and wake-ups.
 
@@ -163,7 +163,7 @@ impl Results {
         }
     }
 
-    /// The goal table: every ratio of issue 14, met or not.
+    /// The goal table: every ratio with its goal, met or not.
     pub fn print_goals(&self, probes: &Probes) {
         println!("\n### Goals (ratios within a round; median, then each round)\n");
         println!("| goal | target | median | per round | met |");

@@ -1,4 +1,4 @@
-//! Hostile registrations and unsolicited messages (FAULTS C5, C7, C8): an app that is legal
+//! Hostile registrations and unsolicited messages: an app that is legal
 //! but as costly as the rules allow, so the daemon's fairness and totals can be measured and
 //! tested against a real host-sdk app.
 //!

@@ -1,4 +1,5 @@
-//! `jfgui-testapp`: the fault-injecting test app of FAULTS.md §0.3–0.4, built on host-sdk.
+//! `jfgui-testapp`: the fault-injecting test app, built on host-sdk: knobs crash,
+//! hang or fail it at chosen points, and its state and mutation ledger persist on disk.
 //!
 //! ```text
 //! jfgui-testapp [--agent-enable] [--agent-stdio] [--name NAME] [--socket PATH]

@@ -1,4 +1,4 @@
-//! SPEC S4 through the real binaries: what a client can observe of deferred tasks when their
+//! Through the real binaries: what a client can observe of deferred tasks when their
 //! app goes away (the endpoint goes with the app, so the daemon's log is the record).
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! SPEC S6 through the real binaries: JSON control protocol 1 bounds a demanding client hits.
+//! Through the real binaries: JSON control protocol 1 bounds a demanding client hits.
 
 use std::process::Command;
 use std::time::Duration;
@@ -25,7 +25,7 @@ fn resources_read_offset_past_the_end_is_invalid_params() {
     assert_eq!(end["result"]["eof"], true, "{end}");
     assert_eq!(end["result"]["totalSize"], total, "{end}");
 
-    // Past the end is a paging parameter out of range (S6: -32602), not a silent empty chunk.
+    // Past the end is a paging parameter out of range (-32602), not a silent empty chunk.
     let past = c.call("resources/read", json!({"uri": uri, "offset": total + 1})).expect("read");
     assert_eq!(past["error"]["code"], -32602, "{past}");
     assert_eq!(past["error"]["data"]["reason"], "out_of_range", "{past}");
@@ -33,7 +33,7 @@ fn resources_read_offset_past_the_end_is_invalid_params() {
     assert_eq!(past["error"]["data"]["totalSize"], total, "{past}");
 }
 
-/// S6: revisions are integers in 0..2^53−1, so float-only clients keep them and can send them
+/// Revisions are integers in 0..2^53−1, so float-only clients keep them and can send them
 /// back as `expectedRevision`. A host that reports a larger one is buggy: the daemon says so
 /// (internal) instead of passing on a revision no client could ever use.
 #[test]
