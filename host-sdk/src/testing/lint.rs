@@ -35,7 +35,7 @@ pub(crate) fn lint(actions: &[ActionInfo]) -> Vec<Finding> {
         if let Some(why) = input_problem(&action.input_schema) {
             warn(
                 why,
-                "declare the input as an object with additional members refused (Schema::Object { additional: false, .. }), so a misspelt member is refused instead of ignored",
+                "declare the input as an object that refuses unknown members (\"additionalProperties\": false; in Rust Schema::Object { additional: false, .. }), so a misspelt member is refused instead of ignored",
             );
         }
         if declares_nothing(&action.output_schema) {
@@ -43,7 +43,7 @@ pub(crate) fn lint(actions: &[ActionInfo]) -> Vec<Finding> {
                 String::from(
                     "declares no output schema (any object), so clients cannot know what comes back",
                 ),
-                "declare the output's members with .schemas(input, output); MCP clients show it as the tool's outputSchema",
+                "declare the output's members (\"outputSchema\"; in Rust .schemas(input, output)); MCP clients show it as the tool's outputSchema",
             );
         }
         if !is_noun_verb(&action.name) {
