@@ -38,7 +38,10 @@
 //! Inputs come from each action's own schema: its minimal valid instance and a value it
 //! refuses ([`jfgui_proto::schema::minimal_instance`], `violating_instance`). "Changes
 //! nothing" is judged by the revision and by `state/inspect` with no input, so an app whose
-//! inspection shows its state gets the sharper verdicts.
+//! inspection shows its state gets the sharper verdicts. Members of the inspected state that
+//! change on a refused call while the revision stays are presentation (view geometry, frame
+//! counters, the last agent action shown): the first time is a WARN naming them, and they are
+//! left out of every later comparison.
 //!
 //! # Over the wire and in-process
 //!
@@ -115,7 +118,7 @@ pub struct Interrupted<E> {
 
 /// Runs the checks against `target`.
 pub fn run<T: Target>(target: &mut T, options: &Options) -> Result<Report, Interrupted<T::Error>> {
-    let mut session = Session { target, findings: Vec::new() };
+    let mut session = Session { target, findings: Vec::new(), presentation: Vec::new() };
     let outcome = every_check(&mut session, options);
     let report = Report { mutate: options.mutate, findings: session.findings };
     match outcome {

@@ -29,25 +29,65 @@ pub(crate) struct Snapshot {
     pub(crate) state: Option<Value>,
 }
 
-impl Snapshot {
-    /// What changed from `self` to `after`, in words; `None` when nothing visible did.
-    pub(crate) fn change(&self, after: &Snapshot) -> Option<Change> {
-        let state = matches!((&self.state, &after.state), (Some(a), Some(b)) if a != b);
-        match (self.revision == after.revision, state) {
-            (true, false) => None,
-            (true, true) => Some(Change::StateOnly),
-            (false, false) => Some(Change::RevisionOnly),
-            (false, true) => Some(Change::Both),
+/// What differs between two snapshots: the revisions, and which members of the state changed
+/// (top-level members; the whole state as `""` when it is not an object), leaving out members
+/// the run has seen change on refused calls (presentation: view geometry, an activity line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Change {
+    pub(crate) from: u64,
+    pub(crate) to: u64,
+    pub(crate) members: Vec<String>,
+}
+
+impl Change {
+    pub(crate) fn revision_moved(&self) -> bool {
+        self.from != self.to
+    }
+
+    pub(crate) fn is_none(&self) -> bool {
+        !self.revision_moved() && self.members.is_empty()
+    }
+
+    /// The changed members, e.g. `canvas, text`.
+    pub(crate) fn members(&self) -> String {
+        let named: Vec<&str> =
+            self.members.iter().map(String::as_str).filter(|m| !m.is_empty()).collect();
+        named.join(", ")
+    }
+
+    /// In words, e.g. `the state (text) changed and the revision moved from 3 to 4`.
+    pub(crate) fn describe(&self) -> String {
+        let state = match self.members() {
+            named if named.is_empty() => String::from("the state changed"),
+            named => format!("the state ({named}) changed"),
+        };
+        match (self.members.is_empty(), self.revision_moved()) {
+            (true, true) => format!("the revision moved from {} to {}", self.from, self.to),
+            (false, true) => {
+                format!("{state} and the revision moved from {} to {}", self.from, self.to)
+            }
+            (false, false) => format!("{state} while the revision stayed {}", self.from),
+            (true, false) => String::from("nothing changed"),
         }
     }
 }
 
-/// How two snapshots differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Change {
-    StateOnly,
-    RevisionOnly,
-    Both,
+/// The top-level members that differ between two states (`""` for the whole of a state that
+/// is not an object).
+fn differing(before: &Value, after: &Value) -> Vec<String> {
+    match (before, after) {
+        (Value::Object(a), Value::Object(b)) => {
+            let mut out: Vec<String> = a
+                .iter()
+                .filter(|(k, v)| b.get(k) != Some(v))
+                .map(|(k, _)| String::from(k))
+                .collect();
+            out.extend(b.keys().filter(|k| !a.contains_key(k)).map(String::from));
+            out
+        }
+        (a, b) if a == b => Vec::new(),
+        _ => alloc::vec![String::new()],
+    }
 }
 
 /// Why a resource was not read to its end.
@@ -79,13 +119,38 @@ pub(crate) struct Download {
     pub(crate) chunks: usize,
 }
 
-/// The run: the target, and the findings in the order the checks made them.
+/// The run: the target, the findings in the order the checks made them, and the state members
+/// taken for presentation.
 pub(crate) struct Session<'t, T: Target> {
     pub(crate) target: &'t mut T,
     pub(crate) findings: Vec<Finding>,
+    /// Members of the inspected state seen changing on a refused call at an unchanged
+    /// revision: presentation (view geometry, frame counters, an activity line), not the
+    /// document, so they are left out of every later comparison.
+    pub(crate) presentation: Vec<String>,
 }
 
 impl<T: Target> Session<'_, T> {
+    /// What changed from `before` to `after`, presentation left out.
+    pub(crate) fn change(&self, before: &Snapshot, after: &Snapshot) -> Change {
+        let members = match (&before.state, &after.state) {
+            (Some(a), Some(b)) => {
+                differing(a, b).into_iter().filter(|m| !self.presentation.contains(m)).collect()
+            }
+            _ => Vec::new(),
+        };
+        Change { from: before.revision, to: after.revision, members }
+    }
+
+    /// Takes the members `change` names for presentation from now on.
+    pub(crate) fn learn_presentation(&mut self, change: &Change) {
+        for member in &change.members {
+            if !self.presentation.contains(member) {
+                self.presentation.push(member.clone());
+            }
+        }
+    }
+
     pub(crate) fn push(
         &mut self,
         level: Level,

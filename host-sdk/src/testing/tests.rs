@@ -86,6 +86,9 @@ enum Defect {
 #[derive(Debug)]
 struct Counter {
     defect: Option<Defect>,
+    /// When set, `state/inspect` also shows how often it was asked (presentation, not
+    /// state: it changes while the revision stays).
+    looks: Option<Cell<u64>>,
     value: Cell<i64>,
     revision: Cell<u64>,
     saved: Option<(i64, u64)>,
@@ -104,6 +107,7 @@ impl Counter {
         };
         Counter {
             defect,
+            looks: None,
             value: Cell::new(0),
             revision: Cell::new(1),
             saved: None,
@@ -188,7 +192,12 @@ impl Host for Counter {
     }
 
     fn inspect(&mut self, _input: &Value) -> Result<Value, ActionError> {
-        Ok(self.value())
+        let mut state = self.value();
+        if let (Some(looks), Value::Object(m)) = (&self.looks, &mut state) {
+            looks.set(looks.get() + 1);
+            m.insert("looks", looks.get());
+        }
+        Ok(state)
     }
 
     fn supports_transaction(&self, domain: &str) -> bool {
@@ -261,7 +270,10 @@ impl Host for Counter {
 }
 
 fn run(defect: Option<Defect>) -> Report {
-    let mut app = Counter::new(defect);
+    check_counter(Counter::new(defect))
+}
+
+fn check_counter(mut app: Counter) -> Report {
     let mut dispatcher = Dispatcher::new(&app).unwrap();
     let options = Options { cancel_patience: Duration::from_millis(300), ..Options::mutate() };
     let report = check(&mut dispatcher, &mut app, &options);
@@ -316,6 +328,20 @@ fn a_healthy_app_passes_every_check() {
         "the app's own rollback ran: {}",
         batch.why
     );
+}
+
+#[test]
+fn presentation_in_the_inspected_state_is_told_once_not_failed() {
+    let report = check_counter(Counter { looks: Some(Cell::new(0)), ..Counter::new(None) });
+    assert!(report.passed(), "{report}");
+    let warned: Vec<&str> = report
+        .findings
+        .iter()
+        .filter(|f| f.level == Level::Warn)
+        .map(|f| f.why.as_str())
+        .collect();
+    assert_eq!(warned.len(), 1, "{report}");
+    assert!(warned[0].contains("the state (looks) changed while the revision stayed"), "{report}");
 }
 
 #[test]

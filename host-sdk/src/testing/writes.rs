@@ -16,6 +16,7 @@ use jfgui_proto::channel::{
 use jfgui_proto::schema::{minimal_instance, violating_instance};
 use jfgui_proto::{ActionKind, ErrorClass, Reason, Value};
 
+use super::report::Finding;
 use super::report::{Check, Level, Subject};
 use super::session::{Change, Session, Snapshot, show};
 use super::target::Target;
@@ -32,19 +33,6 @@ enum Ran {
 
 /// A write and its generated valid input.
 type Planned<'a> = (&'a ActionInfo, Value);
-
-fn describe(change: Change, before: &Snapshot, after: &Snapshot) -> String {
-    match change {
-        Change::StateOnly => format!("the state changed (the revision stayed {})", before.revision),
-        Change::RevisionOnly => {
-            format!("the revision moved from {} to {}", before.revision, after.revision)
-        }
-        Change::Both => format!(
-            "the state changed and the revision moved from {} to {}",
-            before.revision, after.revision
-        ),
-    }
-}
 
 impl<T: Target> Session<'_, T> {
     /// Every write action in registration order, then the atomic batch.
@@ -109,10 +97,33 @@ impl<T: Target> Session<'_, T> {
         }
     }
 
-    /// The change between `before` and now, or `None` when the state cannot be read (then the
-    /// run already has a finding saying so).
-    fn since(&mut self, before: &Snapshot) -> Result<Option<(Option<Change>, Snapshot)>, T::Error> {
-        Ok(self.snapshot()?.ok().map(|after| (before.change(&after), after)))
+    /// The change between `before` and now, or `None` when the revision cannot be read.
+    fn since(&mut self, before: &Snapshot) -> Result<Option<Change>, T::Error> {
+        Ok(self.snapshot()?.ok().map(|after| self.change(before, &after)))
+    }
+
+    /// For a refused call whose state changed but whose revision did not: the members are
+    /// taken for presentation (see [`Session::presentation`]); the finding says so.
+    fn presentation_seen(
+        &mut self,
+        check: Check,
+        subject: &Subject,
+        reason: &str,
+        change: &Change,
+    ) {
+        self.learn_presentation(change);
+        self.findings.push(Finding {
+            level: Level::Warn,
+            check,
+            subject: subject.clone(),
+            why: format!(
+                "refused ({reason}), but {}: taken for presentation (not compared from here on)",
+                change.describe()
+            ),
+            fix: String::from(
+                "nothing to fix if they are presentation (view, activity); if they are the document, the refused call changed it without moving the revision",
+            ),
+        });
     }
 
     fn check_stale(&mut self, write: &ActionInfo, valid: &Value) -> Result<(), T::Error> {
@@ -122,23 +133,26 @@ impl<T: Target> Session<'_, T> {
         // An older revision, as a client that missed a change sends (newer if there is none).
         let stale = if current > 0 { current - 1 } else { current + 1 };
         let reply = self.execute(&write.name, valid, Some(stale))?;
-        let Some((change, after)) = self.since(&before)? else { return Ok(()) };
-        let changed = change.map(|c| describe(c, &before, &after));
-        let (level, why, fix) = match (reply, changed) {
-            (Ok(_), changed) => (
+        let Some(change) = self.since(&before)? else { return Ok(()) };
+        let (level, why, fix) = match reply {
+            Ok(_) => (
                 Level::Fail,
                 format!(
-                    "a write with the stale expectedRevision {stale} (current {current}) was applied{}",
-                    changed.map(|c| format!(": {c}")).unwrap_or_default()
+                    "a write with the stale expectedRevision {stale} (current {current}) was applied: {}",
+                    change.describe()
                 ),
                 "compare expectedRevision with the current revision before applying anything (host-sdk's Dispatcher does; an app answering the host channel itself must too)",
             ),
-            (Err(e), Some(changed)) => (
+            Err(e) if change.revision_moved() => (
                 Level::Fail,
-                format!("refused ({}), but {changed}", e.reason.as_str()),
+                format!("refused ({}), but {}", e.reason.as_str(), change.describe()),
                 "nothing may change before the revision check: no side effects in availability(), capabilities() or revision()",
             ),
-            (Err(e), None) => match e.reason {
+            Err(e) if !change.is_none() => {
+                self.presentation_seen(Check::StaleWrite, &subject, e.reason.as_str(), &change);
+                return Ok(());
+            }
+            Err(e) => match e.reason {
                 Reason::StaleRevision { current_revision } if current_revision == current => (
                     Level::Pass,
                     format!(
@@ -178,29 +192,28 @@ impl<T: Target> Session<'_, T> {
         };
         let Some(before) = self.before(Check::InvalidWrite, &subject)? else { return Ok(()) };
         let reply = self.execute(&write.name, &bad, Some(before.revision))?;
-        let Some((change, after)) = self.since(&before)? else { return Ok(()) };
+        let Some(change) = self.since(&before)? else { return Ok(()) };
         let shown = show(&bad);
-        let (level, why, fix) = match (reply, change) {
-            (Ok(_), _) => (
+        let (level, why, fix) = match reply {
+            Ok(_) => (
                 Level::Fail,
                 format!("accepted the input {shown}, which its schema refuses"),
                 "validate the input against the declared schema before applying it (host-sdk's Dispatcher does)",
             ),
-            (Err(e), Some(change)) => (
+            Err(e) if change.revision_moved() => (
                 Level::Fail,
-                format!(
-                    "refused {shown} ({}), but {}",
-                    e.reason.as_str(),
-                    describe(change, &before, &after)
-                ),
+                format!("refused {shown} ({}), but {}", e.reason.as_str(), change.describe()),
                 "nothing may change when an input is refused",
             ),
-            (Err(e), None) => match &e.reason {
+            Err(e) if !change.is_none() => {
+                self.presentation_seen(Check::InvalidWrite, &subject, e.reason.as_str(), &change);
+                return Ok(());
+            }
+            Err(e) => match &e.reason {
                 Reason::SchemaViolation { pointer } => (
                     Level::Pass,
                     format!(
-                        "{shown} refused with schema_violation at {:?}; nothing changed",
-                        pointer
+                        "{shown} refused with schema_violation at {pointer:?}; nothing changed"
                     ),
                     "",
                 ),
@@ -232,8 +245,8 @@ impl<T: Target> Session<'_, T> {
         let reply = self.execute(&write.name, valid, Some(before.revision))?;
         let (level, why, fix) = match reply {
             Ok(CallResult::Executed { .. }) => {
-                let Some((change, after)) = self.since(&before)? else { return Ok(Ran::Output) };
-                let (r0, r1) = (before.revision, after.revision);
+                let Some(change) = self.since(&before)? else { return Ok(Ran::Output) };
+                let (r0, r1) = (change.from, change.to);
                 let verdict = if r1 > r0 {
                     (Level::Pass, format!("input {shown} moved the revision from {r0} to {r1}"), "")
                 } else if r1 < r0 {
@@ -242,10 +255,10 @@ impl<T: Target> Session<'_, T> {
                         format!("input {shown} moved the revision back from {r0} to {r1}"),
                         "revisions only ever increase",
                     )
-                } else if change.is_some() {
+                } else if !change.is_none() {
                     (
                         Level::Fail,
-                        format!("input {shown} changed the state, but the revision stayed {r0}"),
+                        format!("input {shown}: {}", change.describe()),
                         "move the revision with every change of state, so stale writes can be refused",
                     )
                 } else {
@@ -465,7 +478,7 @@ impl<T: Target> Session<'_, T> {
             stop_on_error: true,
         };
         let reply = self.target.call(&Call::Batch(batch))?;
-        let Some((change, after)) = self.since(&before)? else { return Ok(()) };
+        let Some(change) = self.since(&before)? else { return Ok(()) };
         let (level, why, fix) = match reply {
             Ok(_) => (
                 Level::Fail,
@@ -473,41 +486,34 @@ impl<T: Target> Session<'_, T> {
                 "an atomic batch with a failing call must apply nothing",
             ),
             Err(e) => {
-                let index = match &e.reason {
-                    Reason::BatchPreflight { index, .. } | Reason::RolledBack { index, .. } => {
-                        Some(*index)
-                    }
-                    _ => None,
-                };
-                match (index, change) {
-                    (Some(0), _) => (
+                let reason = e.reason.as_str();
+                match &e.reason {
+                    Reason::BatchPreflight { index: 0, .. }
+                    | Reason::RolledBack { index: 0, .. } => (
                         Level::Warn,
                         format!("not run: the batch {what} was refused at its first call: {e}"),
                         "let writes with a transaction domain take part in atomic batches (supports_transaction)",
                     ),
-                    (_, None) => (
+                    _ if change.is_none() => (
                         Level::Pass,
                         format!(
-                            "the batch {what} was refused ({}); state and revision {r0} as before",
-                            e.reason.as_str()
+                            "the batch {what} was refused ({reason}); state and revision {r0} as before"
                         ),
                         "",
                     ),
-                    (_, Some(Change::RevisionOnly)) => (
+                    _ if change.members.is_empty() => (
                         Level::Fail,
                         format!(
-                            "the batch {what} was refused ({}) and the state restored, but the revision moved from {r0} to {}",
-                            e.reason.as_str(),
-                            after.revision
+                            "the batch {what} was refused ({reason}) and the state restored, but the revision moved from {r0} to {}",
+                            change.to
                         ),
                         "rollback_transaction must restore the revision of begin_transaction as well as the state",
                     ),
-                    (_, Some(change)) => (
+                    _ => (
                         Level::Fail,
                         format!(
-                            "the batch {what} was refused ({}), but its first call stayed applied: {}",
-                            e.reason.as_str(),
-                            describe(change, &before, &after)
+                            "the batch {what} was refused ({reason}), but its first call stayed applied: {}",
+                            change.describe()
                         ),
                         "roll back every change made since begin_transaction",
                     ),
