@@ -334,12 +334,8 @@ fn a_healthy_app_passes_every_check() {
 fn presentation_in_the_inspected_state_is_told_once_not_failed() {
     let report = check_counter(Counter { looks: Some(Cell::new(0)), ..Counter::new(None) });
     assert!(report.passed(), "{report}");
-    let warned: Vec<&str> = report
-        .findings
-        .iter()
-        .filter(|f| f.level == Level::Warn)
-        .map(|f| f.why.as_str())
-        .collect();
+    let warned: Vec<&str> =
+        report.findings.iter().filter(|f| f.level == Level::Warn).map(|f| f.why.as_str()).collect();
     assert_eq!(warned.len(), 1, "{report}");
     assert!(warned[0].contains("the state (looks) changed while the revision stayed"), "{report}");
 }

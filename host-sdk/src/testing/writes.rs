@@ -16,7 +16,6 @@ use jfgui_proto::channel::{
 use jfgui_proto::schema::{minimal_instance, violating_instance};
 use jfgui_proto::{ActionKind, ErrorClass, Reason, Value};
 
-use super::report::Finding;
 use super::report::{Check, Level, Subject};
 use super::session::{Change, Session, Snapshot, show};
 use super::target::Target;
@@ -112,18 +111,17 @@ impl<T: Target> Session<'_, T> {
         change: &Change,
     ) {
         self.learn_presentation(change);
-        self.findings.push(Finding {
-            level: Level::Warn,
+        let why = format!(
+            "refused ({reason}), but {}: taken for presentation (not compared from here on)",
+            change.describe()
+        );
+        self.push(
+            Level::Warn,
             check,
-            subject: subject.clone(),
-            why: format!(
-                "refused ({reason}), but {}: taken for presentation (not compared from here on)",
-                change.describe()
-            ),
-            fix: String::from(
-                "nothing to fix if they are presentation (view, activity); if they are the document, the refused call changed it without moving the revision",
-            ),
-        });
+            subject,
+            why,
+            "nothing to fix if they are presentation (view, activity); if they are the document, the refused call changed it without moving the revision",
+        );
     }
 
     fn check_stale(&mut self, write: &ActionInfo, valid: &Value) -> Result<(), T::Error> {
