@@ -79,7 +79,7 @@ pub async fn run(args: CheckArgs, ctx: Context, format: Format) -> Result<(), Fa
         Exit::Action,
         "check_failed",
         format!(
-            "{} of {} checks FAILed against '{slug}'",
+            "{} FAIL among {} findings against '{slug}'",
             report.count(Level::Fail),
             report.findings.len()
         ),
