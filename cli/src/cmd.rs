@@ -6,6 +6,7 @@ mod browser_bridge;
 mod browser_call;
 mod browser_stdio;
 mod call;
+mod check;
 mod completions;
 mod describe;
 mod headless;
@@ -88,6 +89,9 @@ pub enum Command {
     /// Read the app's state and its revision.
     #[command(after_help = inspect::AFTER_HELP, mut_arg("input_json", |a| a.help(inspect::INPUT_HELP)))]
     Inspect(inspect::InspectArgs),
+    /// Check that an app keeps the contracts agents rely on (PASS / WARN / FAIL per check).
+    #[command(after_help = check::AFTER_HELP)]
+    Check(check::CheckArgs),
     /// Get, wait for or cancel a deferred task an action started.
     #[command(after_help = tasks::AFTER_HELP)]
     Tasks(tasks::TasksArgs),
@@ -159,6 +163,7 @@ impl Command {
             Command::Batch(a) => Format::choose(a.out.json, true),
             Command::Inspect(a) => Format::choose(a.out.json, true),
             Command::Tasks(a) => Format::choose(a.out.json, true),
+            Command::Check(a) => Format::choose(a.out.json, true),
             // stdout may carry the resource's bytes: JSON only when asked (it needs -o).
             Command::Read(a) => Format::choose(a.json, false),
             Command::Render(a) => Format::choose(a.json, false),
@@ -186,6 +191,7 @@ impl Command {
             Command::Batch(a) => batch::run(a, ctx, format).await,
             Command::Inspect(a) => inspect::run(a, ctx, format).await,
             Command::Tasks(a) => tasks::run(a, ctx, format).await,
+            Command::Check(a) => check::run(a, ctx, format).await,
             Command::Read(a) => read::run(a, ctx, format).await,
             Command::Render(a) => render::run(a, ctx, format).await,
             Command::Mcp => mcp::run(ctx).await,
@@ -244,6 +250,7 @@ mod tests {
                 "12",
             ],
             &["x", "inspect", "notepad", "--input-json", "{\"sinceRevision\":1}"],
+            &["x", "check", "notepad", "--mutate", "--json"],
             &["x", "stdio", "notepad", "--protocol", "mcp"],
             &["x", "mcp"],
             &["x", "headless", "/bin/app", "--protocol", "json", "--", "--name", "A B"],

@@ -240,7 +240,7 @@ mod tests {
         assert!(e.message.contains("no app endpoint is enabled"));
         // A misspelled name gets the nearest enabled ones.
         let e = resolve("notepd", &apps).unwrap_err();
-        assert_eq!(e.suggestions, ["notepad"]);
+        assert_eq!(*e.suggestions, ["notepad"]);
         assert!(e.message.ends_with("; did you mean notepad?"), "{}", e.message);
     }
 

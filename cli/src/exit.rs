@@ -11,7 +11,7 @@ pub enum Exit {
     /// Success (also stdin EOF in `stdio`).
     Ok = 0,
     /// The action answered with an application error: `not_executed`, `failed`, `not_found`
-    /// (and `internal`, a bug in the host or the daemon).
+    /// (and `internal`, a bug in the host or the daemon); for `check`, a check FAILed.
     Action = 1,
     /// Bad command line or bad input given on it (malformed `--input-json`, missing file).
     Usage = 2,
@@ -32,7 +32,7 @@ pub enum Exit {
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes (the same for every subcommand):
   0  ok (also stdin EOF in `stdio`)
-  1  action error: not_executed, failed, not_found, internal (reason on stderr)
+  1  action error: not_executed, failed, not_found, internal (reason on stderr); check: a FAIL
   2  usage error (bad arguments, malformed --input-json, unreadable --input-file)
   3  endpoint not found or ambiguous (candidates on stderr); headless APP not found
   4  daemon not running, or the connection to it was lost
@@ -57,7 +57,7 @@ pub struct Failure {
     /// JSON value.
     pub result_printed: bool,
     /// The names nearest to a misspelled one ("did you mean"), nearest first.
-    pub suggestions: Vec<String>,
+    pub suggestions: Box<[String]>,
 }
 
 impl Failure {
@@ -70,7 +70,7 @@ impl Failure {
             message: one_line(&message),
             wire: None,
             result_printed: false,
-            suggestions: Vec::new(),
+            suggestions: Box::default(),
         }
     }
 
@@ -80,7 +80,7 @@ impl Failure {
         if !names.is_empty() {
             self.message.push_str(&one_line(&format!("; did you mean {}?", names.join(", "))));
         }
-        self.suggestions = names;
+        self.suggestions = names.into_boxed_slice();
         self
     }
 
@@ -169,7 +169,7 @@ impl Failure {
             message: one_line(&text),
             wire: Some(error.clone()),
             result_printed: false,
-            suggestions: Vec::new(),
+            suggestions: Box::default(),
         }
         .with_suggestions(suggestions)
     }

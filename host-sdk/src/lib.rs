@@ -15,6 +15,7 @@
 //! | host channel, sans-IO | [`channel::Endpoint`], [`channel::Identity`] |
 //! | the browser bridge's JSON bodies, sans-IO | [`bridge::BridgeEndpoint`], [`bridge::Post`] |
 //! | socket / pipe connector, reconnect, stdio, run loop (`std`) | `connector`: `Connector`, `serve_stdio`, `run` |
+//! | contract checks in the app's own tests (`testing`) | `testing`: `check`, `Report`, `Target` |
 //!
 //! # Declaring actions
 //!
@@ -55,6 +56,8 @@ mod registration;
 mod tasks;
 #[cfg(test)]
 mod test_support;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use dispatcher::{Dispatcher, MAX_BATCH_CALLS, MAX_RESOURCE_CHUNK};
 pub use host::{

@@ -1,9 +1,12 @@
 //! Schemas of action inputs and outputs: the kinds, validation with JSON-pointer
-//! errors, and rendering to JSON Schema (draft 2020-12 subset) for describe and MCP.
+//! errors, rendering to JSON Schema (draft 2020-12 subset) for describe and MCP, and instances
+//! generated from that rendering (a minimal valid value, a refused one) for contract checks.
 
+mod instance;
 mod render;
 mod validate;
 
+pub use instance::{NoInstance, minimal_instance, violating_instance};
 pub use validate::{MAX_VALIDATION_DEPTH, MAX_VALIDATION_STEPS, SchemaViolation};
 
 /// A schema, declarable as a `static`. See the module docs of [`crate`] for an example.

@@ -29,6 +29,7 @@
 //  7. more than 16 requests in several /rpc sessions through the bridge: waves of concurrent
 //     `browser-call`s in JSON-1 and MCP sessions, a write through `browser-call`, a JSON-1
 //     session through `browser-stdio`, and the Python MCP client through `browser-stdio`;
+//     then `jfgui-agent check SLUG --mutate` finds no FAIL;
 //  8. the tab closed: the endpoint disappears from `jfgui-agent list`, at once through the
 //     page's pagehide /disconnect (a keepalive fetch; it needs a CORS preflight, which Firefox
 //     sometimes drops with the closing page), else through the bridge's expiry (lowered to
@@ -436,6 +437,13 @@ async function scenario(/** @type {'chromium' | 'firefox'} */ kind) {
     process.stdout.write(viaBridge.stdout);
     expect(viaBridge.code === 0, `python MCP client through browser-stdio: ${viaBridge.stdout.trim().split('\n').pop()}\n${viaBridge.stderr}`);
     log(`${requests} requests through browser-call and browser-stdio in 14 sessions, then the MCP client's`);
+
+    // 7b. `jfgui-agent check --mutate` through the bridge: the web Notepad keeps every contract.
+    const checked = await cli(['check', slug, '--mutate', '--json']);
+    const report = checked.stdout ? JSON.parse(checked.stdout) : {};
+    const fails = (report.findings ?? []).filter((/** @type {any} */ f) => f.level === 'FAIL');
+    expect(checked.code === 0 && report.passed === true && fails.length === 0,
+      `jfgui-agent check ${slug} --mutate finds no FAIL: ${JSON.stringify(report.counts)} ${JSON.stringify(fails)} ${checked.stderr.trim()}`);
 
     // 8. Closing the tab removes the endpoint.
     const closedAt = Date.now();

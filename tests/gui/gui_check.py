@@ -594,6 +594,13 @@ async def agent_session(desk: Desktop, checks: Checks, artifacts: str, client: C
     frames = (await agent.inspect())[1].get("view", {}).get("frames", {})
     log(f"per-frame cost of pumping the host channel (µs; the whole update beside it): {json.dumps(frames)}")
 
+    # --- jfgui-agent check --mutate against the live window: no contract broken ---------------
+    done = desk.agent("check", "sketch", "--mutate", "--json")
+    report = json.loads(done.stdout) if done.stdout else {}
+    failed = [f for f in report.get("findings", []) if f.get("level") == "FAIL"]
+    log(f"check --mutate: {report.get('counts')}")
+    checks.check("jfgui-agent check sketch --mutate finds no FAIL", done.returncode == 0 and report.get("passed") is True, failed or done.stderr)
+
     # --- the user turns agent access off ------------------------------------------------------
     desk.click((toggle["x"] + 9 * ppp, toggle["y"] + toggle["height"] / 2))
 

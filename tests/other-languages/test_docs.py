@@ -1,16 +1,18 @@
 """docs/INTEGRATING-C-PYTHON.md, executed: the Python program it shows is run as written, and
 every `$ jfgui-agent ...` line of its transcripts is run against the app, its stdout compared
 line by line (JSON compared as values) and its `jfgui-agent: error[...]` lines found on
-stderr."""
+stderr; the C check script and the pytest check run as written and pass."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import subprocess
 import sys
 
-from conftest import REPO, World, binary
+from conftest import BIN_DIR, PATIENCE_S, REPO, World, binary
 
 DOC = REPO / "docs" / "INTEGRATING-C-PYTHON.md"
 
@@ -60,3 +62,30 @@ def test_the_python_section(world: World) -> None:
     world.wait_enabled("py-counter")
     check_transcript(world, "transcript: py-counter")
     assert app.poll() is None, world.log("py-counter")
+
+
+def test_the_c_check_script(world: World) -> None:
+    script = world.scratch / "check.sh"
+    script.write_text(block("script: c-check"))
+    env = dict(world.env, PATH=f"{BIN_DIR}{os.pathsep}{world.env['PATH']}")
+    env.pop("JFGUI_RUNTIME_DIR")
+    done = subprocess.run(
+        ["bash", str(script), str(binary("c-counter"))], cwd=world.scratch, env=env, capture_output=True, timeout=PATIENCE_S
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    report = json.loads((world.scratch / "check.json").read_text())
+    assert report["app"] == "c-counter" and report["mutate"] and report["passed"], report
+
+
+def test_the_python_check(world: World) -> None:
+    (world.scratch / "counter.py").write_text(block("program: py-counter"))
+    (world.scratch / "test_counter.py").write_text(block("program: py-check"))
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_counter.py"],
+        cwd=world.scratch,
+        env=world.env,
+        capture_output=True,
+        timeout=PATIENCE_S,
+    )
+    assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
+    assert "1 passed" in done.stdout.decode(), done.stdout.decode()

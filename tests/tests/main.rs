@@ -9,6 +9,7 @@ mod audit;
 mod backpressure;
 mod bridge_http;
 mod capi;
+mod check;
 mod cli_completions;
 mod cli_daemon;
 mod cli_errors;

@@ -516,6 +516,43 @@ JfguiStatus jfgui_host_task_state(struct JfguiHost *h,
                                   size_t id_len,
                                   JfguiTaskState *state);
 
+// Runs the contract checks against this handle, in-process: the same checks as
+// `jfgui-agent check` (declaration lint, inspection, read actions, `ui.render`, resources;
+// with `mutate` also stale, invalid and valid writes, task cancellation and an atomic batch),
+// calling the handle's own callbacks as a daemon request would. `mutate` changes the app's
+// state as an agent would: use it on a scratch document. Allowed after
+// `jfgui_host_declare_actions` and before `jfgui_host_connect`; the handle's enabled state
+// is the same afterwards.
+//
+// The report is JSON, `{"mutate", "passed", "counts": {"pass", "warn", "fail"},
+// "findings": [{"level": "PASS" | "WARN" | "FAIL", "check", "action"?, "resource"?, "why",
+// "fix"?}]}`; its length in bytes goes to `*report_len`, and `jfgui_host_check_report`
+// copies it out. A report with FAILs is still `JFGUI_STATUS_OK`: `passed` says whether
+// anything FAILed.
+//
+// Errors: `WRONG_STATE` (no actions declared, or connected), `INTERNAL`.
+//
+// # Safety
+//
+// `h` is a live handle; `report_len` is valid for a write.
+JfguiStatus jfgui_host_check(struct JfguiHost *h, bool mutate, size_t *report_len);
+
+// Copies the JSON report of the handle's last `jfgui_host_check` (UTF-8, not
+// NUL-terminated) into `buf` (`capacity` bytes, owned by the caller; cut short when it does
+// not fit) and stores its full length in `*len`, so a caller can retry with a larger
+// buffer without running the checks again.
+//
+// Errors: `WRONG_STATE` (no checks have run).
+//
+// # Safety
+//
+// `h` is a live handle; `buf` is NULL (with `capacity` 0) or writable for `capacity` bytes;
+// `len` is valid for a write.
+JfguiStatus jfgui_host_check_report(const struct JfguiHost *h,
+                                    uint8_t *buf,
+                                    size_t capacity,
+                                    size_t *len);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

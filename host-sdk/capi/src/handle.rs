@@ -11,12 +11,13 @@ use std::string::{String, ToString};
 
 use jfgui_host_sdk::channel::{Endpoint, Identity, Status};
 use jfgui_host_sdk::connector::{self, Connector, Wait};
+use jfgui_host_sdk::testing::{self, Options};
 use jfgui_host_sdk::{Dispatcher, TaskTable};
 
 use crate::callbacks::Callbacks;
 use crate::declaration::{DeclarationError, Registration};
 use crate::ffi::{Error, JfguiStatus};
-use crate::host::CHost;
+use crate::host::{APP_JSON_LIMITS, CHost};
 use crate::shared::Shared;
 
 /// How long `jfgui_host_close` waits to hand `bye` to the daemon.
@@ -66,7 +67,12 @@ impl JfguiHost {
         JfguiHost {
             shared,
             poisoned: Cell::new(false),
-            state: RefCell::new(State { session: Session::Declaring, host, display_name }),
+            state: RefCell::new(State {
+                session: Session::Declaring,
+                host,
+                display_name,
+                report: None,
+            }),
         }
     }
 }
@@ -79,6 +85,8 @@ pub(crate) struct State {
     session: Session,
     host: CHost,
     display_name: String,
+    /// The JSON of the last `jfgui_host_check` run, kept for `jfgui_host_check_report`.
+    report: Option<String>,
 }
 
 #[derive(Debug)]
@@ -256,6 +264,36 @@ impl State {
             other => panic!("no endpoint: {other:?}"),
         };
         endpoint.dispatcher_mut().handle(&mut self.host, 1, call)
+    }
+
+    /// Runs host-sdk's contract checks in-process on this handle's dispatcher and callbacks
+    /// (the checks of `jfgui-agent check`), keeps the report's JSON and returns its length.
+    /// Only between declaring and connecting: the checks call the app as a client would,
+    /// without a daemon.
+    pub(crate) fn check(&mut self, mutate: bool) -> Result<usize, Error> {
+        let Session::Ready(endpoint) = &mut self.session else {
+            return Err(wrong_state("run the checks", &self.session));
+        };
+        let options = if mutate { Options::mutate() } else { Options::read_only() };
+        let report = testing::check(endpoint.dispatcher_mut(), &mut self.host, &options);
+        let json = jfgui_proto::encode(&report.to_json(), &APP_JSON_LIMITS).map_err(|e| {
+            Error::new(JfguiStatus::Internal, format!("cannot encode the report: {e}"))
+        })?;
+        let json = String::from_utf8(json)
+            .map_err(|_| Error::new(JfguiStatus::Internal, "the report is not UTF-8"))?;
+        let len = json.len();
+        self.report = Some(json);
+        Ok(len)
+    }
+
+    /// The JSON of the last [`check`](State::check).
+    pub(crate) fn report(&self) -> Result<&str, Error> {
+        self.report.as_deref().ok_or_else(|| {
+            Error::new(
+                JfguiStatus::WrongState,
+                "no checks have run on this handle (jfgui_host_check)",
+            )
+        })
     }
 
     /// Says `bye` to the daemon (waiting at most [`CLOSE_GRACE`] for it to be written).

@@ -14,6 +14,7 @@
 //! | callback results | `JfguiReply`, `jfgui_reply_*` | `reply.rs` |
 //! | the handle's lifecycle | `JfguiHost`, `jfgui_host_*`, `JfguiWait`, `JfguiInfo` | `handle.rs`, `host_api.rs` |
 //! | deferred work | `jfgui_host_task_*`, `JfguiTaskState` | `task_api.rs` |
+//! | contract checks in the app's own tests | `jfgui_host_check`, `jfgui_host_check_report` | `testing_api.rs` |
 //! | actions declared as JSON | (a JSON document) | `declaration.rs`, `schema_json.rs`, `store.rs` |
 //! | the callbacks as a `Host` | | `host.rs`, `shared.rs` |
 //!
@@ -59,6 +60,8 @@ mod shared;
 mod store;
 #[allow(unsafe_code)] // the exported functions
 mod task_api;
+#[allow(unsafe_code)] // the exported functions
+mod testing_api;
 #[cfg(test)]
 #[allow(unsafe_code)] // calls the exported functions as C does
 mod tests;
@@ -85,3 +88,4 @@ pub use task_api::{
     JfguiTaskState, jfgui_host_task_cancelled, jfgui_host_task_complete, jfgui_host_task_fail,
     jfgui_host_task_progress, jfgui_host_task_state,
 };
+pub use testing_api::{jfgui_host_check, jfgui_host_check_report};

@@ -425,3 +425,54 @@ fn several_handles_live_side_by_side() {
     assert!(dispatch(hb, &execute_call("t.ok", Some(8))).is_ok());
     close(hb);
 }
+
+#[test]
+fn the_checks_run_on_a_declared_handle_and_the_report_is_copied_out() {
+    let app = App::default();
+    let (status, h) = new_handle(&table(), &app);
+    assert_eq!(status, JfguiStatus::Ok);
+    let mut len = 0;
+    let mut full = 0;
+    // SAFETY (every call): the live handle of this test, writable lengths and buffers.
+    unsafe {
+        assert_eq!(jfgui_host_check(h, true, &mut len), JfguiStatus::WrongState);
+        assert!(last_error(h).contains("no actions are declared yet"), "{}", last_error(h));
+        assert_eq!(
+            jfgui_host_check_report(h, std::ptr::null_mut(), 0, &mut len),
+            JfguiStatus::WrongState
+        );
+    }
+    let one = r#"[{"name": "t.ok", "description": "Add one to the value.", "kind": "write",
+        "transaction": "t"}]"#;
+    assert_eq!(declare(h, one), JfguiStatus::Ok);
+    // SAFETY: as above.
+    let report = unsafe {
+        assert_eq!(jfgui_host_check(h, true, &mut len), JfguiStatus::Ok);
+        let mut short = [0u8; 8];
+        assert_eq!(
+            jfgui_host_check_report(h, short.as_mut_ptr(), short.len(), &mut full),
+            JfguiStatus::Ok
+        );
+        assert_eq!(full, len, "the full length, to retry with");
+        let mut buf = std::vec![0u8; full];
+        assert_eq!(
+            jfgui_host_check_report(h, buf.as_mut_ptr(), buf.len(), &mut full),
+            JfguiStatus::Ok
+        );
+        jfgui_proto::parse(&buf, &jfgui_proto::Limits::DEFAULT).unwrap()
+    };
+    assert_eq!(report.get("passed"), Some(&Value::Bool(true)), "{report:?}");
+    let findings = report.get("findings").and_then(Value::as_array).unwrap();
+    let valid = findings
+        .iter()
+        .find(|f| f.get("check").and_then(Value::as_str) == Some("valid_write"))
+        .unwrap();
+    assert_eq!(valid.get("level").and_then(Value::as_str), Some("PASS"), "{valid:?}");
+    // Only the valid write applied; the stale, invalid and atomic probes were refused.
+    assert_eq!((app.value.get(), app.revision.get()), (1, 1));
+    let mut info = JfguiInfo { connected: true, registered: true, enabled: true };
+    // SAFETY: as above.
+    assert_eq!(unsafe { jfgui_host_info(h, &mut info) }, JfguiStatus::Ok);
+    assert!(!info.enabled, "the handle is as disabled as before");
+    close(h);
+}

@@ -202,6 +202,8 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
         "jfgui_host_task_fail": [handle, c_char_p, c_size_t, c_char_p, c_size_t, c_char_p, c_size_t],
         "jfgui_host_task_cancelled": [handle, c_char_p, c_size_t],
         "jfgui_host_task_state": [handle, c_char_p, c_size_t, POINTER(c_int32)],
+        "jfgui_host_check": [handle, c_bool, POINTER(c_size_t)],
+        "jfgui_host_check_report": [handle, c_char_p, c_size_t, POINTER(c_size_t)],
         "jfgui_reply_json": [c_void_p, c_char_p, c_size_t],
         "jfgui_reply_error": [c_void_p, c_char_p, c_size_t, c_char_p, c_size_t],
         "jfgui_reply_deferred": [c_void_p, c_char_p, c_size_t],

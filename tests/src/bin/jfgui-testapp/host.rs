@@ -1,12 +1,14 @@
 //! The test app's `Host`: a persisted counter and text with a `state` transaction domain, a
-//! deferred job, and the per-action fault knobs applied around each call.
+//! deferred job, optionally a rendered view (`--render`), and the per-action fault knobs (and
+//! the broken contracts of `--broken-rollback` and `--blob-total-lies`) applied around each
+//! call.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use jfgui_host_sdk::{
-    ActionError, ActionSpec, Context, Execution, Host, Map, Origin, Property, ResourceBytes,
-    ResourceInfo, Schema, TaskTable, Value, host_error, schema,
+    ActionError, ActionSpec, Context, Execution, Host, Map, Origin, Property, Reason,
+    ResourceBytes, ResourceData, ResourceInfo, Schema, TaskTable, Value, host_error, schema,
 };
 
 use crate::knobs::{Faults, Knob};
@@ -21,6 +23,15 @@ const BLOB_MIME: &str = "application/octet-stream";
 
 /// `huge-output` above this many bytes is split into strings of this size.
 const HUGE_CHUNK: usize = 64 * 1024;
+
+/// The PNG `ui.render` names (`--render`).
+pub const VIEW_URI: &str = "render://view.png";
+
+/// How much larger than the blob `--blob-total-lies` says it is.
+const BLOB_LIE: u64 = 1024;
+
+/// How long an `ignores-cancel` job runs at least: long enough for a cancel to be ignored.
+const STUBBORN_JOB: Duration = Duration::from_secs(60);
 
 static TAG: Property = Property { name: "tag", schema: &schema::STRING, required: false };
 static ADD: Schema = Schema::Object {
@@ -42,6 +53,13 @@ static APPEND: Schema = Schema::Object {
             required: true,
         },
         TAG,
+    ],
+    additional: false,
+};
+static RENDERED: Schema = Schema::Object {
+    properties: &[
+        Property { name: "uri", schema: &schema::STRING, required: true },
+        Property { name: "mimeType", schema: &schema::STRING, required: true },
     ],
     additional: false,
 };
@@ -75,12 +93,22 @@ pub static ACTIONS: &[ActionSpec] = &[
     },
     ActionSpec::read("state.get", "Read the counter and the text.")
         .schemas(&schema::EMPTY_OBJECT, &schema::OBJECT),
-    ActionSpec::write(
-        "job.run",
-        "Start a task that completes after `ms` milliseconds unless cancelled.",
-    )
-    .schemas(&JOB, &schema::OBJECT),
+    ActionSpec {
+        transaction: Some(DOMAIN),
+        ..ActionSpec::write(
+            "job.run",
+            "Start a task that completes after `ms` milliseconds unless cancelled.",
+        )
+        .schemas(&JOB, &schema::OBJECT)
+    },
 ];
+
+/// `ui.render`, registered with `--render`.
+static RENDER: ActionSpec = ActionSpec::read(
+    "ui.render",
+    "Render the counter as the PNG resource render://view.png and name it.",
+)
+.schemas(&schema::EMPTY_OBJECT, &RENDERED);
 
 /// The app.
 #[derive(Debug)]
@@ -90,10 +118,17 @@ pub struct TestApp {
     ledger: Ledger,
     faults: Faults,
     transaction: Option<(State, Vec<Entry>)>,
-    jobs: Vec<(String, Instant)>,
+    /// Running jobs: id, deadline, and whether it ignores cancel requests.
+    jobs: Vec<(String, Instant, bool)>,
     next_job: u64,
     /// `--blob`: the bytes of [`BLOB_URI`] (none offered when empty).
     blob: Vec<u8>,
+    /// `--blob-total-lies`: reads of the blob claim [`BLOB_LIE`] more bytes than they serve.
+    blob_lies: bool,
+    /// `--broken-rollback`: a rollback restores the counter and text but not the revision.
+    broken_rollback: bool,
+    /// `--render`: the bytes `ui.render` last produced.
+    view: Option<Vec<u8>>,
     /// [`ACTIONS`], or those plus the hostile ones (`hostile.rs`).
     actions: &'static [ActionSpec],
 }
@@ -115,8 +150,51 @@ impl TestApp {
             jobs: Vec::new(),
             next_job: 1,
             blob: Vec::new(),
+            blob_lies: false,
+            broken_rollback: false,
+            view: None,
             actions: ACTIONS,
         })
+    }
+
+    /// `--blob-total-lies`.
+    pub fn with_blob_lies(mut self, lies: bool) -> TestApp {
+        self.blob_lies = lies;
+        self
+    }
+
+    /// `--broken-rollback`.
+    pub fn with_broken_rollback(mut self, broken: bool) -> TestApp {
+        self.broken_rollback = broken;
+        self
+    }
+
+    /// `--render`: registers [`RENDER`] too. Leaked like the hostile registrations: the app
+    /// registers once per process.
+    pub fn with_render(mut self, render: bool) -> TestApp {
+        if render {
+            let mut all = self.actions.to_vec();
+            all.push(RENDER);
+            self.actions = Vec::leak(all);
+        }
+        self
+    }
+
+    /// The counter drawn as a small grey PNG (its shade follows the counter), or for
+    /// `not-png` bytes that are not one.
+    fn render(&self, not_png: bool) -> Result<Vec<u8>, ActionError> {
+        if not_png {
+            return Ok(b"GIF89a: a view that is not a PNG".to_vec());
+        }
+        let shade = self.state.counter.rem_euclid(256) as u8;
+        let mut out = Vec::new();
+        let mut encoder = png::Encoder::new(&mut out, 8, 8);
+        encoder.set_color(png::ColorType::Grayscale);
+        let encoded = encoder
+            .write_header()
+            .and_then(|mut w| w.write_image_data(&[shade; 64]).and_then(|()| w.finish()));
+        encoded.map_err(|e| host_error("render", &format!("cannot encode the view: {e}")))?;
+        Ok(out)
     }
 
     /// Offers `bytes` as the resource [`BLOB_URI`].
@@ -233,14 +311,31 @@ impl Host for TestApp {
                 self.mutate(cx, action.name, input)?;
                 Execution::Output(self.output())
             }
-            "state.get" => Execution::Output(self.output()),
+            "state.get" => {
+                if knobs.contains(&Knob::MovesRevision) {
+                    self.state.revision += 1;
+                }
+                Execution::Output(self.output())
+            }
             "job.run" => {
                 let ms = input.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                let stubborn = knobs.contains(&Knob::IgnoresCancel);
+                let mut runs = Duration::from_millis(ms);
+                if stubborn {
+                    runs = runs.max(STUBBORN_JOB);
+                }
                 let id = format!("job-{}", self.next_job);
                 cx.tasks().start(id.clone())?;
                 self.next_job += 1;
-                self.jobs.push((id.clone(), Instant::now() + Duration::from_millis(ms)));
+                self.jobs.push((id.clone(), Instant::now() + runs, stubborn));
                 Execution::Deferred(id)
+            }
+            "ui.render" => {
+                self.view = Some(self.render(knobs.contains(&Knob::NotPng))?);
+                let mut m = Map::new();
+                m.insert("uri", VIEW_URI);
+                m.insert("mimeType", "image/png");
+                Execution::Output(Value::Object(m))
             }
             // The hostile registrations' actions (`hostile.rs`) do nothing.
             _ => Execution::Output(Value::Object(Map::new())),
@@ -281,7 +376,11 @@ impl Host for TestApp {
 
     fn rollback_transaction(&mut self) {
         if let Some((saved, entries)) = self.transaction.take() {
+            let revision = self.state.revision;
             self.state = saved;
+            if self.broken_rollback {
+                self.state.revision = revision;
+            }
             if let Err(e) = self.ledger.write(&entries, "rolled-back") {
                 eprintln!("jfgui-testapp: ledger: {e}");
             }
@@ -289,26 +388,67 @@ impl Host for TestApp {
     }
 
     fn resources(&mut self) -> Vec<ResourceInfo> {
-        if self.blob.is_empty() {
-            return Vec::new();
+        let mut out = Vec::new();
+        if !self.blob.is_empty() {
+            out.push(ResourceInfo {
+                uri: BLOB_URI.into(),
+                name: "data.bin".into(),
+                mime_type: BLOB_MIME.into(),
+                size: Some(self.blob.len() as u64),
+            });
         }
-        vec![ResourceInfo {
-            uri: BLOB_URI.into(),
-            name: "data.bin".into(),
-            mime_type: BLOB_MIME.into(),
-            size: Some(self.blob.len() as u64),
-        }]
+        if let Some(view) = &self.view {
+            out.push(ResourceInfo {
+                uri: VIEW_URI.into(),
+                name: "view.png".into(),
+                mime_type: "image/png".into(),
+                size: Some(view.len() as u64),
+            });
+        }
+        out
     }
 
     fn resource(&mut self, uri: &str) -> Option<ResourceBytes<'_>> {
-        (uri == BLOB_URI && !self.blob.is_empty())
-            .then_some(ResourceBytes { mime_type: BLOB_MIME, bytes: &self.blob })
+        match uri {
+            BLOB_URI if !self.blob.is_empty() => {
+                Some(ResourceBytes { mime_type: BLOB_MIME, bytes: &self.blob })
+            }
+            VIEW_URI => {
+                self.view.as_deref().map(|b| ResourceBytes { mime_type: "image/png", bytes: b })
+            }
+            _ => None,
+        }
+    }
+
+    fn read_resource(
+        &mut self,
+        uri: &str,
+        offset: u64,
+        limit: u32,
+    ) -> Result<ResourceData, ActionError> {
+        let lie = if uri == BLOB_URI && self.blob_lies { BLOB_LIE } else { 0 };
+        let Some(res) = self.resource(uri) else {
+            return Err(ActionError::new(
+                Reason::Resource { resource: uri.into() },
+                "no such resource",
+            ));
+        };
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(res.bytes.len());
+        let end = start.saturating_add(limit as usize).min(res.bytes.len());
+        Ok(ResourceData {
+            mime_type: res.mime_type.into(),
+            total_size: res.bytes.len() as u64 + lie,
+            bytes: res.bytes[start..end].to_vec(),
+        })
     }
 
     fn tick(&mut self, tasks: &mut TaskTable) -> Option<Duration> {
         let now = Instant::now();
-        self.jobs.retain(|(id, due)| {
-            if tasks.is_cancel_requested(id) {
+        self.jobs.retain(|(id, due, stubborn)| {
+            if tasks.state(id).is_none() {
+                // Discarded: started inside an atomic batch that was rolled back.
+                false
+            } else if !*stubborn && tasks.is_cancel_requested(id) {
                 let _ = tasks.cancelled(id);
                 false
             } else if now >= *due {
@@ -318,7 +458,7 @@ impl Host for TestApp {
                 true
             }
         });
-        self.jobs.iter().map(|(_, due)| due.saturating_duration_since(now)).min()
+        self.jobs.iter().map(|(_, due, _)| due.saturating_duration_since(now)).min()
     }
 }
 

@@ -27,6 +27,16 @@ pub enum Knob {
     ReplyUnknownId,
     /// After a deferred reply, send a `running` update of its task with a result of BYTES.
     RunningResult(usize),
+    /// A read that moves the revision (a broken read contract, for `check`).
+    MovesRevision,
+    /// The call's `expectedRevision` is replaced by the current revision before the
+    /// dispatcher sees it, as by an app that never compares revisions: a stale write applies.
+    IgnoresRevision,
+    /// `job.run`: the task never honours a cancel request and runs for at least a minute, so
+    /// there is a cancel to ignore.
+    IgnoresCancel,
+    /// `ui.render` (with `--render`): the resource it names holds bytes that are not a PNG.
+    NotPng,
 }
 
 impl Knob {
@@ -54,6 +64,10 @@ impl Knob {
             "reply-twice" => Knob::ReplyTwice,
             "reply-unknown-id" => Knob::ReplyUnknownId,
             "running-result" => Knob::RunningResult(number("BYTES")? as usize),
+            "moves-revision" => Knob::MovesRevision,
+            "ignores-revision" => Knob::IgnoresRevision,
+            "ignores-cancel" => Knob::IgnoresCancel,
+            "not-png" => Knob::NotPng,
             other => return Err(format!("unknown knob {other:?}")),
         };
         let takes_value = matches!(
@@ -98,6 +112,11 @@ impl Faults {
             matches!(k, Knob::ReplyTwice | Knob::ReplyUnknownId | Knob::RunningResult(_))
         })
     }
+
+    /// True when some action rewrites its request frames (`ignores-revision`).
+    pub fn rewrites_requests(&self) -> bool {
+        self.entries.iter().any(|(_, k)| *k == Knob::IgnoresRevision)
+    }
 }
 
 #[cfg(test)]
@@ -118,6 +137,10 @@ mod tests {
             "bad-output-schema",
             "reply-twice",
             "reply-unknown-id",
+            "moves-revision",
+            "ignores-revision",
+            "ignores-cancel",
+            "not-png",
         ] {
             assert!(Knob::parse(k).is_ok(), "{k}");
         }

@@ -7,6 +7,7 @@
 //!               [--stall-handshake] [--no-read] [--blob BYTES]
 //!               [--name-bytes N] [--bulk-actions N] [--description-bytes B]
 //!               [--huge-schema BYTES] [--unsolicited-tasks N]
+//!               [--render] [--broken-rollback] [--blob-total-lies]
 //! ```
 //!
 //! - `--agent-enable`: enable agent access (without it the app registers disabled).
@@ -31,6 +32,16 @@
 //!   in all, so the 256 KiB string bound is not what stops it), `bad-output-schema` (output a string), `reply-twice`,
 //!   `reply-unknown-id` (reply under id `u64::MAX − id`), `running-result=BYTES` (after a
 //!   deferred reply, a `running` update of that task carrying a result of BYTES bytes).
+//!   Broken contracts for `jfgui-agent check`: `moves-revision` (a read that moves the
+//!   revision), `ignores-revision` (the call's `expectedRevision` is replaced by the current
+//!   revision before the dispatcher sees it, so a stale write applies), `ignores-cancel`
+//!   (`job.run`: the task never honours a cancel and runs at least 60 s), `not-png`
+//!   (`ui.render`: the view's bytes are not a PNG).
+//! - `--render`: register `ui.render` (read), which draws the counter into the PNG resource
+//!   `render://view.png`.
+//! - `--broken-rollback`: a rollback restores the counter and text but not the revision.
+//! - `--blob-total-lies`: reads of `blob://data.bin` report a `totalSize` 1 KiB beyond the
+//!   bytes they serve.
 //! - `--stall-handshake`: connect and never send `hello`. `--no-read`: stop reading the host
 //!   channel once registered (the process stays alive).
 //! - `--blob BYTES`: offer the resource `blob://data.bin` (`application/octet-stream`), the
@@ -39,8 +50,8 @@
 //!   `--huge-schema`) and `--unsolicited-tasks N`: see `hostile.rs`.
 //!
 //! Actions: `counter.add {by: -1000..1000, tag?}` and `text.append {text, tag?}` (writes,
-//! transaction domain `state`), `state.get {}` (read), `job.run {ms}` (write, deferred task
-//! that completes after `ms` unless cancelled). Exit: 0 when the peer closes, 1 on an error,
+//! transaction domain `state`), `state.get {}` (read), `job.run {ms}` (write, domain `state`,
+//! deferred task that completes after `ms` unless cancelled). Exit: 0 when the peer closes, 1 on an error,
 //! 2 on a usage error. The app does not reconnect; the harness restarts it.
 
 mod host;
@@ -72,6 +83,9 @@ struct Args {
     faults: Faults,
     behaviour: Behaviour,
     blob: usize,
+    blob_lies: bool,
+    broken_rollback: bool,
+    render: bool,
     name_bytes: Option<usize>,
     registration: hostile::Registration,
 }
@@ -92,6 +106,9 @@ fn parse() -> Result<Args, String> {
             "--stall-handshake" => a.behaviour.stall_handshake = true,
             "--no-read" => a.behaviour.no_read = true,
             "--blob" => a.blob = count("--blob", value("--blob")?)?,
+            "--blob-total-lies" => a.blob_lies = true,
+            "--broken-rollback" => a.broken_rollback = true,
+            "--render" => a.render = true,
             "--name-bytes" => a.name_bytes = Some(count(&arg, value(&arg)?)?),
             "--bulk-actions" => a.registration.bulk_actions = count(&arg, value(&arg)?)?,
             "--description-bytes" => {
@@ -132,7 +149,10 @@ fn run(args: Args) -> std::io::Result<()> {
     let ledger = Ledger::open(args.ledger.as_deref())?;
     let mut app = TestApp::new(args.state.clone(), ledger, args.faults.clone())?
         .with_blob(jfgui_tests::blob(args.blob))
-        .with_actions(args.registration.actions());
+        .with_blob_lies(args.blob_lies)
+        .with_broken_rollback(args.broken_rollback)
+        .with_actions(args.registration.actions())
+        .with_render(args.render);
     let headless = args.stdio || headless_requested();
     let mut dispatcher = Dispatcher::new(&app).map_err(std::io::Error::other)?;
     dispatcher.set_enabled(headless || args.enable);

@@ -1,6 +1,6 @@
 //! The test app's own transport loop over the sans-IO endpoint: a reader thread feeding a
 //! channel (so the loop can also wake up for task deadlines), plus the transport-level faults
-//! (`reply-twice`, `reply-unknown-id`, `stall-handshake`, `no-read`).
+//! (`reply-twice`, `reply-unknown-id`, `ignores-revision`, `stall-handshake`, `no-read`).
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use jfgui_host_sdk::Host;
 use jfgui_host_sdk::channel::{Endpoint, Status};
 use jfgui_proto::Limits;
 use jfgui_proto::channel::{
@@ -51,6 +52,7 @@ pub fn serve(
     let rx = spawn_reader(reader, stop_reading.clone());
     let limits = frame_limits(&Limits::DEFAULT, DEFAULT_MAX_FRAME);
     let mut incoming = FrameDecoder::new(DEFAULT_MAX_FRAME);
+    let mut requests = FrameDecoder::new(DEFAULT_MAX_FRAME);
     let mut actions: HashMap<u64, String> = HashMap::new();
     let mut next_tick: Option<Duration> = None;
     let mut unsolicited = behaviour.unsolicited_tasks;
@@ -94,6 +96,11 @@ pub fn serve(
         match got {
             Ok(chunk) if chunk.is_empty() => return Ok(()),
             Ok(chunk) => {
+                let chunk = if faults.rewrites_requests() {
+                    rewrite_requests(&mut requests, &chunk, faults, app.revision(), &limits)?
+                } else {
+                    chunk
+                };
                 if faults.rewrites_replies() {
                     remember_actions(&mut incoming, &chunk, &limits, &mut actions);
                 }
@@ -129,6 +136,34 @@ fn spawn_reader(
         }
     });
     rx
+}
+
+/// Applies `ignores-revision`: an execute call of such an action that names an
+/// `expectedRevision` gets `revision` (the app's revision when the bytes arrive) instead, as if
+/// the app never compared them. Partial frames stay in `decoder` until they are complete.
+fn rewrite_requests(
+    decoder: &mut FrameDecoder,
+    chunk: &[u8],
+    faults: &Faults,
+    revision: u64,
+    limits: &Limits,
+) -> io::Result<Vec<u8>> {
+    let bad = |e: String| io::Error::new(io::ErrorKind::InvalidData, e);
+    decoder.feed(chunk);
+    let mut out = Vec::with_capacity(chunk.len());
+    while let Some(body) = decoder.next_frame().map_err(|e| bad(e.to_string()))? {
+        let mut msg: DaemonMessage =
+            decode_message(&body, limits).map_err(|e| bad(e.to_string()))?;
+        if let DaemonMessage::Request(r) = &mut msg
+            && let Call::Execute(c) = &mut r.call
+            && c.expected_revision.is_some()
+            && faults.of(&c.action).any(|k| k == Knob::IgnoresRevision)
+        {
+            c.expected_revision = Some(revision);
+        }
+        out.extend(encode_frame(&msg, limits, DEFAULT_MAX_FRAME).map_err(|e| bad(e.to_string()))?);
+    }
+    Ok(out)
 }
 
 /// Notes which action each request id belongs to (only needed to rewrite replies).
