@@ -37,7 +37,7 @@ if ! cbindgen --version 2>/dev/null | grep -qx "cbindgen $cbindgen_version"; the
 fi
 
 step "the committed header is cbindgen's output"
-cbindgen --quiet --config host-sdk/capi/cbindgen.toml --crate capi --output "$scratch/jfgui_host.h"
+cbindgen --quiet --config host-sdk/capi/cbindgen.toml --crate jfgui-host-capi --output "$scratch/jfgui_host.h"
 if ! cmp -s host-sdk/capi/include/jfgui_host.h "$scratch/jfgui_host.h"; then
     diff -u host-sdk/capi/include/jfgui_host.h "$scratch/jfgui_host.h" >&2 || true
     fail "host-sdk/capi/include/jfgui_host.h is stale: regenerate it (command in host-sdk/capi/cbindgen.toml)"
