@@ -27,12 +27,8 @@ PROFILE = "dist"
 CRATE = "jfgui-host-capi"
 
 
-def library_file_name() -> str:
-    if sys.platform == "win32":
-        return "jfgui_host.dll"
-    if sys.platform == "darwin":
-        return "libjfgui_host.dylib"
-    return "libjfgui_host.so"
+#: The suffixes of a dynamic library (the crate also builds a static one and an rlib).
+DYNAMIC_SUFFIXES = (".so", ".dylib", ".dll")
 
 
 def wheel_platform() -> str:
@@ -61,14 +57,13 @@ def build_library(workspace: Path) -> Path:
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"cargo build of {CRATE} failed (status {done.returncode}; its errors are above)")
-    wanted = library_file_name()
     for line in done.stdout.splitlines():
         message: dict[str, Any] = json.loads(line)
         if message.get("reason") == "compiler-artifact" and message["target"]["name"] == "jfgui_host":
             for name in message["filenames"]:
-                if Path(name).name == wanted:
+                if Path(name).suffix in DYNAMIC_SUFFIXES:
                     return Path(name)
-    raise RuntimeError(f"cargo build of {CRATE} reported no {wanted}")
+    raise RuntimeError(f"cargo build of {CRATE} reported no dynamic library")
 
 
 class LibraryHook(BuildHookInterface):
