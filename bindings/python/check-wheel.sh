@@ -47,7 +47,8 @@ case $(basename "$wheel") in
     jfgui_host-*-py3-none-linux_x86_64.whl) ;;
     *) fail "$(basename "$wheel") is not tagged py3-none-linux_x86_64" ;;
 esac
-python3 -m zipfile -l "$wheel" | grep -q '^jfgui_host/libjfgui_host\.so ' || fail "the wheel does not carry jfgui_host/libjfgui_host.so"
+contents=$(python3 -m zipfile -l "$wheel")
+grep -q '^jfgui_host/libjfgui_host\.so ' <<<"$contents" || fail "the wheel does not carry jfgui_host/libjfgui_host.so"
 printf '%s: %d bytes\n' "$(basename "$wheel")" "$(stat -c %s "$wheel")"
 
 step "a fresh venv installs the wheel, with no index and no Rust"
