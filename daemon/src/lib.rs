@@ -1,9 +1,6 @@
-//! The jfgui-agentd daemon: the session engine and the OS layer.
-//!
-//! The engine ([`Engine`] and the types re-exported beside it) is everything protocol and works
-//! over any byte stream; `jfgui-agent headless` links it too. The OS layer (the public modules
-//! below) binds it to the runtime directory, the lock, sockets or named pipes, socket
-//! activation and signals. `docs/ARCHITECTURE.md` maps both.
+// The crate docs are README.md (also the crates.io page): the daemon, how to install it, and
+// what its library holds.
+#![doc = include_str!("../README.md")]
 
 pub mod audit;
 mod backlog;

@@ -1,7 +1,7 @@
 """tk-notes: a Tkinter notes window whose text an agent can read and edit through
 jfgui-agentd, with undo, and agent access off until the user ticks the box.
 
-    pip install ./bindings/python      # after `cargo build -p jfgui-host-capi --release`
+    pip install jfgui_host-*.whl       # the wheel `pip wheel bindings/python` builds
     python3 examples/tk-notes/notes.py [--agent-enable] [--text TEXT]
 
 The app registers as "Tk Notes" (endpoint `tk-notes`). Agents see `notes.get`,

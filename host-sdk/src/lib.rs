@@ -1,45 +1,5 @@
-//! The library every GUI app links to expose semantic actions through jfgui-agentd.
-//!
-//! An app implements [`Host`] (its actions, revision, capabilities and `execute`, plus
-//! optional inspection, transactions, tasks and resources), wraps it in a [`Dispatcher`]
-//! that enforces every contract of a call and a batch before the host runs, and connects the
-//! dispatcher to the daemon through a sans-IO [`channel::Endpoint`]. No thread, runtime or
-//! protocol knowledge is forced on the app: it pumps the endpoint from its UI tick, or watches
-//! the connector's fd in its own event loop, or uses the small run loop of the `std` feature.
-//!
-//! | concept | types |
-//! |---|---|
-//! | the app's side | [`Host`], [`Execution`], [`Availability`], [`Context`], [`host_error`] |
-//! | the contracts of calls and batches | [`Dispatcher`], [`RegistrationError`] |
-//! | deferred work (tasks) | [`TaskTable`], [`TaskError`] |
-//! | host channel, sans-IO | [`channel::Endpoint`], [`channel::Identity`] |
-//! | the browser bridge's JSON bodies, sans-IO | [`bridge::BridgeEndpoint`], [`bridge::Post`] |
-//! | socket / pipe connector, reconnect, stdio, run loop (`std`) | `connector`: `Connector`, `serve_stdio`, `run` |
-//! | contract checks in the app's own tests (`testing`) | `testing`: `check`, `Report`, `Target` |
-//!
-//! # Declaring actions
-//!
-//! Specs and schemas are `static` items built with `const fn`s:
-//!
-//! ```
-//! use jfgui_host_sdk::{ActionSpec, Property, Schema, schema};
-//! static INSERT: Schema = Schema::Object {
-//!     properties: &[Property { name: "text", schema: &schema::STRING, required: true }],
-//!     additional: false,
-//! };
-//! static ACTIONS: &[ActionSpec] = &[ActionSpec {
-//!     capabilities: 0, undo: true, transaction: Some("document"), command_id: Some(100),
-//!     ..ActionSpec::write("document.text.insert", "Insert text at the selection")
-//!         .schemas(&INSERT, &schema::OBJECT)
-//! }];
-//! assert_eq!(ACTIONS[0].transaction, Some("document"));
-//! ```
-//!
-//! # `no_std`
-//!
-//! Without the default `std` feature the crate is `no_std` + `alloc` (it builds for
-//! `wasm32-unknown-unknown`, the browser bridge's host side); the dispatcher, the task table
-//! and the endpoint are all there, only the OS connector is not.
+// The crate docs are README.md (also the crates.io page), so its examples run as doc tests.
+#![doc = include_str!("../README.md")]
 #![no_std]
 
 extern crate alloc;

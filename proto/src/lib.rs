@@ -1,34 +1,5 @@
-//! The wire core of jfgui-agentd, shared by the daemon, the CLI and every app (`no_std` + `alloc`).
-//!
-//! | concept | types |
-//! |---|---|
-//! | strict bounded JSON | [`Value`], [`Number`], [`Map`], [`Limits`], [`parse`], [`encode`], [`JsonError`] |
-//! | typed messages over strict JSON | [`from_value`], [`to_value`], [`DecodeError`] |
-//! | actions and schemas | [`ActionSpec`], [`ActionKind`], [`ActionName`], [`validate_registration`], [`Schema`], [`Property`], [`schema`] |
-//! | application errors | [`ActionError`], [`Reason`], [`ErrorClass`] |
-//! | where the sockets live (feature `std`) | `locations` |
-//! | which app a name means (ENDPOINT, MCP `app`) | [`resolve`] |
-//! | host channel | [`channel`]: messages, [`channel::FrameDecoder`], [`channel::encode_frame`] |
-//! | client lines (one JSON-RPC object per line) | [`LineDecoder`], [`Line`] |
-//! | revisions | [`MAX_REVISION`] |
-//!
-//! # Why a hand-written JSON parser
-//!
-//! `serde_json` (without `arbitrary_precision`) turns `123456789012345678901234567890` into a
-//! float, rejects `1e400` and rounds `9007199254740993.0`, and it accepts duplicate object keys
-//! (last wins). This crate needs exact number tokens, exact integer conversion, duplicate-key
-//! rejection and five bounds enforced *while* parsing. Turning on `arbitrary_precision` would
-//! change `serde_json::Number` for the whole workspace through feature unification. So the
-//! parser and encoder of [`Value`] are ours; serde's derive does the typed mapping on top of
-//! them ([`from_value`] / [`to_value`]), and `serde_json` is only a differential oracle in tests
-//! and the baseline of the benchmark (`cargo bench -p jfgui-proto --bench json`), which the strict
-//! parser matches in speed.
-//!
-//! # Rule for typed messages
-//!
-//! Types decoded with [`from_value`] use externally tagged enums and plain structs with
-//! `#[serde(deny_unknown_fields)]`: no `untagged`, internally tagged or `flatten`, because those
-//! buffer values in serde's private `Content` and would lose exact number tokens.
+// The crate docs are README.md (also the crates.io page), so its examples run as doc tests.
+#![doc = include_str!("../README.md")]
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

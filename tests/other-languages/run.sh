@@ -51,7 +51,6 @@ RUSTDOCFLAGS="-D warnings" cargo doc -q -p jfgui-host-capi --no-deps
 
 step "build"
 cargo build -q -p jfgui-daemon -p jfgui-agent -p jfgui-host-capi
-cargo build -q -p jfgui-host-capi --release
 make --no-print-directory -C examples/c-counter LIBDIR="$target/debug" OUT="$target/debug/c-counter"
 
 step "capi suite, the C example under valgrind"
@@ -62,10 +61,11 @@ step "python: the MCP clients' venv, plus pytest, mypy and this package"
 python=$(bash tests/mcp-clients/python/venv.sh)
 "$python" -c 'import tkinter' || fail "the venv's python ($python) has no tkinter"
 "$python" -m pip install -q --disable-pip-version-check -r "$here/requirements.txt"
-# Exactly what the docs say: after `cargo build -p jfgui-host-capi --release`, install the package (it
-# bundles target/release/libjfgui_host.so); reinstalled every run for a fresh library.
-"$python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
-rm -rf bindings/python/build bindings/python/src/jfgui_host.egg-info
+# What an app author installs: the wheel, which carries libjfgui_host (its build compiles it);
+# built and reinstalled every run for a fresh library. bindings/python/check-wheel.sh installs
+# it where there is no Rust and no checkout.
+"$python" -m pip wheel -q --disable-pip-version-check --no-deps -w "$scratch/wheel" ./bindings/python
+"$python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$scratch"/wheel/jfgui_host-*.whl
 
 step "python package: mypy --strict, pytest"
 (cd bindings/python && MYPYPATH=src:tests "$python" -m mypy --strict --no-incremental src/jfgui_host tests)

@@ -1,44 +1,6 @@
-//! `libjfgui_host`: the C ABI over `host-sdk`, so apps written in C, C++ or Python (through
-//! `ctypes`) register with jfgui-agentd and get exactly the contracts a Rust app gets. The
-//! app's callback table is wrapped as a `Host` and run behind host-sdk's own `Dispatcher`,
-//! `Endpoint` and `Connector`: no check is reimplemented here, and a registration declared in
-//! JSON goes through the same validation as a static Rust one.
-//!
-//! The header `include/jfgui_host.h` is generated from this crate by cbindgen
-//! (`cbindgen.toml`) and committed; CI regenerates it and fails on any difference.
-//!
-//! | concept | C surface | here |
-//! |---|---|---|
-//! | status codes, no unwinding out, string and buffer rules | `JfguiStatus` | `ffi.rs` |
-//! | the app's callbacks | `JfguiCallbacks`, `JfguiCallInfo`, `JfguiStr` | `callbacks.rs` |
-//! | callback results | `JfguiReply`, `jfgui_reply_*` | `reply.rs` |
-//! | the handle's lifecycle | `JfguiHost`, `jfgui_host_*`, `JfguiWait`, `JfguiInfo` | `handle.rs`, `host_api.rs` |
-//! | deferred work | `jfgui_host_task_*`, `JfguiTaskState` | `task_api.rs` |
-//! | contract checks in the app's own tests | `jfgui_host_check`, `jfgui_host_check_report` | `testing_api.rs` |
-//! | actions declared as JSON | (a JSON document) | `declaration.rs`, `schema_json.rs`, `store.rs` |
-//! | the callbacks as a `Host` | | `host.rs`, `shared.rs` |
-//!
-//! # Ownership
-//!
-//! Strings are UTF-8 as pointer and length, never NUL-terminated, and always borrowed: the
-//! library copies what it keeps before the function returns, and strings it passes to a
-//! callback are valid only during that callback. Results go *into* library-owned
-//! [`JfguiReply`] objects through the `jfgui_reply_*` functions, and text comes *out* only
-//! into caller-owned buffers (`jfgui_host_last_error`), so no memory ever changes owner
-//! across the boundary except the handle itself (`jfgui_host_new` → `jfgui_host_close`).
-//!
-//! # Threads and state
-//!
-//! No global state: each handle is independent and a process may hold several. A handle is
-//! used by one thread at a time (it may move between threads); callbacks run on the thread
-//! that called into the library. Calling a `jfgui_host_*` function of a handle from inside
-//! one of its own callbacks returns `JFGUI_STATUS_REENTRANT`, except the documented few.
-//!
-//! # Why `unsafe` is allowed in this crate
-//!
-//! The workspace denies `unsafe_code`; a C ABI cannot exist without it (raw pointers from C,
-//! `extern` functions, calling the app's function pointers). It is allowed per module, only
-//! in the modules that touch the boundary, and every block carries its `SAFETY` reasoning.
+// The crate docs are README.md (also the crates.io page): what the C surface is, where the
+// header is, the ownership and threading rules, and why `unsafe` is allowed per module below.
+#![doc = include_str!("../README.md")]
 
 #[allow(unsafe_code)] // calls the app's function pointers
 mod callbacks;

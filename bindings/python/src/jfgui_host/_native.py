@@ -136,9 +136,10 @@ def library_file_name() -> str:
 
 
 def library_candidates() -> list[Path]:
-    """Where the library is looked for, in order: ``$JFGUI_HOST_LIB``; next to this package
-    (where ``pip install`` puts it); and, when running from the source tree, the Cargo target
-    dir (``$CARGO_TARGET_DIR``, else the repository's ``target/``), release before debug."""
+    """Where the library is looked for, in order: ``$JFGUI_HOST_LIB`` (for development: a
+    library of your own build); next to this module (the copy the wheel carries); and, when
+    running from the source tree (an editable install), the Cargo target dir
+    (``$CARGO_TARGET_DIR``, else the repository's ``target/``), release before debug."""
     explicit = os.environ.get(LIBRARY_ENV)
     if explicit:
         return [Path(explicit)]
@@ -176,8 +177,9 @@ def library() -> ctypes.CDLL:
                 tried.append(f"{path} (missing)")
         else:
             raise LibraryNotFound(
-                "libjfgui_host not found; build it with `cargo build -p jfgui-host-capi --release` and "
-                f"reinstall the package, or set {LIBRARY_ENV}. Tried: " + "; ".join(tried)
+                "libjfgui_host not found: the jfgui-host wheel carries it, so reinstall the package from "
+                "its wheel; from a source tree, build it with `cargo build -p jfgui-host-capi --release`, "
+                f"or set {LIBRARY_ENV} to a library file. Tried: " + "; ".join(tried)
             )
     return _library
 
