@@ -209,7 +209,8 @@ impl Failure {
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.app_code() {
-            Some(code) => write!(f, "error[{} {}]: {}", self.reason, one_line(code), self.message),
+            // The prefix stays `error[REASON]: ` for scripts; the app's code leads the text.
+            Some(code) => write!(f, "error[{}]: {}: {}", self.reason, one_line(code), self.message),
             None => write!(f, "error[{}]: {}", self.reason, self.message),
         }
     }
@@ -314,7 +315,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             Failure::from_rpc_error(&host).to_string(),
-            "error[host_error out_of_range]: the counter stays within -1000..1000"
+            "error[host_error]: out_of_range: the counter stays within -1000..1000"
         );
         let missing = parse(
             r#"{"code":1004,"message":"no such resource","data":{"reason":"resource","resource":"export://nope.txt"}}"#,
