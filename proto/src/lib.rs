@@ -14,6 +14,8 @@ mod json;
 mod line;
 #[cfg(feature = "std")]
 pub mod locations;
+#[cfg(feature = "std")]
+pub mod process;
 pub mod resolve;
 pub mod schema;
 
