@@ -14,6 +14,7 @@
 //! | deferred work (SPEC S4) | [`TaskTable`], [`TaskError`] |
 //! | host channel, sans-IO (SPEC S8) | [`channel::Endpoint`], [`channel::Identity`] |
 //! | the browser bridge's JSON bodies, sans-IO (SPEC S10) | [`bridge::BridgeEndpoint`], [`bridge::Post`] |
+//! | a web app's wasm exports for the `jfgui-web-host` npm package (`web`) | `bridge::web`: `WebApp`, `web_exports!` |
 //! | socket / pipe connector, reconnect, stdio, run loop (`std`) | `connector`: `Connector`, `serve_stdio`, `run` |
 //!
 //! # Declaring actions
@@ -38,11 +39,12 @@
 //!
 //! Without the default `std` feature the crate is `no_std` + `alloc` (it builds for
 //! `wasm32-unknown-unknown`, the browser bridge's host side); the dispatcher, the task table
-//! and the endpoint are all there, only the OS connector is not.
+//! and the endpoint are all there, only the OS connector is not. The `web` feature adds the
+//! wasm exports a web app needs (it uses `std` for its thread-local state, not the connector).
 #![no_std]
 
 extern crate alloc;
-#[cfg(any(feature = "std", test))]
+#[cfg(any(feature = "std", feature = "web", test))]
 extern crate std;
 
 pub mod bridge;
