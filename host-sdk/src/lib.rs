@@ -13,6 +13,7 @@
 //! | contracts (SPEC S2, S3) | [`Dispatcher`], [`RegistrationError`] |
 //! | deferred work (SPEC S4) | [`TaskTable`], [`TaskError`] |
 //! | host channel, sans-IO (SPEC S8) | [`channel::Endpoint`], [`channel::Identity`] |
+//! | actions declared in JSON, for C, Python and JavaScript apps (`declare`) | `declare::Registration` |
 //! | the browser bridge's JSON bodies, sans-IO (SPEC S10) | [`bridge::BridgeEndpoint`], [`bridge::Post`] |
 //! | a web app's wasm exports for the `jfgui-web-host` npm package (`web`) | `bridge::web`: `WebApp`, `web_exports!` |
 //! | socket / pipe connector, reconnect, stdio, run loop (`std`) | `connector`: `Connector`, `serve_stdio`, `run` |
@@ -51,6 +52,9 @@ pub mod bridge;
 pub mod channel;
 #[cfg(feature = "std")]
 pub mod connector;
+#[cfg(feature = "declare")]
+#[allow(unsafe_code)] // specs built on the registration's own storage (see declare/store.rs)
+pub mod declare;
 mod dispatcher;
 mod host;
 mod registration;
