@@ -553,7 +553,8 @@ async function scenario(kind, projects) {
     await page.close();
     await waitFor(async () => !(await apps()).some((/** @type {any} */ a) => a.slug === slug),
       'the endpoint to go after the tab closed');
-    const reason = daemon.stderr.match(/browser detached.*?reason="?(\w+)/)?.[1];
+    // The last detach: the first in this daemon's log is the old bridge's closing (step 8).
+    const reason = [...daemon.stderr.matchAll(/browser detached.*?reason="?(\w+)/g)].pop()?.[1];
     expect((reason === 'disconnect' || reason === 'expired') &&
       !existsSync(path.join(runtime, 'apps', `${slug}.sock`)),
       `closing the tab removed ${slug} after ${Date.now() - closedAt} ms (the daemon logged: ${reason})`);
