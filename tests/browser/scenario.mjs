@@ -50,6 +50,8 @@
 //     and enabled, agents' writes change the page, and every contract holds before its
 //     functions run (schema, stale revision, an atomic batch rolled back when the app refuses
 //     its last call, the user's own clicks moving the revision), a task followed to its end.
+// 11. the package README's JavaScript-only app, its code blocks served as written: an agent's
+//     write shows on the page, a write its schema refuses does not.
 //
 // A browser that cannot start fails the run, unless JFGUI_ALLOW_SKIP=1.
 
@@ -275,25 +277,39 @@ function runUser() {
   return { dir, runtime, release };
 }
 
+/** The package README, whose JavaScript-only app is served as written. */
+const README = path.join(root, 'bindings/web/README.md');
+
+/** @typedef {keyof PAGES | 'readme'} Project */
+
 /**
  * The projects the pages are served from: for each page an empty directory with the package
- * tarball installed by npm, the page's files beside node_modules.
- * @returns {Promise<Record<keyof PAGES, string>>}
+ * tarball installed by npm, the page's files beside node_modules (for `readme`, the README's
+ * first `js` block as counter.js and its first `html` block as index.html).
+ * @returns {Promise<Record<Project, string>>}
  */
 async function installProjects() {
-  const projects = /** @type {Record<keyof PAGES, string>} */ ({});
-  for (const [name, www] of /** @type {[keyof PAGES, string][]} */ (Object.entries(PAGES))) {
+  const projects = /** @type {Record<Project, string>} */ ({});
+  for (const name of /** @type {Project[]} */ ([...Object.keys(PAGES), 'readme'])) {
     const dir = await mkdtemp(path.join(tmpdir(), `jfgui-web-${name}-`));
     await writeFile(path.join(dir, 'package.json'),
       JSON.stringify({ name: `jfgui-browser-${name}`, private: true }) + '\n');
     const installed = await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', tarball],
       { env: process.env, cwd: dir });
     if (installed.code !== 0) throw new Error(`FAILED: npm install ${tarball}: ${installed.stderr}`);
-    // Only the page's own files: never a node_modules of a checkout's local install.
-    await cp(www, dir, {
-      recursive: true,
-      filter: (src) => !/(^|\/)(node_modules|package(-lock)?\.json)$/.test(path.relative(www, src)),
-    });
+    if (name === 'readme') {
+      const text = await readFile(README, 'utf8');
+      const block = (/** @type {string} */ lang) => text.match(new RegExp('```' + lang + '\\n([\\s\\S]*?)```'))?.[1];
+      await writeFile(path.join(dir, 'counter.js'), block('js') ?? '');
+      await writeFile(path.join(dir, 'index.html'), block('html') ?? '');
+    } else {
+      // Only the page's own files: never a node_modules of a checkout's local install.
+      const www = PAGES[name];
+      await cp(www, dir, {
+        recursive: true,
+        filter: (src) => !/(^|\/)(node_modules|package(-lock)?\.json)$/.test(path.relative(www, src)),
+      });
+    }
     const module = path.join(dir, 'node_modules/jfgui-web-host');
     const manifest = JSON.parse(await readFile(path.join(module, 'package.json'), 'utf8'));
     const shipped = ['index.js', 'bridge.js', 'page.js', 'script.js', 'types/index.d.ts', 'jfgui_web_host.wasm', 'LICENSE'];
@@ -308,7 +324,7 @@ async function installProjects() {
 /**
  * One browser's whole scenario; returns its version, or null when skipped.
  * @param {'chromium' | 'firefox'} kind
- * @param {Record<keyof PAGES, string>} projects
+ * @param {Record<Project, string>} projects
  */
 async function scenario(kind, projects) {
   const spec = BROWSERS[kind];
@@ -632,6 +648,28 @@ async function scenario(kind, projects) {
     expect(task.state === 'completed' && task.result?.value === 12 && (await shown()).value === 12,
       `a deferred count_to, reported by the page's timers, is followed to its end: ${r.stdout}${r.stderr}`);
     await counter.close();
+    await waitFor(async () => !(await apps()).some((/** @type {any} */ a) => a.slug === cslug),
+      'the counter to go after its tab closed');
+
+    // 11. The package README's app, served exactly as written there.
+    const readmeOrigin = await serve('http.server-readme', projects.readme);
+    const readmeBridgeProc = new Proc('browser-bridge-readme', agent, ['browser-bridge', '--origin', readmeOrigin], env);
+    procs.push(readmeBridgeProc);
+    const readmeBridge = JSON.parse((await readmeBridgeProc.waitFor(/^\{.*\}$/m, 'stderr'))[0]);
+    const readme = await browser.newPage();
+    readme.on('pageerror', (e) => log(`${kind} README app page error: ${e}`));
+    await readme.goto(`${readmeOrigin}/#${new URLSearchParams({ url: readmeBridge.url, token: readmeBridge.token })}`);
+    await waitFor(async () => (await readme.title()) === 'connected', "the README app's link to say connected");
+    await readme.click('input[type=checkbox]');
+    await waitFor(async () => (await apps()).some((/** @type {any} */ a) => a.slug === 'web-counter' && a.enabled),
+      "the README app to turn enabled");
+    r = await cli(['call', 'web-counter', 'counter.add', '--input-json', '{"by":5}', '--expected-revision', 'auto', '--json']);
+    expect(r.code === 0 && await waitFor(async () => (await readme.$eval('output', (o) => o.textContent)) === '5', 'the output'),
+      `the README's JavaScript-only app, as written, is called by an agent: ${r.stderr}`);
+    r = await cli(['call', 'web-counter', 'counter.add', '--input-json', '{"by":500}', '--expected-revision', 'auto', '--json']);
+    expect(r.code === 1 && r.stdout.includes('schema_violation') && (await readme.$eval('output', (o) => o.textContent)) === '5',
+      "and what its schema refuses never reaches its function, as the README says");
+    await readme.close();
     return version;
   } finally {
     await browser?.close().catch(() => {});
