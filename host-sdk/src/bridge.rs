@@ -8,7 +8,7 @@
 //! Bodies are strict JSON throughout, so ids and revisions keep their exact value even where
 //! the transport's own JSON would turn them into floats: the transport only moves bytes.
 //!
-//! With the `web` feature, [`web`] holds the wasm exports around an endpoint that the
+//! With the `web` feature, `bridge::web` holds the wasm exports around an endpoint that the
 //! `jfgui-web-host` npm package's fetch loop drives.
 
 use alloc::collections::VecDeque;

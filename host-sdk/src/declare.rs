@@ -1,6 +1,6 @@
-//! The action declarations an app in C, Python or JavaScript passes as JSON, and the [`Registration`] built
-//! from them: `ActionSpec`s whose strings and schemas live in the registration's own
-//! [`Store`].
+//! The action declarations an app in C, Python or JavaScript passes as JSON, and the
+//! [`Registration`] built from them: `ActionSpec`s whose strings and schemas live in the
+//! registration's own `Store` (`declare/store.rs`).
 //!
 //! The document is a JSON array with one object per action, in the shape of
 //! `actions/describe` (camelCase), defaults as in `ActionSpec::write` / `ActionSpec::read`:
@@ -66,7 +66,7 @@ struct Declaration {
 /// Why a declaration document was refused before the registration rules ran.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DeclarationError {
-    /// Not strict JSON within [`DECLARATION_LIMITS`].
+    /// Not strict JSON within the bounds for a declaration document.
     Json(String),
     /// Valid JSON of the wrong shape, or a schema outside the supported subset; the message
     /// starts with a JSON pointer into the document.
