@@ -1,6 +1,6 @@
 //! The browser bridge when something goes away: `browser-stdio` answers every request it
-//! cannot deliver (no bridge, a redirect, a refused token) at once, with the request's id,
-//! and keeps reading; `browser-bridge` survives a daemon restart on the same URL with the same
+//! cannot deliver (no bridge, a redirect, a refused token: at once; no answer: at its deadline),
+//! with the request's id, and keeps reading; `browser-bridge` survives a daemon restart on the same URL with the same
 //! token and writes its `{url, token, origin}` line to `--info-file`.
 
 use std::io::{BufRead, BufReader, Write};
@@ -29,8 +29,13 @@ struct StdioClient {
 
 impl StdioClient {
     fn start(url: &str, token: &str, protocol: &str) -> StdioClient {
+        StdioClient::start_with(url, token, protocol, &[])
+    }
+
+    fn start_with(url: &str, token: &str, protocol: &str, extra: &[&str]) -> StdioClient {
         let mut child = Command::new(agent())
             .args(["browser-stdio", "--url", url, "--protocol", protocol])
+            .args(extra)
             .env("JFGUI_BRIDGE_TOKEN", token)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -146,6 +151,32 @@ fn browser_stdio_answers_at_once_when_the_token_is_refused() {
     let rig = BridgeRig::start(&[]);
     answers_at_once(&rig.url(), &"B".repeat(43), "unauthorized");
     rig.daemon.assert_alive();
+}
+
+/// A bridge that takes the request and never answers: the answer comes at the deadline
+/// (`--timeout`), as `outcome_unknown/timeout` for that id, and the next request is read.
+#[test]
+fn browser_stdio_answers_at_its_deadline_when_the_bridge_never_answers() {
+    let _w = Watchdog::arm(Duration::from_secs(120));
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}");
+    let mut stdio = StdioClient::start_with(&url, &"A".repeat(43), "json", &["--timeout", "1"]);
+    for id in [json!(1), json!(2)] {
+        let (answer, took) =
+            stdio.ask(&json!({"jsonrpc": "2.0", "id": id, "method": "agent/info"}));
+        eprintln!("deadline: answered in {took:?}");
+        assert!(took >= Duration::from_secs(1) && took < Duration::from_secs(5), "{took:?}");
+        assert_undelivered(&answer, &id, "json", "timeout");
+        assert!(stdio.running());
+    }
+    assert_eq!(stdio.finish(), Some(0));
 }
 
 /// `--info-file`: the stderr line, as a file of mode 0600, also over an existing file that

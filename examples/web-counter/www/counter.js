@@ -81,7 +81,6 @@ const host = await ScriptHost.load({
       case 'counter.get': return { value };
       case 'counter.add': return add(input.by);
       case 'counter.count_to': return countTo(input.target);
-      default: throw new HostError('unknown', action);
     }
   },
   inspect: () => ({ value, counting: [...counting.keys()] }),
