@@ -13,6 +13,13 @@ root=$(cd "$here/../.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
 out=${1:-$target/npm}
 cd "$root"
+# The package's version is the crates' (package.json names it for npm).
+crates=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"$/\1/p' Cargo.toml)
+package=$(node -p 'require(process.argv[1]).version' "$here/package.json")
+if [[ $crates != "$package" ]]; then
+    echo "bindings/web/package.json says version $package, the crates $crates" >&2
+    exit 1
+fi
 cargo build -q -p jfgui-web-host --profile web --target wasm32-unknown-unknown
 install -m 0644 "$target/wasm32-unknown-unknown/web/jfgui_web_host.wasm" "$here/jfgui_web_host.wasm"
 install -m 0644 "$root/LICENSE-MIT" "$root/LICENSE-APACHE" "$here/"
