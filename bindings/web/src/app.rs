@@ -42,7 +42,7 @@ impl ScriptApp {
     /// The app a declaration describes: `{"name": DISPLAY_NAME, "actions": [ACTION, ...],
     /// "hooks": [NAME, ...]}`, each action in the shape `actions/describe` shows (as the C
     /// ABI takes them), checked by the same registration rules as a Rust app's; agent access
-    /// off until [`WebApp::endpoint`]`.set_enabled`.
+    /// is off until the page turns it on (`jfgui_set_enabled`).
     pub fn declare(document: &[u8], script: Box<dyn Script>) -> Result<ScriptApp, String> {
         let mut document = parse(document, "the declaration")?;
         let name = match document.remove("name") {

@@ -108,7 +108,7 @@ impl BridgeControl {
                 invalid_param(
                     "token",
                     "invalid_token",
-                    "token must be one an earlier bridge/open answered (43 characters of base64url).",
+                    "token must be the token of an earlier bridge/open answer (43 characters of base64url).",
                 )
             })?,
             Some(_) => {
