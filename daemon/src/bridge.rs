@@ -122,12 +122,13 @@ struct Bridge {
 }
 
 impl Bridge {
-    /// Binds 127.0.0.1:`port` (0: a free port) and starts serving.
+    /// Binds 127.0.0.1:`port` (0: a free port) and starts serving under `token`.
     fn open(
         engine: &Engine,
         limits: BridgeLimits,
         origin: String,
         port: u16,
+        token: Token,
     ) -> std::io::Result<Bridge> {
         let std_listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))?;
         std_listener.set_nonblocking(true)?;
@@ -136,7 +137,7 @@ impl Bridge {
         let state = Arc::new(BridgeState {
             engine: engine.clone(),
             limits,
-            token: Token::generate()?,
+            token,
             origin,
             host: format!("127.0.0.1:{}", address.port()),
             attachment: Mutex::new(Attachment::None),

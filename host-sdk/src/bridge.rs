@@ -7,6 +7,9 @@
 //!
 //! Bodies are strict JSON throughout, so ids and revisions keep their exact value even where
 //! the transport's own JSON would turn them into floats: the transport only moves bytes.
+//!
+//! With the `web` feature, `bridge::web` holds the wasm exports around an endpoint that the
+//! `jfgui-web-host` npm package's fetch loop drives.
 
 use alloc::collections::VecDeque;
 use alloc::string::{String, ToString};
@@ -22,6 +25,9 @@ use jfgui_proto::{ActionError, Limits, Map, Reason, Value};
 
 use crate::channel::Identity;
 use crate::{Dispatcher, Host};
+
+#[cfg(feature = "web")]
+pub mod web;
 
 /// Where a [`Post`] goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,13 +3,16 @@
 #![no_std]
 
 extern crate alloc;
-#[cfg(any(feature = "std", test))]
+#[cfg(any(feature = "std", feature = "web", test))]
 extern crate std;
 
 pub mod bridge;
 pub mod channel;
 #[cfg(feature = "std")]
 pub mod connector;
+#[cfg(feature = "declare")]
+#[allow(unsafe_code)] // specs built on the registration's own storage (see declare/store.rs)
+pub mod declare;
 mod dispatcher;
 mod host;
 mod registration;

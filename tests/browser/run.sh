@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The real-browser stage of CI: the web Notepad (examples/web-notepad) in Debian's Chromium and
-# Firefox ESR, headless, driven by puppeteer-core (Firefox over WebDriver BiDi) through the
-# real daemon, `jfgui-agent browser-bridge` and the official Python MCP client; scenario.mjs
-# says what is checked. Installs what it needs: the browsers with apt-get, puppeteer-core from
-# the committed lockfile, the MCP client's venv (shared with tests/mcp-clients), the wasm
-# target. Screenshots, logs and the browser versions go to target/browser-artifacts/. Needs
+# The real-browser stage of CI: the web Notepad (examples/web-notepad) and the JavaScript-only
+# web Counter (examples/web-counter), each served from an npm install of the jfgui-web-host
+# tarball (bindings/web/build.sh packs it), in Debian's Chromium and Firefox ESR, headless,
+# driven by puppeteer-core (Firefox over WebDriver BiDi) through the real daemon, `jfgui-agent
+# browser-bridge` and the official Python MCP client; scenario.mjs says what is checked.
+# Arguments (chromium, firefox) choose the browsers; default both. Installs what it needs: the
+# browsers with apt-get, puppeteer-core and typescript from the committed lockfiles, the MCP
+# client's venv (shared with tests/mcp-clients), the wasm target. Screenshots, logs and the browser versions go to target/browser-artifacts/. Needs
 # write access to /run (the daemon runs in /run/user/UID, as for tests/mcp-clients).
 # A browser that cannot be installed or started fails the stage unless JFGUI_ALLOW_SKIP=1.
 # Called by .ci/run.
@@ -39,6 +41,8 @@ cd "$root"
 cargo build -q -p jfgui-daemon -p jfgui-agent
 rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 bash examples/web-notepad/build.sh
+# The npm package, packed as it is published; the scenario installs the tarball.
+tarball=$(bash bindings/web/build.sh)
 python=$(bash tests/mcp-clients/python/venv.sh)
 (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
 
@@ -46,6 +50,6 @@ python=$(bash tests/mcp-clients/python/venv.sh)
 # same lock on /run as tests/mcp-clients/driver.py serializes the runs.
 status=0
 flock /run node "$here/scenario.mjs" --bin-dir "$target/debug" --python "$python" \
-    --artifacts "$target/browser-artifacts" || status=$?
+    --artifacts "$target/browser-artifacts" --package "$tarball" "$@" || status=$?
 echo "browser stage: $((SECONDS - started)) s (installs included), artifacts in $target/browser-artifacts"
 exit "$status"

@@ -1,10 +1,17 @@
 #!/usr/bin/env node
-// The web Notepad in real browsers: Debian's Chromium (over CDP) and Firefox ESR (over
-// WebDriver BiDi), headless, driven by puppeteer-core, against the real daemon, the real
-// `jfgui-agent browser-bridge` and the official Python MCP client. Called by run.sh, which
-// holds the lock on /run that tests/mcp-clients/driver.py takes:
+// The web apps in real browsers: Debian's Chromium (over CDP) and Firefox ESR (over WebDriver
+// BiDi), headless, driven by puppeteer-core, against the real daemon, the real `jfgui-agent
+// browser-bridge` and the official Python MCP client. Called by run.sh, which holds the lock on
+// /run that tests/mcp-clients/driver.py takes:
 //
-//   node scenario.mjs --bin-dir DIR --python VENV/bin/python --artifacts DIR [chromium] [firefox]
+//   node scenario.mjs --bin-dir DIR --python VENV/bin/python --artifacts DIR --package TGZ
+//        [chromium] [firefox]
+//
+// Each page is served from a project of its own, as an app author has it: an empty directory,
+// `npm install TGZ` (the jfgui-web-host tarball `npm pack` made), then the page's files
+// beside node_modules; the page imports node_modules/jfgui-web-host. The web Notepad
+// (examples/web-notepad: a Rust app, its own wasm) uses the package's bridge loop; the web
+// Counter (examples/web-counter) is JavaScript only, on the package's generic wasm host.
 //
 // The daemon runs where a login session has it, /run/user/UID/jfgui-agent (XDG_RUNTIME_DIR;
 // /run/user/UID is created 0700 when missing and removed again), never through
@@ -13,7 +20,8 @@
 // the official MCP schema of its revision afterwards (driver.py's check_records).
 //
 // For each browser, with a fresh browser profile and ports:
-//  1. jfgui-agentd; the page served by `python3 -m http.server` on 127.0.0.1 (its origin);
+//  1. jfgui-agentd; the Notepad project served by `python3 -m http.server` on 127.0.0.1 (its
+//     origin);
 //     `jfgui-agent browser-bridge --origin ORIGIN --token-file F`;
 //  2. the page opened with the bridge in the URL fragment (Chromium) or pasted into its form
 //     (Firefox); it attaches and `jfgui-agent list` shows it, disabled: calls are refused;
@@ -30,16 +38,27 @@
 //     `browser-call`s in JSON-1 and MCP sessions, a write through `browser-call`, a JSON-1
 //     session through `browser-stdio`, and the Python MCP client through `browser-stdio`;
 //     then `jfgui-agent check SLUG --mutate` finds no FAIL;
-//  8. the tab closed: the endpoint disappears from `jfgui-agent list`, at once through the
+//  8. the daemon restarted under the connected tab: `browser-bridge` reopens the bridge on its
+//     URL with its token, the page reconnects by itself, without a reload, says "connected"
+//     again and is edited again; then `browser-bridge` itself restarted (a new URL and token):
+//     its line pasted into the form, the page says "connected" (not the old link's last word)
+//     and is edited again;
+//  9. the tab closed: the endpoint disappears from `jfgui-agent list`, at once through the
 //     page's pagehide /disconnect (a keepalive fetch; it needs a CORS preflight, which Firefox
 //     sometimes drops with the closing page), else through the bridge's expiry (lowered to
-//     5 s here); the daemon's log says which.
+//     5 s here); the daemon's log says which;
+// 10. the web Counter (JavaScript only), its bridge's line read from `--info-file`: attached
+//     and enabled, agents' writes change the page, and every contract holds before its
+//     functions run (schema, stale revision, an atomic batch rolled back when the app refuses
+//     its last call, the user's own clicks moving the revision), a task followed to its end.
+// 11. the package README's JavaScript-only app, its code blocks served as written: an agent's
+//     write shows on the page, a write its schema refuses does not.
 //
 // A browser that cannot start fails the run, unless JFGUI_ALLOW_SKIP=1.
 
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmodSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,7 +68,11 @@ import puppeteer from 'puppeteer-core';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
-const WWW = path.join(root, 'examples/web-notepad/www');
+/** Each page's files, copied beside its project's node_modules. */
+const PAGES = {
+  notepad: path.join(root, 'examples/web-notepad/www'),
+  counter: path.join(root, 'examples/web-counter/www'),
+};
 const MCP_CLIENTS = path.join(root, 'tests/mcp-clients');
 const CLIENT_CHECK = path.join(MCP_CLIENTS, 'python/client_check.py');
 const PYTHON_EDIT = 'Hello from Python. ';
@@ -61,15 +84,17 @@ const { values: options, positionals } = parseArgs({
     'bin-dir': { type: 'string' },
     python: { type: 'string' },
     artifacts: { type: 'string' },
+    package: { type: 'string' },
   },
   allowPositionals: true,
 });
-for (const name of ['bin-dir', 'python', 'artifacts']) {
+for (const name of ['bin-dir', 'python', 'artifacts', 'package']) {
   if (!options[name]) throw new Error(`--${name} is required`);
 }
 const binDir = path.resolve(options['bin-dir']);
 const python = path.resolve(options.python);
 const artifacts = path.resolve(options.artifacts);
+const tarball = path.resolve(/** @type {string} */ (options.package));
 const agent = path.join(binDir, 'jfgui-agent');
 const allowSkip = process.env.JFGUI_ALLOW_SKIP === '1';
 
@@ -198,14 +223,14 @@ async function waitFor(probe, what, timeout = STEP_TIMEOUT_MS) {
  * Runs a command to its end.
  * @param {string} command
  * @param {string[]} args
- * @param {{env: NodeJS.ProcessEnv, input?: string, timeout?: number}} how
+ * @param {{env: NodeJS.ProcessEnv, input?: string, cwd?: string, timeout?: number}} how
  * @returns {Promise<{code: number | null, stdout: string, stderr: string}>}
  */
-function run(command, args, { env, input, timeout = 180_000 }) {
+function run(command, args, { env, input, cwd, timeout = 180_000 }) {
   return new Promise((resolve, reject) => {
     // Without input, stdin is /dev/null: nothing to write into a pipe the child may have
     // closed already.
-    const child = spawn(command, args, { env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { env, cwd, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     live.add(child);
     child.on('exit', () => live.delete(child));
     let stdout = '';
@@ -253,8 +278,56 @@ function runUser() {
   return { dir, runtime, release };
 }
 
-/** One browser's whole scenario; returns its version, or null when skipped. */
-async function scenario(/** @type {'chromium' | 'firefox'} */ kind) {
+/** The package README, whose JavaScript-only app is served as written. */
+const README = path.join(root, 'bindings/web/README.md');
+
+/** @typedef {keyof PAGES | 'readme'} Project */
+
+/**
+ * The projects the pages are served from: for each page an empty directory with the package
+ * tarball installed by npm, the page's files beside node_modules (for `readme`, the README's
+ * first `js` block as counter.js and its first `html` block as index.html).
+ * @returns {Promise<Record<Project, string>>}
+ */
+async function installProjects() {
+  const projects = /** @type {Record<Project, string>} */ ({});
+  for (const name of /** @type {Project[]} */ ([...Object.keys(PAGES), 'readme'])) {
+    const dir = await mkdtemp(path.join(tmpdir(), `jfgui-web-${name}-`));
+    await writeFile(path.join(dir, 'package.json'),
+      JSON.stringify({ name: `jfgui-browser-${name}`, private: true }) + '\n');
+    const installed = await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', tarball],
+      { env: process.env, cwd: dir });
+    if (installed.code !== 0) throw new Error(`FAILED: npm install ${tarball}: ${installed.stderr}`);
+    if (name === 'readme') {
+      const text = await readFile(README, 'utf8');
+      const block = (/** @type {string} */ lang) => text.match(new RegExp('```' + lang + '\\n([\\s\\S]*?)```'))?.[1];
+      await writeFile(path.join(dir, 'counter.js'), block('js') ?? '');
+      await writeFile(path.join(dir, 'index.html'), block('html') ?? '');
+    } else {
+      // Only the page's own files: never a node_modules of a checkout's local install.
+      const www = PAGES[name];
+      await cp(www, dir, {
+        recursive: true,
+        filter: (src) => !/(^|\/)(node_modules|package(-lock)?\.json)$/.test(path.relative(www, src)),
+      });
+    }
+    const module = path.join(dir, 'node_modules/jfgui-web-host');
+    const manifest = JSON.parse(await readFile(path.join(module, 'package.json'), 'utf8'));
+    const shipped = ['index.js', 'bridge.js', 'page.js', 'script.js', 'types/index.d.ts', 'jfgui_web_host.wasm', 'LICENSE'];
+    expect(shipped.every((f) => existsSync(path.join(module, f))) && manifest.types === './types/index.d.ts',
+      `${name}: npm installed jfgui-web-host ${manifest.version} from the tarball ` +
+      `(wasm ${statSync(path.join(module, 'jfgui_web_host.wasm')).size} bytes, types) into ${dir}`);
+    projects[name] = dir;
+  }
+  return projects;
+}
+
+/**
+ * One browser's whole scenario; returns its version, or null when skipped.
+ * @param {'chromium' | 'firefox'} kind
+ * @param {Record<Project, string>} projects
+ */
+async function scenario(kind, projects) {
   const spec = BROWSERS[kind];
   const home = runUser();
   const scratch = await mkdtemp(path.join(tmpdir(), `jfgui-browser-${kind}-`));
@@ -283,18 +356,29 @@ async function scenario(/** @type {'chromium' | 'firefox'} */ kind) {
     if (r.code !== 0) throw new Error(`inspect ${slug}: ${r.stdout}${r.stderr}`);
     return JSON.parse(r.stdout);
   };
+  /** Starts jfgui-agentd and waits until it answers. @param {string} name */
+  const startDaemon = async (name) => {
+    const proc = new Proc(name, path.join(binDir, 'jfgui-agentd'),
+      ['--bridge-expiry', '5s', '--bridge-poll-wait', '3s'], env);
+    procs.push(proc);
+    await waitFor(async () => {
+      if (!proc.running()) throw new Error(`the daemon exited: ${proc.stderr}`);
+      const status = await cli(['status', '--json']);
+      return status.code === 0 && JSON.parse(status.stdout).pid === proc.child.pid;
+    }, `${name} to answer`);
+    return proc;
+  };
+  /** Serves a project on a free port; returns its origin. @param {string} name @param {string} dir */
+  const serve = async (name, dir) => {
+    const server = new Proc(name, 'python3',
+      ['-u', '-m', 'http.server', '0', '--bind', '127.0.0.1', '--directory', dir], env);
+    procs.push(server);
+    return `http://127.0.0.1:${(await server.waitFor(/port (\d+)/, 'stdout'))[1]}`;
+  };
   try {
     // 1. Daemon, page server, bridge.
-    const daemon = new Proc('jfgui-agentd', path.join(binDir, 'jfgui-agentd'),
-      ['--bridge-expiry', '5s', '--bridge-poll-wait', '3s'], env);
-    procs.push(daemon);
-    await waitFor(() => existsSync(path.join(runtime, 'host.sock')) || (!daemon.running() &&
-      Promise.reject(new Error(`the daemon exited: ${daemon.stderr}`))), 'the daemon socket');
-    const server = new Proc('http.server', 'python3',
-      ['-u', '-m', 'http.server', '0', '--bind', '127.0.0.1', '--directory', WWW], env);
-    procs.push(server);
-    const port = (await server.waitFor(/port (\d+)/, 'stdout'))[1];
-    const origin = `http://127.0.0.1:${port}`;
+    let daemon = await startDaemon('jfgui-agentd');
+    const origin = await serve('http.server', projects.notepad);
     const tokenFile = path.join(scratch, 'bridge.token');
     const bridgeProc = new Proc('browser-bridge', agent,
       ['browser-bridge', '--origin', origin, '--token-file', tokenFile], env);
@@ -445,12 +529,56 @@ async function scenario(/** @type {'chromium' | 'firefox'} */ kind) {
     expect(checked.code === 0 && report.passed === true && fails.length === 0,
       `jfgui-agent check ${slug} --mutate finds no FAIL: ${JSON.stringify(report.counts)} ${JSON.stringify(fails)} ${checked.stderr.trim()}`);
 
-    // 8. Closing the tab removes the endpoint.
+    // 8. The daemon restarts under the connected tab; then the bridge command does.
+    const linkText = () => page.$eval('#link-state', (e) => e.textContent);
+    /** An agent's edit once the page is back; `what` says after what. @param {string} what */
+    const editAgain = async (what) => {
+      const text = ` [${what}]`;
+      const before = await waitFor(async () => (await apps()).some((/** @type {any} */ a) =>
+        a.slug === slug && a.enabled) && inspect(slug), `${slug} enabled again ${what}`);
+      const r = await cli(['call', slug, 'document.text.insert', '--input-json', JSON.stringify({ text }),
+        '--expected-revision', String(before.revision), '--json']);
+      expect(r.code === 0 && await waitFor(async () => (await textarea()).endsWith(text), 'the edit in the textarea'),
+        `${what}: an agent's edit shows in the textarea ${r.stderr}`);
+    };
+    await page.evaluate(() => { /** @type {any} */ (window).jfguiSameDocument = true; });
+    await daemon.stop();
+    await page.waitForSelector('body[data-link="retrying"]', { timeout: STEP_TIMEOUT_MS });
+    log(`the daemon stopped; the page says: ${await linkText()}`);
+    const restartedAt = Date.now();
+    daemon = await startDaemon('jfgui-agentd-restarted');
+    await bridgeProc.waitFor(/open again/, 'stderr');
+    await page.waitForSelector('body[data-link="connected"]', { timeout: STEP_TIMEOUT_MS });
+    log(`the page is connected again ${Date.now() - restartedAt} ms after the daemon started`);
+    expect(JSON.parse(line).url === bridge.url && bridgeProc.running(),
+      'browser-bridge stayed and reopened the bridge on its URL with its token');
+    await editAgain('after the daemon restart');
+    expect(await page.evaluate(() => /** @type {any} */ (window).jfguiSameDocument === true) &&
+      await linkText() === 'connected to the bridge' && await page.$eval('#agent-access', (b) => /** @type {HTMLInputElement} */ (b).checked),
+      'the page reconnected by itself, without a reload, agent access still on, and says "connected to the bridge"');
+    await bridgeProc.stop();
+    await page.waitForSelector('body[data-link="retrying"]', { timeout: STEP_TIMEOUT_MS });
+    const newBridgeProc = new Proc('browser-bridge-2', agent, ['browser-bridge', '--origin', origin], env);
+    procs.push(newBridgeProc);
+    const newLine = (await newBridgeProc.waitFor(/^\{.*\}$/m, 'stderr'))[0];
+    await page.type('#bridge', newLine);
+    await page.click('#bridge-form button');
+    await page.waitForSelector('body[data-link="connected"]', { timeout: STEP_TIMEOUT_MS });
+    await editAgain('after browser-bridge restarted');
+    // The old link slept in its backoff (at most 5 s) when it was replaced: past that, it
+    // would have spoken by now.
+    await new Promise((r) => setTimeout(r, 5_500));
+    expect(await linkText() === 'connected to the bridge' &&
+      await page.evaluate(() => /** @type {any} */ (window).jfguiSameDocument === true),
+      `with a new bridge's line pasted the page says "${await linkText()}", nothing of the old link`);
+
+    // 9. Closing the tab removes the endpoint.
     const closedAt = Date.now();
     await page.close();
     await waitFor(async () => !(await apps()).some((/** @type {any} */ a) => a.slug === slug),
       'the endpoint to go after the tab closed');
-    const reason = daemon.stderr.match(/browser detached.*?reason="?(\w+)/)?.[1];
+    // The last detach: the first in this daemon's log is the old bridge's closing (step 8).
+    const reason = [...daemon.stderr.matchAll(/browser detached.*?reason="?(\w+)/g)].pop()?.[1];
     expect((reason === 'disconnect' || reason === 'expired') &&
       !existsSync(path.join(runtime, 'apps', `${slug}.sock`)),
       `closing the tab removed ${slug} after ${Date.now() - closedAt} ms (the daemon logged: ${reason})`);
@@ -467,6 +595,89 @@ async function scenario(/** @type {'chromium' | 'firefox'} */ kind) {
     ].join('\n'), records], { env });
     expect(recorded.code === 0,
       `the recorded MCP sessions pass driver.py's checks: ${recorded.stderr.trim()} ${recorded.stdout.trim()}`);
+
+    // 10. The web Counter: JavaScript only, on the package's generic wasm host.
+    const counterOrigin = await serve('http.server-counter', projects.counter);
+    const infoFile = path.join(scratch, 'counter-bridge.json');
+    procs.push(new Proc('browser-bridge-counter', agent,
+      ['browser-bridge', '--origin', counterOrigin, '--info-file', infoFile], env));
+    const info = JSON.parse(await waitFor(async () => existsSync(infoFile) &&
+      (await readFile(infoFile, 'utf8')).trim(), 'the --info-file'));
+    expect(info.origin === counterOrigin && /^http:\/\/127\.0\.0\.1:\d+$/.test(info.url) &&
+      (statSync(infoFile).mode & 0o777) === 0o600,
+      `browser-bridge --info-file wrote {url, token, origin} for ${counterOrigin}, mode 0600`);
+    const counter = await browser.newPage();
+    counter.on('console', (m) => log(`${kind} counter console.${m.type()}: ${m.text()}`));
+    counter.on('pageerror', (e) => log(`${kind} counter page error: ${e}`));
+    await counter.goto(`${counterOrigin}/#${new URLSearchParams({ url: info.url, token: info.token })}`);
+    await counter.waitForSelector('body[data-link="connected"]', { timeout: STEP_TIMEOUT_MS });
+    const counterListed = await waitFor(async () => (await apps()).find((/** @type {any} */ a) =>
+      a.displayName === 'Web Counter'), 'the web Counter in `jfgui-agent list`');
+    const cslug = counterListed.slug;
+    expect(counterListed.enabled === false && counterListed.actionCount === 3,
+      `\`list\` shows ${cslug} with its 3 declared actions, disabled until the box is ticked`);
+    await counter.click('#agent-access');
+    await waitFor(async () => (await apps()).some((/** @type {any} */ a) => a.slug === cslug && a.enabled),
+      'the counter to turn enabled');
+    const shown = () => counter.$eval('body', (b) => ({
+      value: Number(/** @type {HTMLElement} */ (b).dataset.value),
+      revision: Number(/** @type {HTMLElement} */ (b).dataset.revision),
+    }));
+    /** @param {string} action @param {object} input @param {number} [revision] */
+    const count = (action, input, revision) => cli(['call', cslug, action, '--input-json', JSON.stringify(input),
+      ...(revision === undefined ? [] : ['--expected-revision', String(revision)]), '--json']);
+    const start = await shown();
+    let r = await count('counter.add', { by: 5 }, start.revision);
+    expect(r.code === 0 && JSON.parse(r.stdout).output.value === 5 &&
+      (await waitFor(async () => (await shown()).value === 5 && shown(), 'the page to show 5')).revision === start.revision + 1,
+      `an agent's counter.add runs the page's function: the page shows 5 ${r.stderr}`);
+    const five = await shown();
+    r = await count('counter.add', { by: 500 }, five.revision);
+    expect(r.code === 1 && r.stdout.includes('schema_violation'), 'an input outside the declared schema is refused before the function runs');
+    r = await count('counter.add', { by: 1 }, start.revision);
+    expect(r.code === 1 && r.stdout.includes('stale_revision'), 'a stale revision is refused');
+    r = await count('counter.add', { by: 1 });
+    expect(r.code === 1 && r.stdout.includes('revision_required'), 'a write without a revision is refused');
+    const calls = Array.from({ length: 10 }, () => ({ action: 'counter.add', input: { by: 100 }, expectedRevision: five.revision }));
+    r = await cli(['batch', cslug, '--input-file', '-', '--atomic', '--json'], { input: JSON.stringify(calls) });
+    expect(r.code === 1 && r.stdout.includes('rolled_back') && r.stdout.includes('out_of_range'),
+      `an atomic batch whose 10th call the app refuses (HostError out_of_range) is rolled back: ${r.stdout.slice(0, 300)}`);
+    expect(JSON.stringify(await shown()) === JSON.stringify(five) && (await inspect(cslug)).state.value === 5,
+      'and the page and the model are as before it (value 5, same revision)');
+    await counter.click('#plus');
+    const clicked = await waitFor(async () => { const v = await shown(); return v.value === 6 && v; }, 'the click');
+    expect(clicked.revision === five.revision + 1, "the user's click goes through the same action and moves the revision");
+    r = await count('counter.add', { by: 1 }, five.revision);
+    expect(r.code === 1 && r.stdout.includes('stale_revision') && (await shown()).value === 6,
+      'a write naming the revision from before the click is refused');
+    r = await cli(['call', cslug, 'counter.count_to', '--input-json', '{"target":12}',
+      '--expected-revision', String(clicked.revision), '--wait', '--json']);
+    const task = r.code === 0 ? JSON.parse(r.stdout).task : {};
+    expect(task.state === 'completed' && task.result?.value === 12 && (await shown()).value === 12,
+      `a deferred count_to, reported by the page's timers, is followed to its end: ${r.stdout}${r.stderr}`);
+    await counter.close();
+    await waitFor(async () => !(await apps()).some((/** @type {any} */ a) => a.slug === cslug),
+      'the counter to go after its tab closed');
+
+    // 11. The package README's app, served exactly as written there.
+    const readmeOrigin = await serve('http.server-readme', projects.readme);
+    const readmeBridgeProc = new Proc('browser-bridge-readme', agent, ['browser-bridge', '--origin', readmeOrigin], env);
+    procs.push(readmeBridgeProc);
+    const readmeBridge = JSON.parse((await readmeBridgeProc.waitFor(/^\{.*\}$/m, 'stderr'))[0]);
+    const readme = await browser.newPage();
+    readme.on('pageerror', (e) => log(`${kind} README app page error: ${e}`));
+    await readme.goto(`${readmeOrigin}/#${new URLSearchParams({ url: readmeBridge.url, token: readmeBridge.token })}`);
+    await waitFor(async () => (await readme.title()) === 'connected', "the README app's link to say connected");
+    await readme.click('input[type=checkbox]');
+    await waitFor(async () => (await apps()).some((/** @type {any} */ a) => a.slug === 'web-counter' && a.enabled),
+      "the README app to turn enabled");
+    r = await cli(['call', 'web-counter', 'counter.add', '--input-json', '{"by":5}', '--expected-revision', 'auto', '--json']);
+    expect(r.code === 0 && await waitFor(async () => (await readme.$eval('output', (o) => o.textContent)) === '5', 'the output'),
+      `the README's JavaScript-only app, as written, is called by an agent: ${r.stderr}`);
+    r = await cli(['call', 'web-counter', 'counter.add', '--input-json', '{"by":500}', '--expected-revision', 'auto', '--json']);
+    expect(r.code === 1 && r.stdout.includes('schema_violation') && (await readme.$eval('output', (o) => o.textContent)) === '5',
+      "and what its schema refuses never reaches its function, as the README says");
+    await readme.close();
     return version;
   } finally {
     await browser?.close().catch(() => {});
@@ -481,6 +692,7 @@ async function scenario(/** @type {'chromium' | 'firefox'} */ kind) {
 }
 
 await mkdir(artifacts, { recursive: true });
+const projects = await installProjects();
 const chosen = positionals.length > 0 ? positionals : Object.keys(BROWSERS);
 const versions = [];
 let failed = 0;
@@ -489,7 +701,7 @@ for (const kind of chosen) {
   if (!(kind in BROWSERS)) throw new Error(`unknown browser ${kind}`);
   const started = Date.now();
   try {
-    const version = await scenario(/** @type {'chromium' | 'firefox'} */ (kind));
+    const version = await scenario(/** @type {'chromium' | 'firefox'} */ (kind), projects);
     versions.push(`${kind}: ${version}`);
     log(`${kind}: passed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   } catch (e) {
@@ -503,6 +715,7 @@ for (const kind of chosen) {
     log(`${kind}: ${e instanceof Error ? e.stack : e}`);
   }
 }
+for (const dir of Object.values(projects)) await rm(dir, { recursive: true, force: true });
 await writeFile(path.join(artifacts, 'versions.txt'), versions.join('\n') + '\n');
 log(`versions: ${versions.join('; ')}`);
 log(`${chosen.length - failed - skipped} passed, ${failed} failed, ${skipped} skipped`);

@@ -8,6 +8,7 @@ mod app_faults;
 mod audit;
 mod backpressure;
 mod bridge_http;
+mod bridge_recovery;
 mod capi;
 mod check;
 mod cli_completions;

@@ -1,9 +1,12 @@
 //! `bridge/open` and `bridge/close` on the control socket. A control connection holds at most
 //! one bridge; it closes when the connection ends, so the listener exists exactly while
-//! `jfgui-agent browser-bridge` runs (FAULTS A10).
+//! `jfgui-agent browser-bridge` runs. After a daemon restart that command opens the bridge
+//! again with the port and token of its first answer (`bridge/open {origin, port, token}`), so
+//! the page and the CLI clients that hold them carry on.
 
 use jfgui_proto::{Map, Value};
 
+use super::token::Token;
 use super::{Bridge, BridgeLimits};
 use crate::{ControlError, ControlMethods, Engine};
 
@@ -97,6 +100,21 @@ impl BridgeControl {
                 }
             },
         };
+        let token = match params.remove("token") {
+            None => Token::generate().map_err(|e| {
+                failure(BRIDGE_ERROR, "no_randomness", format!("Cannot make a token: {e}."))
+            })?,
+            Some(Value::String(t)) => Token::reuse(&t).ok_or_else(|| {
+                invalid_param(
+                    "token",
+                    "invalid_token",
+                    "token must be the token of an earlier bridge/open answer (43 characters of base64url).",
+                )
+            })?,
+            Some(_) => {
+                return Err(invalid_param("token", "invalid_type", "token must be a string."));
+            }
+        };
         if let Some(param) = params.keys().next() {
             let message = format!("Unknown parameter {param:?}.");
             return Err(invalid_param(param, "unknown_param", message));
@@ -108,10 +126,10 @@ impl BridgeControl {
                 "This control connection already holds an open bridge; close it first.",
             ));
         }
-        let bridge = Bridge::open(&self.bridges.engine, self.bridges.limits, origin, port)
+        let bridge = Bridge::open(&self.bridges.engine, self.bridges.limits, origin, port, token)
             .map_err(|e| {
-                failure(BRIDGE_ERROR, "bind_failed", format!("Cannot open the bridge: {e}."))
-            })?;
+            failure(BRIDGE_ERROR, "bind_failed", format!("Cannot open the bridge: {e}."))
+        })?;
         let mut answer = Map::with_capacity(3);
         answer.insert("url", bridge.url());
         answer.insert("token", bridge.state.token.reveal());

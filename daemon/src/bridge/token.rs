@@ -3,6 +3,9 @@
 //!
 //! The token is never logged: [`Token`]'s `Debug` prints nothing of it, and only
 //! [`Token::reveal`] (the answer to `bridge/open`, over the 0600 control socket) gives it out.
+//! The same socket is the only way back in: `bridge/open` with the token of an earlier answer
+//! ([`Token::reuse`]) reopens a bridge under that token after a daemon restart, and only a
+//! token of the generated form (256 bits, base64url) is taken.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -20,6 +23,17 @@ impl Token {
         let mut bytes = [0u8; TOKEN_BYTES];
         getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
         Ok(Token(URL_SAFE_NO_PAD.encode(bytes)))
+    }
+
+    /// A token given back by the `browser-bridge` that held it before a restart: only the
+    /// form [`Token::generate`] produces (43 characters of base64url without padding, decoding
+    /// to 32 bytes), so no caller can weaken a bridge with a short or guessable token.
+    pub fn reuse(text: &str) -> Option<Token> {
+        let bytes = URL_SAFE_NO_PAD.decode(text).ok()?;
+        // Whatever the decoder's leniency about the unused trailing bits: the re-encoding must
+        // give back the same text, or two spellings would name one token.
+        (bytes.len() == TOKEN_BYTES && URL_SAFE_NO_PAD.encode(&bytes) == text)
+            .then(|| Token(String::from(text)))
     }
 
     /// Whether `presented` is this token, in time that depends only on the lengths (which are
@@ -62,6 +76,30 @@ mod tests {
         let decoded = URL_SAFE_NO_PAD.decode(a.reveal()).unwrap();
         assert_eq!(decoded.len(), TOKEN_BYTES);
         assert!(!format!("{a:?}").contains(a.reveal()));
+    }
+
+    #[test]
+    fn only_generated_tokens_are_reused() {
+        let t = Token::generate().unwrap();
+        let again = Token::reuse(t.reveal()).unwrap();
+        assert!(again.matches(t.reveal().as_bytes()));
+        // The last of 43 characters carries 2 unused bits, 0 in the canonical spelling.
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let last = ALPHABET.iter().position(|&c| c == t.reveal().as_bytes()[42]).unwrap();
+        let non_canonical = format!("{}{}", &t.reveal()[..42], ALPHABET[last | 1] as char);
+        for bad in [
+            "",
+            "short",
+            &t.reveal()[..42],
+            &format!("{}A", t.reveal()),
+            &format!("{}=", t.reveal()),
+            &format!("{}+", &t.reveal()[..42]),
+            &format!("{}/", &t.reveal()[..42]),
+            &"A".repeat(44),
+            &non_canonical,
+        ] {
+            assert!(Token::reuse(bad).is_none(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -12,7 +12,8 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use jfgui_example_notepad::{Clock, Notepad, Selection};
-use jfgui_host_sdk::bridge::{BridgeEndpoint, BridgeError, Post};
+use jfgui_host_sdk::bridge::BridgeEndpoint;
+use jfgui_host_sdk::bridge::web::WebApp;
 use jfgui_host_sdk::channel::Identity;
 use jfgui_host_sdk::{ActionError, Dispatcher, Host, Map, Value};
 
@@ -49,51 +50,6 @@ impl Page {
         let dispatcher = Dispatcher::new(&app).map_err(|e| e.to_string())?;
         let identity = Identity { display_name: DISPLAY_NAME.into(), pid: 0 };
         Ok(Page { app, link: BridgeEndpoint::new(dispatcher, identity), clock })
-    }
-
-    /// Moves the page's clock to `now`; an earlier time than the last is ignored (the clock
-    /// is monotonic).
-    fn set_time(&self, now: Duration) {
-        if now > self.clock.0.get() {
-            self.clock.0.set(now);
-        }
-    }
-
-    /// The `/connect` body (starts a new link).
-    pub fn connect_body(&mut self) -> Vec<u8> {
-        self.link.connect_body()
-    }
-
-    /// Takes the `/connect` answer.
-    pub fn connected(&mut self, answer: &[u8]) -> Result<(), BridgeError> {
-        self.link.connected(answer)
-    }
-
-    /// Runs a `/poll` answer at time `now`; returns how many requests ran.
-    pub fn poll(&mut self, answer: &[u8], now: Duration) -> Result<usize, BridgeError> {
-        self.set_time(now);
-        self.link.handle_poll(&mut self.app, answer)
-    }
-
-    /// Advances the export task to `now`; returns when to tick again.
-    pub fn tick(&mut self, now: Duration) -> Option<Duration> {
-        self.set_time(now);
-        self.link.tick(&mut self.app)
-    }
-
-    /// The next body to post.
-    pub fn next_post(&mut self) -> Option<Post> {
-        self.link.next_post()
-    }
-
-    /// Turns agent access on or off (the checkbox); the daemon is told.
-    pub fn set_enabled(&mut self, enabled: bool) {
-        self.link.set_enabled(enabled);
-    }
-
-    /// Why the link ended, if the daemon said `bye`.
-    pub fn closed(&self) -> Option<&str> {
-        self.link.closed()
     }
 
     /// The user's edit: the textarea now holds `text` with `selection` (character offsets).
@@ -137,6 +93,19 @@ impl Page {
         // The document is bounded well within the default value limits; only the byte bound
         // is lifted, for the escapes a large text may need.
         jfgui_proto::encode(&Value::Object(view), &limits).unwrap_or_default()
+    }
+}
+
+impl WebApp for Page {
+    fn parts(&mut self) -> (&mut BridgeEndpoint, &mut dyn Host) {
+        (&mut self.link, &mut self.app)
+    }
+
+    /// The page's clock is monotonic: an earlier time than the last is ignored.
+    fn set_time(&mut self, now: Duration) {
+        if now > self.clock.0.get() {
+            self.clock.0.set(now);
+        }
     }
 }
 

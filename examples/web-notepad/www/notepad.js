@@ -4,13 +4,15 @@
 //
 // The page learns the bridge from the `{"url", "token", "origin"}` line `jfgui-agent
 // browser-bridge` prints, pasted into the form, or from the URL fragment
-// `#url=...&token=...` (a fragment never reaches a server; the page removes it from the
-// address bar at once). Either is kept in sessionStorage, so a reload of this tab reconnects
-// and nothing outlives the tab.
+// `#url=...&token=...` (jfgui-web-host's page.js: kept for this tab only). Its link
+// reconnects by itself when the bridge or the daemon behind it comes back.
 
-import { BridgeLink, WasmApp, checkBridge } from './bridge.js';
-
-const STORAGE_KEY = 'jfgui-bridge';
+import {
+  BridgeLink,
+  WasmApp,
+  bridgeFromLine,
+  bridgeFromLocation,
+} from './node_modules/jfgui-web-host/index.js';
 
 const byId = (/** @type {string} */ id) => /** @type {any} */ (document.getElementById(id));
 const textarea = /** @type {HTMLTextAreaElement} */ (byId('text'));
@@ -100,29 +102,19 @@ function setState(state, detail) {
     connecting: 'connecting…',
     connected: 'connected to the bridge',
     retrying: 'reconnecting',
-    stopped: 'disconnected',
     error: 'error',
   }[state] ?? state;
   linkState.textContent = detail ? `${text}: ${detail}` : text;
 }
 
-/** @param {{url: string, token: string}} bridge */
+/**
+ * Replaces the link (the old one says nothing more) with one to `bridge`.
+ * @param {{url: string, token: string}} bridge
+ */
 function connect(bridge) {
   link?.stop();
-  sessionStorage.setItem(STORAGE_KEY, JSON.stringify(bridge));
   link = new BridgeLink(app, bridge, { onChange: show, onState: setState });
   link.run();
-}
-
-/** The bridge from the fragment (then removed from the address bar), or from this tab's storage. */
-function initialBridge() {
-  const params = new URLSearchParams(location.hash.slice(1));
-  if (params.has('token')) {
-    history.replaceState(null, '', location.pathname + location.search);
-    return checkBridge({ url: params.get('url'), token: params.get('token') });
-  }
-  const stored = sessionStorage.getItem(STORAGE_KEY);
-  return stored ? checkBridge(JSON.parse(stored)) : null;
 }
 
 textarea.addEventListener('input', userEdited);
@@ -140,11 +132,7 @@ access.addEventListener('change', () => {
 form.addEventListener('submit', (event) => {
   event.preventDefault();
   try {
-    const line = JSON.parse(field.value);
-    if (line.origin !== undefined && line.origin !== location.origin) {
-      throw new Error(`the bridge was opened for ${line.origin}, but this page is ${location.origin}`);
-    }
-    connect(checkBridge(line));
+    connect(bridgeFromLine(field.value));
     field.value = '';
   } catch (e) {
     setState('error', e instanceof Error ? e.message : String(e));
@@ -161,7 +149,7 @@ show();
 setState('idle');
 document.body.dataset.agentAccess = 'off';
 try {
-  const bridge = initialBridge();
+  const bridge = bridgeFromLocation();
   if (bridge !== null) connect(bridge);
 } catch (e) {
   setState('error', e instanceof Error ? e.message : String(e));

@@ -11,11 +11,11 @@ use std::string::{String, ToString};
 
 use jfgui_host_sdk::channel::{Endpoint, Identity, Status};
 use jfgui_host_sdk::connector::{self, Connector, Wait};
+use jfgui_host_sdk::declare::{DeclarationError, Registration};
 use jfgui_host_sdk::testing::{self, Options};
 use jfgui_host_sdk::{Dispatcher, TaskTable};
 
 use crate::callbacks::Callbacks;
-use crate::declaration::{DeclarationError, Registration};
 use crate::ffi::{Error, JfguiStatus};
 use crate::host::{APP_JSON_LIMITS, CHost};
 use crate::shared::Shared;

@@ -10,6 +10,7 @@ use std::rc::Rc;
 use std::string::String;
 use std::vec::Vec;
 
+use jfgui_host_sdk::declare::Registration;
 use jfgui_host_sdk::{
     ActionError, ActionSpec, Availability, Context, Execution, Host, Map, Origin, Reason,
     ResourceData, ResourceInfo, TaskTable, Value, host_error,
@@ -17,7 +18,6 @@ use jfgui_host_sdk::{
 use jfgui_proto::{Limits, encode};
 
 use crate::callbacks::{Callbacks, JfguiCallInfo, Unwound};
-use crate::declaration::Registration;
 use crate::reply::{JfguiReply, Kind, Written};
 use crate::shared::Shared;
 
@@ -89,7 +89,10 @@ fn json_text(value: &Value) -> Result<Vec<u8>, ActionError> {
 
 impl Host for CHost {
     fn actions(&self) -> &[ActionSpec] {
-        self.registration.as_ref().map_or(&[], Registration::specs)
+        // SAFETY: the handle drops the dispatcher, which holds copies of the specs, before
+        // the host that owns the registration (handle.rs), and a registration is replaced only
+        // while no dispatcher was built from it (`set_registration`).
+        self.registration.as_ref().map_or(&[], |r| unsafe { r.specs() })
     }
 
     fn revision(&self) -> u64 {

@@ -4,22 +4,17 @@
 
 #[allow(unsafe_code)] // calls the app's function pointers
 mod callbacks;
-#[allow(unsafe_code)] // builds specs on its own storage (see store.rs)
-mod declaration;
 #[allow(unsafe_code)] // raw pointers and lengths from C
 mod ffi;
 mod handle;
+#[allow(unsafe_code)] // lends the registration's specs to the dispatcher (see handle.rs)
 mod host;
 #[allow(unsafe_code)] // the exported functions
 mod host_api;
 #[allow(unsafe_code)] // the exported functions
 mod reply;
-#[allow(unsafe_code)] // schemas built on the registration's own storage
-mod schema_json;
 #[allow(unsafe_code)] // the task table lent to a running callback
 mod shared;
-#[allow(unsafe_code)] // the storage behind run-time action specs
-mod store;
 #[allow(unsafe_code)] // the exported functions
 mod task_api;
 #[allow(unsafe_code)] // the exported functions

@@ -1,6 +1,8 @@
 //! The exports driven the way the script drives them: bytes written through the pointer
 //! `jfgui_input` returns, results read through `jfgui_output`.
 
+use jfgui_host_sdk::bridge::web::FAILED;
+
 use super::*;
 
 /// What the page's `WasmApp.input` does.
@@ -25,7 +27,7 @@ fn text(bytes: Vec<u8>) -> String {
 #[test]
 fn nothing_works_before_init_and_says_why() {
     assert_eq!(jfgui_connect_body(), FAILED);
-    assert!(text(output()).contains("notepad_init"));
+    assert!(text(output()).contains("init"));
     assert_eq!(jfgui_tick(0.0), -1.0);
     input(&[0xff]);
     assert_eq!(notepad_init(), FAILED, "not UTF-8");

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use jfgui_example_notepad::Selection;
 use jfgui_host_sdk::bridge::PostRoute;
+use jfgui_host_sdk::bridge::web::WebApp;
 use jfgui_proto::channel::{AppMessage, TaskState};
 use jfgui_proto::{Limits, Value};
 
@@ -17,8 +18,10 @@ fn parse(bytes: &[u8]) -> Value {
 
 fn connected(text: &str) -> Page {
     let mut page = Page::new(text).unwrap();
-    let _ = page.connect_body();
-    page.connected(br#"{"client":"c","channelVersion":1,"maxMessageBytes":1048576}"#).unwrap();
+    let _ = page.endpoint().connect_body();
+    page.endpoint()
+        .connected(br#"{"client":"c","channelVersion":1,"maxMessageBytes":1048576}"#)
+        .unwrap();
     page
 }
 
@@ -26,7 +29,7 @@ fn connected(text: &str) -> Page {
 fn ask(page: &mut Page, id: u64, request: &str, now_ms: u64) -> Value {
     let answer = format!(r#"{{"requests":[{{"id":{id},"request":{request}}}]}}"#);
     assert_eq!(page.poll(answer.as_bytes(), Duration::from_millis(now_ms)).unwrap(), 1);
-    let post = page.next_post().unwrap();
+    let post = page.endpoint().next_post().unwrap();
     assert_eq!(post.route, PostRoute::Result);
     let body = parse(&post.body);
     assert_eq!(body.get("id").and_then(Value::as_u64), Some(id));
@@ -48,7 +51,7 @@ fn insert(text: &str, expected: u64) -> String {
 }
 
 fn message(page: &mut Page) -> AppMessage {
-    let post = page.next_post().expect("a message");
+    let post = page.endpoint().next_post().expect("a message");
     assert_eq!(post.route, PostRoute::Message);
     jfgui_proto::from_value(parse(&post.body).get("message").unwrap().clone()).unwrap()
 }
@@ -56,7 +59,7 @@ fn message(page: &mut Page) -> AppMessage {
 #[test]
 fn registers_disabled_with_every_notepad_action() {
     let mut page = Page::new("").unwrap();
-    let body = parse(&page.connect_body());
+    let body = parse(&page.endpoint().connect_body());
     let app = body.get("app").unwrap();
     let hello = app.get("hello").unwrap();
     assert_eq!(hello.get("displayName").and_then(Value::as_str), Some(DISPLAY_NAME));
@@ -89,7 +92,7 @@ fn agents_write_only_when_enabled_and_current() {
     let mut page = connected("Hi");
     let refused = ask(&mut page, 1, &insert("!", 1), 0);
     assert_eq!(reason(&refused), Some("disabled"));
-    page.set_enabled(true);
+    page.endpoint().set_enabled(true);
     assert!(matches!(message(&mut page), AppMessage::Enabled(e) if e.enabled));
     let stale = ask(&mut page, 2, &insert("!", 7), 0);
     assert_eq!(reason(&stale), Some("stale_revision"));
@@ -107,8 +110,8 @@ fn agents_write_only_when_enabled_and_current() {
 #[test]
 fn the_users_typing_moves_the_revision_an_agent_must_name() {
     let mut page = connected("");
-    page.set_enabled(true);
-    let _ = page.next_post();
+    page.endpoint().set_enabled(true);
+    let _ = page.endpoint().next_post();
     // The user types "ab", one key at a time: the caret follows the text.
     assert!(page.user_edit("a", Selection { start: 1, end: 1 }).unwrap());
     assert!(page.user_edit("ab", Selection { start: 2, end: 2 }).unwrap());
@@ -144,8 +147,8 @@ fn a_rejected_user_edit_leaves_the_document_as_it_was() {
 #[test]
 fn the_export_task_runs_on_the_pages_clock() {
     let mut page = connected("export me");
-    page.set_enabled(true);
-    let _ = page.next_post();
+    page.endpoint().set_enabled(true);
+    let _ = page.endpoint().next_post();
     let started = ask(
         &mut page,
         1,
@@ -155,7 +158,7 @@ fn the_export_task_runs_on_the_pages_clock() {
     let deferred = started.get("ok").unwrap().get("deferred").unwrap();
     let task = deferred.get("task").unwrap().get("id").and_then(Value::as_str).unwrap().to_owned();
     assert_eq!(page.tick(Duration::from_millis(10_000)), Some(Duration::from_millis(200)));
-    assert!(page.next_post().is_none(), "no step is due yet");
+    assert!(page.endpoint().next_post().is_none(), "no step is due yet");
     page.tick(Duration::from_millis(11_000));
     match message(&mut page) {
         AppMessage::Task(t) => {

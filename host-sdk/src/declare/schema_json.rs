@@ -1,5 +1,5 @@
 //! JSON Schema → [`Schema`]: the inverse of proto's rendering (`Schema::to_json_schema`), so an
-//! app in C or Python declares its schemas in the same JSON that `actions/describe` shows.
+//! app in C, Python or JavaScript declares its schemas in the same JSON that `actions/describe` shows.
 //!
 //! Accepted: exactly the draft 2020-12 subset the renderer writes. `{}` is any value;
 //! `{"type": T}` with T one of `null`, `boolean`, `integer` (+ `minimum`, `maximum`),
@@ -9,19 +9,19 @@
 //! array, ...) is refused with its JSON pointer: a check the dispatcher would not run must not
 //! look declared.
 
-use std::format;
-use std::string::{String, ToString};
-use std::vec::Vec;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 
 use jfgui_proto::{Map, Property, Schema, Value, schema};
 
-use crate::store::Store;
+use super::store::Store;
 
 /// Why a schema was refused: where (a JSON pointer) and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SchemaError {
-    pub(crate) pointer: String,
-    pub(crate) message: String,
+pub(super) struct SchemaError {
+    pub(super) pointer: String,
+    pub(super) message: String,
 }
 
 /// Builds the [`Schema`] that `json` describes, its pieces kept in `store`.
@@ -29,7 +29,7 @@ pub(crate) struct SchemaError {
 /// # Safety
 ///
 /// The returned schema borrows from `store`: it must not outlive it (see [`Store::keep`]).
-pub(crate) unsafe fn parse(
+pub(super) unsafe fn parse(
     json: &Value,
     store: &mut Store,
     pointer: &str,

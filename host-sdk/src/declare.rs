@@ -1,6 +1,6 @@
-//! The action declarations a C or Python app passes as JSON, and the [`Registration`] built
-//! from them: `ActionSpec`s whose strings and schemas live in the registration's own
-//! [`Store`].
+//! The action declarations an app in C, Python or JavaScript passes as JSON, and the
+//! [`Registration`] built from them: `ActionSpec`s whose strings and schemas live in the
+//! registration's own `Store` (`declare/store.rs`).
 //!
 //! The document is a JSON array with one object per action, in the shape of
 //! `actions/describe` (camelCase), defaults as in `ActionSpec::write` / `ActionSpec::read`:
@@ -19,15 +19,17 @@
 //! `ui.render` a read, the action count) are checked by `Dispatcher::new`, the same code that
 //! checks a Rust app.
 
-use std::format;
-use std::string::String;
-use std::vec::Vec;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 use jfgui_proto::{ActionKind, ActionSpec, Limits, Value, from_value, parse, schema};
 use serde::Deserialize;
 
-use crate::schema_json;
-use crate::store::Store;
+mod schema_json;
+mod store;
+
+use store::Store;
 
 /// Bounds for the declaration document: far above one client message (a large registration
 /// is sent to the daemon in pages), still finite. The app itself is the author, but a broken
@@ -63,8 +65,8 @@ struct Declaration {
 
 /// Why a declaration document was refused before the registration rules ran.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum DeclarationError {
-    /// Not strict JSON within [`DECLARATION_LIMITS`].
+pub enum DeclarationError {
+    /// Not strict JSON within the bounds for a declaration document.
     Json(String),
     /// Valid JSON of the wrong shape, or a schema outside the supported subset; the message
     /// starts with a JSON pointer into the document.
@@ -73,7 +75,7 @@ pub(crate) enum DeclarationError {
 
 /// Action specs declared at run time, with the storage they borrow from.
 #[derive(Debug)]
-pub(crate) struct Registration {
+pub struct Registration {
     /// Views into `_store`. Declared first so they are dropped before it (they need no drop,
     /// but the order states the invariant).
     specs: Vec<ActionSpec>,
@@ -83,7 +85,7 @@ pub(crate) struct Registration {
 
 impl Registration {
     /// Reads a declaration document.
-    pub(crate) fn from_json(document: &[u8]) -> Result<Registration, DeclarationError> {
+    pub fn from_json(document: &[u8]) -> Result<Registration, DeclarationError> {
         let value = parse(document, &DECLARATION_LIMITS).map_err(|e| {
             DeclarationError::Json(format!("the action declarations are not valid JSON: {e}"))
         })?;
@@ -135,7 +137,14 @@ impl Registration {
     }
 
     /// The specs, in declaration order.
-    pub(crate) fn specs(&self) -> &[ActionSpec] {
+    ///
+    /// # Safety
+    ///
+    /// The specs borrow the registration's storage under a `'static` lifetime they do not
+    /// have: nothing copied out of them (a [`Dispatcher`](crate::Dispatcher) built from a
+    /// host that returns them, an `ActionSpec` or one of its strings) may be used after the
+    /// registration is dropped.
+    pub unsafe fn specs(&self) -> &[ActionSpec] {
         &self.specs
     }
 }
@@ -165,7 +174,8 @@ mod tests {
                   "outputSchema":{}}]"#,
         )
         .unwrap();
-        let [get, add] = r.specs() else { panic!("two specs") };
+        // SAFETY: the specs are used only while `r` lives.
+        let [get, add] = (unsafe { r.specs() }) else { panic!("two specs") };
         assert_eq!(*get, ActionSpec::read("counter.get", "Read"));
         assert_eq!(add.name, "counter.add");
         assert_eq!(add.kind, ActionKind::Write);

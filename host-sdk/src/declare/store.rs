@@ -12,17 +12,19 @@
 //! # The invariant the owner keeps
 //!
 //! Every reference handed out must be gone before the `Store` is dropped. The only owner is
-//! [`Registration`](crate::declaration::Registration), which keeps the store beside the specs
-//! built from it, and the handle drops everything holding those specs (the dispatcher inside
-//! the endpoint) before the registration (see `handle.rs`).
+//! [`Registration`](super::Registration), which keeps the store beside the specs
+//! built from it, and whoever holds the registration drops everything holding those specs (a
+//! dispatcher built from them) before it: the C ABI's handle does (its `handle.rs`), and so
+//! does the web host.
 
-use std::any::Any;
-use std::ptr::NonNull;
-use std::vec::Vec;
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::any::Any;
+use core::ptr::NonNull;
 
 /// Heap allocations that stay put until the store is dropped.
 #[derive(Debug, Default)]
-pub(crate) struct Store {
+pub(super) struct Store {
     /// Raw pointers from `Box::into_raw`, freed in `Drop`. Raw rather than `Box` because
     /// moving a `Box` (into this vector, or the vector's own growth) asserts unique ownership
     /// of its contents, which the shared references already handed out would contradict.
@@ -37,7 +39,7 @@ impl Store {
     ///
     /// The caller must not let the returned reference (or anything copied out of it) outlive
     /// `self`.
-    pub(crate) unsafe fn keep<T: Any>(&mut self, value: T) -> &'static T {
+    pub(super) unsafe fn keep<T: Any>(&mut self, value: T) -> &'static T {
         let ptr = NonNull::from(Box::leak(Box::new(value)));
         self.kept.push(ptr);
         // SAFETY: `ptr` comes from a live `Box` allocation that only `Drop` frees, and nothing
@@ -60,7 +62,7 @@ impl Drop for Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::string::String;
+    use alloc::string::String;
 
     #[test]
     fn kept_values_stay_put_while_the_store_grows() {

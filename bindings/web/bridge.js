@@ -1,12 +1,14 @@
-// The browser half of the jfgui-agentd browser bridge, as a dependency-free ES module.
+// The browser half of the jfgui-agentd browser bridge, dependency-free.
 //
 // `WasmApp` loads a wasm module built with host-sdk's bridge endpoint and speaks its buffer
-// protocol (the exports are listed in `src/abi.rs`). `BridgeLink` runs the link to the bridge
-// (docs/PROTOCOL.md, "The browser bridge"): POST /connect, then GET /poll in a loop, each poll
-// answer handed to the wasm endpoint whole, each body it queues posted in order to /result (the
-// answers) or /message (task changes, enable/disable, bye), and POST /disconnect when the page
-// goes away. Every body is built and read on the wasm side, in strict JSON with exact ids; this
-// module only moves bytes, so it never rounds a 64-bit id through a JavaScript number.
+// protocol (the `jfgui_*` exports of host-sdk's `bridge::web`). `BridgeLink` runs the link to
+// the bridge (docs/PROTOCOL.md, "The browser bridge"): POST /connect, then GET /poll in a loop,
+// each poll answer handed to the wasm endpoint whole, each body it queues posted in order to
+// /result (the answers) or /message (task changes, enable/disable, bye), and POST /disconnect
+// when the page goes away; after any failure (the bridge or the daemon restarting) it connects
+// again by itself. Every body is built and read on the wasm side, in strict JSON with exact
+// ids; this module only moves bytes, so it never rounds a 64-bit id through a JavaScript
+// number.
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
@@ -17,23 +19,44 @@ const ROUTES = [null, '/result', '/message'];
 /** Waits before reconnecting, by consecutive failures (ms). */
 const RETRY_MS = [250, 1000, 2000, 5000];
 
-/** A wasm module with the buffer protocol of `src/abi.rs`. */
+/**
+ * The exports every module built with host-sdk's `web_exports!` has (the app adds its own).
+ * @typedef {object} BridgeExports
+ * @property {WebAssembly.Memory} memory
+ * @property {(len: number) => number} jfgui_input where to write `len` bytes of input
+ * @property {() => number} jfgui_output where the last call's output starts
+ * @property {() => number} jfgui_output_len how long it is
+ * @property {() => number} jfgui_connect_body the `/connect` body into the output
+ * @property {() => number} jfgui_connected reads the `/connect` answer from the input
+ * @property {(nowMs: number) => number} jfgui_poll runs the `/poll` answer in the input
+ * @property {(nowMs: number) => number} jfgui_tick ms until the next tick, or -1
+ * @property {() => number} jfgui_next_post 0 nothing, 1 `/result`, 2 `/message`
+ * @property {(on: number) => void} jfgui_set_enabled agent access on (1) or off (0)
+ * @property {() => number} jfgui_closed 1 once the daemon said `bye`
+ */
+
+/** A wasm module with host-sdk's buffer protocol (see `BridgeExports`). */
 export class WasmApp {
   /**
-   * Fetches and instantiates the module at `url` (no imports). Goes through an ArrayBuffer
-   * rather than `instantiateStreaming`, so any static server's MIME type for `.wasm` does.
+   * Fetches and instantiates the module at `url`. Goes through an ArrayBuffer rather than
+   * `instantiateStreaming`, so any static server's MIME type for `.wasm` does.
    * @param {string | URL} url
+   * @param {WebAssembly.Imports} [imports] what the module imports (host-sdk itself: nothing)
    */
-  static async load(url) {
+  static async load(url, imports = {}) {
     const response = await fetch(url, { cache: 'no-cache' });
     if (!response.ok) throw new Error(`cannot load ${url}: HTTP ${response.status}`);
-    const { instance } = await WebAssembly.instantiate(await response.arrayBuffer(), {});
+    const { instance } = await WebAssembly.instantiate(await response.arrayBuffer(), imports);
     return new WasmApp(instance.exports);
   }
 
   /** @param {WebAssembly.Exports} exports */
   constructor(exports) {
-    /** The raw exports: call them directly, then read `output()`. */
+    /**
+     * The raw exports: call them directly, then read `output()`. The app's own exports are
+     * there too, untyped.
+     * @type {BridgeExports & Record<string, any>}
+     */
     this.exports = /** @type {any} */ (exports);
   }
 
@@ -48,7 +71,10 @@ export class WasmApp {
     new Uint8Array(this.exports.memory.buffer, at, bytes.length).set(bytes);
   }
 
-  /** A copy of the last call's output. */
+  /**
+   * A copy of the last call's output.
+   * @returns {Uint8Array<ArrayBuffer>}
+   */
   output() {
     const at = this.exports.jfgui_output() >>> 0;
     const length = this.exports.jfgui_output_len() >>> 0;
@@ -88,31 +114,52 @@ export function checkBridge(bridge) {
   return { url: parsed.origin, token };
 }
 
-/** One page's link to the bridge. See the module comment. */
+/**
+ * What a link tells its page.
+ * @typedef {object} LinkHooks
+ * @property {() => void} [onChange] after requests ran (the app's state may differ)
+ * @property {(state: LinkState, detail?: string) => void} [onState] the link's state, and why
+ *   it is retrying
+ */
+
+/** @typedef {'connecting' | 'connected' | 'retrying'} LinkState */
+
+/**
+ * One page's link to the bridge. See the module comment. A link that was stopped tells its
+ * hooks nothing more, so a page that replaces its link only ever hears the current one.
+ */
 export class BridgeLink {
   /**
    * @param {WasmApp} app
    * @param {{url: string, token: string}} bridge from `checkBridge`
-   * @param {{onChange?: () => void, onState?: (state: string, detail?: string) => void}} hooks
-   *   `onChange` after requests ran (the app's state may differ); `onState` with
-   *   `connecting`, `connected`, `retrying` (and why) or `stopped`
+   * @param {LinkHooks} [hooks]
    */
   constructor(app, bridge, hooks = {}) {
+    /** @private */
     this.app = app;
+    /** The bridge's URL. */
     this.url = bridge.url;
+    /** The bridge's token. */
     this.token = bridge.token;
+    /** @private */
     this.hooks = hooks;
-    /** @type {string | null} */
+    /** @private @type {string | null} */
     this.client = null;
+    /** Whether `stop()` was called. */
     this.stopped = false;
+    /** @private */
     this.aborter = new AbortController();
-    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    /** @private @type {ReturnType<typeof setTimeout> | undefined} */
     this.timer = undefined;
-    /** Posts go one after another, in the order the endpoint queued them. */
+    /** @private Posts go one after another, in the order the endpoint queued them. */
     this.posting = Promise.resolve();
   }
 
-  /** Connects and serves until `stop()`, reconnecting with backoff after a failure. */
+  /**
+   * Connects and serves until `stop()`, connecting again with backoff (0.25 s to 5 s) after
+   * any failure: a bridge that is gone (its daemon restarting) comes back on the same URL
+   * with the same token, and the app registers anew.
+   */
   async run() {
     let failures = 0;
     while (!this.stopped) {
@@ -130,14 +177,15 @@ export class BridgeLink {
       if (this.stopped) break;
       await sleep(RETRY_MS[Math.min(failures++, RETRY_MS.length - 1)]);
     }
-    this.state('stopped');
   }
 
   /**
    * Posts anything the endpoint queued (after a local change such as the enable switch).
    */
   flush() {
-    /** @type {[string, Uint8Array][]} */
+    // A stopped link takes nothing from the endpoint: a newer link may be serving it.
+    if (this.stopped) return;
+    /** @type {[string, Uint8Array<ArrayBuffer>][]} */
     const posts = [];
     for (;;) {
       const route = this.app.check(this.app.exports.jfgui_next_post());
@@ -163,7 +211,7 @@ export class BridgeLink {
   /**
    * Ends the link: stops polling and tells the bridge (`/disconnect`, sent with `keepalive`
    * so it survives the page being closed), which removes the app at once; without it the
-   * bridge expires the tab after its expiry time.
+   * bridge expires the tab after its expiry time. From here on the hooks hear nothing.
    */
   stop() {
     if (this.stopped) return;
@@ -176,26 +224,38 @@ export class BridgeLink {
     }
   }
 
+  /** @private */
   async connect() {
     this.app.check(this.app.exports.jfgui_connect_body());
     const response = await this.request('/connect', this.app.output());
     if (!response.ok) throw new Error(`/connect: ${await describe(response)}`);
     const answer = new Uint8Array(await response.arrayBuffer());
+    // The client id is a string, so JSON.parse keeps it exactly.
+    const client = JSON.parse(decoder.decode(answer)).client;
+    if (this.stopped) {
+      // Stopped while connecting: the wasm endpoint may serve a newer link by now. Leave
+      // the bridge free for it at once rather than after its expiry.
+      this.request('/disconnect', JSON.stringify({ client }), { keepalive: true }).catch(() => {});
+      throw new Error('stopped');
+    }
     this.app.input(answer);
     this.app.check(this.app.exports.jfgui_connected());
-    // The client id is a string, so JSON.parse keeps it exactly.
-    this.client = JSON.parse(decoder.decode(answer)).client;
+    this.client = client;
     // The enable switch may have moved while connecting.
     this.flush();
   }
 
-  /** Polls until the link ends (a `bye`, or the bridge no longer knowing this client). */
+  /** @private Polls until the link ends (a `bye`, or the bridge no longer knowing this client). */
   async serve() {
     while (!this.stopped) {
       const query = `/poll?client=${encodeURIComponent(/** @type {string} */ (this.client))}`;
       const response = await this.request(query, undefined, { signal: this.aborter.signal });
       if (!response.ok) throw new Error(`/poll: ${await describe(response)}`);
-      this.app.input(new Uint8Array(await response.arrayBuffer()));
+      const answer = new Uint8Array(await response.arrayBuffer());
+      // A stopped link hands nothing to the endpoint, which may serve a newer link by now
+      // (its /disconnect fails what this poll delivered).
+      if (this.stopped) return;
+      this.app.input(answer);
       const ran = this.app.check(this.app.exports.jfgui_poll(performance.now()));
       this.tick();
       if (ran > 0) this.hooks.onChange?.();
@@ -205,15 +265,17 @@ export class BridgeLink {
     }
   }
 
-  /** Advances the app's tasks, posts what they queued, and comes back when the next is due. */
+  /** @private Advances the app's tasks, posts what they queued, and comes back when the next is due. */
   tick() {
     clearTimeout(this.timer);
+    if (this.stopped) return;
     const next = this.app.exports.jfgui_tick(performance.now());
-    if (next >= 0 && !this.stopped) this.timer = setTimeout(() => this.tick(), Math.ceil(next));
+    if (next >= 0) this.timer = setTimeout(() => this.tick(), Math.ceil(next));
     this.flush();
   }
 
   /**
+   * @private
    * One request to the bridge: the token in `Authorization`, never in the URL; no cookies,
    * no referrer, no cache, and a redirect is an error (the token stays on the bridge).
    * @param {string} path
@@ -237,11 +299,12 @@ export class BridgeLink {
   }
 
   /**
-   * @param {string} state
+   * @private
+   * @param {LinkState} state
    * @param {string} [detail]
    */
   state(state, detail) {
-    this.hooks.onState?.(state, detail);
+    if (!this.stopped) this.hooks.onState?.(state, detail);
   }
 }
 
