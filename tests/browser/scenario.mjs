@@ -531,14 +531,15 @@ async function scenario(kind, projects) {
 
     // 8. The daemon restarts under the connected tab; then the bridge command does.
     const linkText = () => page.$eval('#link-state', (e) => e.textContent);
-    /** An agent's edit once the page is back; `what` says after what. @param {string} what */
+    /** An agent's edit once the page is back (at the caret, wherever the checks above left it);
+     * `what` says after what. @param {string} what */
     const editAgain = async (what) => {
       const text = ` [${what}]`;
       const before = await waitFor(async () => (await apps()).some((/** @type {any} */ a) =>
         a.slug === slug && a.enabled) && inspect(slug), `${slug} enabled again ${what}`);
       const r = await cli(['call', slug, 'document.text.insert', '--input-json', JSON.stringify({ text }),
         '--expected-revision', String(before.revision), '--json']);
-      expect(r.code === 0 && await waitFor(async () => (await textarea()).endsWith(text), 'the edit in the textarea'),
+      expect(r.code === 0 && await waitFor(async () => (await textarea()).includes(text), 'the edit in the textarea'),
         `${what}: an agent's edit shows in the textarea ${r.stderr}`);
     };
     await page.evaluate(() => { /** @type {any} */ (window).jfguiSameDocument = true; });
