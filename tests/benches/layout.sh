@@ -29,7 +29,7 @@ case $mode in
 esac
 . tests/benches/setup.sh
 needs valgrind callgrind_control python3 nm
-binaries daemon notepad cli
+binaries jfgui-daemon jfgui-example-notepad jfgui-agent
 
 export JFGUI_AUDIT_DIR=$work/audit
 # The daemon under callgrind, given an option with a value as the latency bench does (and the
