@@ -40,9 +40,8 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use jfgui_engine::Engine;
 use tokio::task::JoinHandle;
-
-use crate::Engine;
 
 pub use control::Bridges;
 

@@ -223,12 +223,12 @@ pub struct Config {
     pub audit_dir: Option<PathBuf>,
 
     /// Rotate the audit log before it grows beyond this; 4 files are kept.
-    #[arg(long, value_name = "BYTES", env = "JFGUI_AUDIT_MAX_BYTES", default_value_t = crate::audit::DEFAULT_MAX_BYTES, value_parser = clap::value_parser!(u64).range(256..))]
+    #[arg(long, value_name = "BYTES", env = "JFGUI_AUDIT_MAX_BYTES", default_value_t = jfgui_engine::audit::DEFAULT_MAX_BYTES, value_parser = clap::value_parser!(u64).range(256..))]
     pub audit_max_bytes: u64,
 
     /// Audit records waiting for the disk; beyond this they are dropped and counted
     /// (daemon/status auditDropped), never delaying a call.
-    #[arg(long, value_name = "N", default_value_t = crate::audit::DEFAULT_QUEUE as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = jfgui_engine::audit::DEFAULT_QUEUE as u64, value_parser = clap::value_parser!(u64).range(1..))]
     pub audit_queue: u64,
 
     /// Also record calls that only read (read actions, state/inspect, resources/read,
@@ -248,6 +248,7 @@ pub struct Config {
 
 impl Config {
     /// The browser bridge's bounds.
+    #[cfg(feature = "server")]
     pub fn bridge_limits(&self) -> crate::bridge::BridgeLimits {
         crate::bridge::BridgeLimits {
             queue: to_usize(self.bridge_queue),
@@ -263,9 +264,9 @@ impl Config {
     }
 
     /// The audit log's settings.
-    pub fn audit(&self) -> crate::audit::AuditConfig {
-        let defaults = crate::audit::AuditConfig::default();
-        crate::audit::AuditConfig {
+    pub fn audit(&self) -> jfgui_engine::audit::AuditConfig {
+        let defaults = jfgui_engine::audit::AuditConfig::default();
+        jfgui_engine::audit::AuditConfig {
             dir: self.audit_dir.clone().or(defaults.dir),
             max_bytes: self.audit_max_bytes,
             queue: to_usize(self.audit_queue),
@@ -349,6 +350,7 @@ mod tests {
         assert_eq!(c.partial_idle, Duration::from_secs(30));
         assert_eq!(c.shutdown_drain, Duration::from_secs(5));
         assert_eq!(c.json_limits(), jfgui_proto::Limits::DEFAULT);
+        #[cfg(feature = "server")]
         assert_eq!(c.bridge_limits(), crate::bridge::BridgeLimits::default());
         assert_eq!(c.idle_exit, None);
         assert!(!c.demo);

@@ -1,31 +1,26 @@
-//! The jfgui-agentd daemon: the session engine and the OS layer.
+//! The jfgui-agentd daemon: the OS layer around the session engine (`jfgui-engine`).
 //!
-//! The engine ([`Engine`] and the types re-exported beside it) is everything protocol and works
-//! over any byte stream; `jfgui-agent headless` links it too. The OS layer (the public modules
-//! below) binds it to the runtime directory, the lock, sockets or named pipes, socket
-//! activation and signals. `docs/ARCHITECTURE.md` maps both.
+//! The engine is everything protocol and works over any byte stream; this crate binds it to
+//! the runtime directory, the lock, sockets or named pipes, socket activation, signals, the
+//! browser bridge's HTTP side and the log. Only what `main.rs` needs is public: the flags
+//! (`config`), logging and the server's entry point. `docs/ARCHITECTURE.md` maps both crates.
+//!
+//! Without the `server` feature the crate is only `config`: the command line renders the
+//! daemon's man page from these flags and so builds none of the OS layer.
 
-pub mod audit;
-mod backlog;
-mod engine;
-
-pub use engine::{
-    AppSummary, Connections, ControlError, ControlMethods, EndpointEvent, EndpointEvents,
-    EndpointNaming, Engine, EngineConfig, OfflineMcp, PeerInfo, drop_non_mcp_error_id,
-    is_mcp_request_id, mcp_error_line,
-};
-
-// OS layer (daemon-os): runtime dir and lock (Unix), listeners, endpoints, process life. Only
-// what `main.rs` needs is public: configuration, logging and the server's entry point.
-#[cfg(unix)]
-mod activation;
-pub mod bridge;
 pub mod config;
-mod endpoints;
-#[cfg(unix)]
+
+#[cfg(all(unix, feature = "server"))]
+mod activation;
+#[cfg(feature = "server")]
+pub mod bridge;
+#[cfg(all(unix, feature = "server"))]
 mod lock;
+#[cfg(feature = "server")]
 pub mod logging;
-#[cfg(unix)]
+#[cfg(all(unix, feature = "server"))]
 mod runtime_dir;
+#[cfg(feature = "server")]
 pub mod server;
+#[cfg(feature = "server")]
 mod transport;

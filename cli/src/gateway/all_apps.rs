@@ -27,7 +27,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use jfgui_daemon::{OfflineMcp, is_mcp_request_id, mcp_error_line};
+use jfgui_engine::{OfflineMcp, is_mcp_request_id, mcp_error_line};
 use jfgui_proto::{Limits, Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};

@@ -85,7 +85,7 @@ impl InFlight {
                 None => self.null_answers = self.null_answers.saturating_sub(1),
             }
         }
-        if self.protocol == Protocol::Mcp && jfgui_daemon::drop_non_mcp_error_id(&mut message) {
+        if self.protocol == Protocol::Mcp && jfgui_engine::drop_non_mcp_error_id(&mut message) {
             return jfgui_proto::encode(&message, &Limits::DEFAULT).ok();
         }
         Some(line)
@@ -97,7 +97,7 @@ impl InFlight {
     fn key(&self, id: &Value) -> Option<Vec<u8>> {
         let allowed = match self.protocol {
             Protocol::Json => matches!(id, Value::String(_) | Value::Number(_)),
-            Protocol::Mcp => jfgui_daemon::is_mcp_request_id(id),
+            Protocol::Mcp => jfgui_engine::is_mcp_request_id(id),
         };
         if allowed { jfgui_proto::encode(id, &Limits::DEFAULT).ok() } else { None }
     }

@@ -2,7 +2,7 @@
 //! `/poll`, the ids delivered and not yet answered, and its expiry.
 //!
 //! `/connect` writes the native handshake (`hello`, action pages, `ready`) into an in-memory
-//! pipe served by [`Engine::serve_app`](crate::Engine::serve_app) and waits for `welcome` or
+//! pipe served by [`Engine::serve_app`](jfgui_engine::Engine::serve_app) and waits for `welcome` or
 //! `refused`. From then on every frame the engine writes is read here: a `request{id, call}`
 //! becomes a queued item, anything else (a `bye`) a notice with id `null`. A request beyond
 //! the queue bound (queued plus delivered-but-unanswered) is answered `not_executed/busy` at
@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use hyper::StatusCode;
+use jfgui_engine::PeerInfo;
 use jfgui_proto::channel::{
     ActionInfo, ActionsPage, AppMessage, Bye, CHANNEL_VERSION, DaemonMessage, FrameDecoder,
     FrameError, Hello, MAX_ACTIONS_PER_PAGE, Outcome, Ready, Reply as ReplyFrame, decode_message,
@@ -32,7 +33,6 @@ use tokio::time::Instant;
 use super::http::{Reply, bad_body, error, members, parse_object};
 use super::sessions::Table;
 use super::{BridgeLimits, BridgeState, ITEMS_PER_POLL};
-use crate::PeerInfo;
 
 /// Most actions a tab registers at once (the native bound: 16 pages of 256).
 const MAX_ACTIONS: usize = 16 * MAX_ACTIONS_PER_PAGE;

@@ -2,10 +2,10 @@
 //! one bridge; it closes when the connection ends, so the listener exists exactly while
 //! `jfgui-agent browser-bridge` runs (FAULTS A10).
 
+use jfgui_engine::{ControlError, ControlMethods, Engine};
 use jfgui_proto::{Map, Value};
 
 use super::{Bridge, BridgeLimits};
-use crate::{ControlError, ControlMethods, Engine};
 
 /// Opens bridges for control connections; one per daemon.
 #[derive(Debug, Clone)]

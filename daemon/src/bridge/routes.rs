@@ -15,6 +15,7 @@ use std::sync::Arc;
 use hyper::body::{Body, Bytes};
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, StatusCode};
+use jfgui_engine::json1;
 use jfgui_proto::{Limits, Map, Value};
 
 use super::BridgeState;
@@ -22,7 +23,6 @@ use super::browser::{self, Browser};
 use super::guard::{self, OriginCheck};
 use super::http::{self, Reply, bad_body, error, members, parse_object};
 use super::sessions::{IdKey, RpcFailure};
-use crate::engine::json1;
 
 /// The routes (SPEC S10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

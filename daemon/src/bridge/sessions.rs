@@ -1,5 +1,5 @@
 //! `/rpc` sessions: each distinct `session` value is one client connection of the engine
-//! ([`Engine::serve_client`](crate::Engine::serve_client) over an in-memory pipe) to the
+//! ([`Engine::serve_client`](jfgui_engine::Engine::serve_client) over an in-memory pipe) to the
 //! attached app, with its own protocol state (JSON-1 or MCP, legacy `initialize`).
 //!
 //! A browser has at most `max_sessions`. To make room for a new one, the least recently used
@@ -16,12 +16,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use jfgui_engine::audit::Transport;
+use jfgui_engine::{Engine, PeerInfo};
 use jfgui_proto::{Limits, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tokio::sync::oneshot;
-
-use crate::audit::Transport;
-use crate::{Engine, PeerInfo};
 
 /// Bridge sessions come over HTTP on 127.0.0.1, which tells no pid or uid; the token holder
 /// is the client.

@@ -12,10 +12,10 @@ use std::io;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use jfgui_example_notepad::{Clock, Notepad};
 use jfgui_host_sdk::Dispatcher;
 use jfgui_host_sdk::channel::{Endpoint, Identity};
 use jfgui_host_sdk::connector::{Connector, headless_requested, run, serve_stdio};
-use jfgui_example_notepad::{Clock, Notepad};
 
 use crate::args::{Command, USAGE};
 

@@ -31,8 +31,8 @@
 use std::cell::RefCell;
 use std::time::Duration;
 
-use jfgui_host_sdk::bridge::PostRoute;
 use jfgui_example_notepad::Selection;
+use jfgui_host_sdk::bridge::PostRoute;
 
 use crate::page::Page;
 

@@ -11,10 +11,10 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Duration;
 
+use jfgui_example_notepad::{Clock, Notepad, Selection};
 use jfgui_host_sdk::bridge::{BridgeEndpoint, BridgeError, Post};
 use jfgui_host_sdk::channel::Identity;
 use jfgui_host_sdk::{ActionError, Dispatcher, Host, Map, Value};
-use jfgui_example_notepad::{Clock, Notepad, Selection};
 
 /// The name agents see; the daemon derives the slug `web-notepad` from it.
 pub const DISPLAY_NAME: &str = "Web Notepad";

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use jfgui_host_sdk::bridge::PostRoute;
 use jfgui_example_notepad::Selection;
+use jfgui_host_sdk::bridge::PostRoute;
 use jfgui_proto::channel::{AppMessage, TaskState};
 use jfgui_proto::{Limits, Value};
 

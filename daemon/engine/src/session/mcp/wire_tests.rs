@@ -7,7 +7,7 @@ use jfgui_proto::channel::{Call, CallResult, Outcome, ResourceChunk, ResourceInf
 use jfgui_proto::{ActionError, Reason, Value};
 
 use super::tests::{legacy_schema, modern_schema};
-use crate::engine::tests::harness::*;
+use crate::tests::harness::*;
 use crate::{Engine, EngineConfig};
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"wire-test","version":"1"}}"#;

@@ -1,4 +1,4 @@
-//! Per-app endpoints (SPEC S8): an endpoint exists exactly while the engine says the app is
+//! Per-app endpoints: an endpoint exists exactly while the engine says the app is
 //! connected and enabled. Up → bind and accept; Down → stop accepting and remove it.
 //!
 //! Where endpoints live is an [`EndpointSpace`]: on Unix the runtime dir (`apps/SLUG.sock`,
@@ -8,16 +8,16 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use jfgui_engine::{EndpointEvent, EndpointNaming};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::Service;
+use super::accept::{TurnAway, accept_loop};
+use super::gate::{Class, Gate};
 #[cfg(unix)]
 use crate::runtime_dir::{RuntimeDir, remove_stale_socket};
-use crate::server::accept::{TurnAway, accept_loop};
-use crate::server::gate::{Class, Gate};
-use crate::server::port::{EndpointFeed, EnginePort};
 use crate::transport::Listener;
-use crate::{EndpointEvent, EndpointNaming};
 
 /// Where endpoint listeners are created and removed.
 pub trait EndpointSpace: Send + Sync + 'static {
@@ -106,19 +106,19 @@ pub fn remove_stale(rt: &RuntimeDir) {
     }
 }
 
-/// Keeps the endpoint sockets in step with the engine until `stop` turns true or the feed
-/// ends; then removes every endpoint it made.
-pub async fn run<E: EnginePort, P: EndpointSpace>(
-    engine: E,
+/// Keeps the endpoint sockets in step with the engine until `stop` turns true or the engine's
+/// events end; then removes every endpoint it made.
+pub async fn run<P: EndpointSpace>(
+    engine: Service,
     space: Arc<P>,
     gate: Gate,
     mut stop: watch::Receiver<bool>,
 ) {
-    let mut feed = engine.endpoint_changes();
+    let mut events = engine.endpoint_events();
     let mut set = Endpoints { bound: HashMap::new(), space, gate, engine };
     loop {
         tokio::select! {
-            change = feed.next() => match change {
+            change = events.next() => match change {
                 Some(EndpointEvent::Up { slug }) => set.up(slug),
                 Some(EndpointEvent::Down { slug }) => set.down(&slug),
                 Some(EndpointEvent::Resync { slugs }) => set.resync(slugs),
@@ -130,14 +130,14 @@ pub async fn run<E: EnginePort, P: EndpointSpace>(
     set.resync(Vec::new());
 }
 
-struct Endpoints<E, P> {
+struct Endpoints<P> {
     bound: HashMap<String, JoinHandle<()>>,
     space: Arc<P>,
     gate: Gate,
-    engine: E,
+    engine: Service,
 }
 
-impl<E: EnginePort, P: EndpointSpace> Endpoints<E, P> {
+impl<P: EndpointSpace> Endpoints<P> {
     fn up(&mut self, slug: String) {
         if self.bound.contains_key(&slug) {
             return;

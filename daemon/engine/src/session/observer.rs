@@ -37,10 +37,10 @@ use jfgui_proto::{ActionKind, Map, Value};
 
 use super::methods::{Method, MethodError};
 use super::replies::App;
+use crate::PeerInfo;
 use crate::audit::record::activity_client;
 use crate::audit::{Action, AppRef, Audit, Client, Outcome, Protocol, Record, time};
-use crate::engine::PeerInfo;
-use crate::engine::link::AppHandle;
+use crate::link::AppHandle;
 
 /// Who calls, for the audit log: fixed for a connection, except the protocol revision and
 /// `clientInfo`, which MCP sets per request ([`App::speaking`]).

@@ -31,13 +31,13 @@ use super::rpc::{Incoming, object};
 use super::select::{McpSession, Pending, Protocol, Route};
 use super::{mcp_error_line, response_line, tools};
 use crate::audit::{Protocol as AuditProtocol, Transport};
-use crate::engine::lines::{Line, LineReader};
-use crate::engine::partial::Partial;
-use crate::engine::session::methods::{self, Method};
-use crate::engine::session::peer_warnings::PeerWarnings;
-use crate::engine::session::running::Running;
-use crate::engine::session::{App, Backpressure, ClientFate, Output, finish, json1};
-use crate::engine::{AppSummary, Engine, EngineConfig, PeerInfo, until};
+use crate::lines::{Line, LineReader};
+use crate::partial::Partial;
+use crate::session::methods::{self, Method};
+use crate::session::peer_warnings::PeerWarnings;
+use crate::session::running::Running;
+use crate::session::{App, Backpressure, ClientFate, Output, finish, json1};
+use crate::{AppSummary, Engine, EngineConfig, PeerInfo, until};
 
 /// The name the all-apps server gives itself (`serverInfo.title`).
 const SERVER_NAME: &str = "All apps";

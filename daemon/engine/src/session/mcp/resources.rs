@@ -11,7 +11,7 @@ use super::app::{AppPort, MethodError};
 use super::rpc::{
     INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError, object,
 };
-use crate::engine::session::methods::Method;
+use crate::session::methods::Method;
 
 /// Largest resource served whole by standard `resources/read`.
 pub(crate) const MAX_WHOLE_RESOURCE: u64 = 192 * 1024;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::engine::PeerInfo;
+use crate::PeerInfo;
 
 /// Warnings one connection may log per [`WINDOW`].
 pub const BURST: u32 = 5;

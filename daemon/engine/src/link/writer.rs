@@ -19,8 +19,8 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::oneshot;
 
 use super::calls::AppHandle;
-pub(super) use crate::engine::sink::Sink;
-use crate::engine::sink::write_now;
+pub(super) use crate::sink::Sink;
+use crate::sink::write_now;
 
 /// Requests already queued are coalesced into one write up to this size.
 const COALESCE: usize = 64 * 1024;
@@ -163,8 +163,8 @@ mod tests {
     use tokio::io::{AsyncReadExt, DuplexStream};
 
     use super::*;
-    use crate::engine::EngineConfig;
-    use crate::engine::link::{CallOutcome, Registration};
+    use crate::EngineConfig;
+    use crate::link::{CallOutcome, Registration};
 
     /// An app (asking for notices) whose requests go to the returned stream; no writer task
     /// runs unless a test starts one.

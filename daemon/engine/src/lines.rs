@@ -126,7 +126,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::engine::partial::PartialBudget;
+    use crate::partial::PartialBudget;
     use tokio::io::AsyncWriteExt;
 
     fn partial(deadline: Duration) -> Partial {

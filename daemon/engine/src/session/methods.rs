@@ -17,7 +17,7 @@ use jfgui_proto::{ActionError, MAX_REVISION, Map, Reason, Value};
 
 use super::observer::Observer;
 use super::replies::{App, invalid_reply};
-use crate::engine::tasks::Refused;
+use crate::tasks::Refused;
 
 pub use jfgui_proto::channel::MAX_BATCH_CALLS;
 /// Largest `resources/read` chunk (SPEC S4).

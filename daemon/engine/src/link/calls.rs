@@ -51,9 +51,9 @@ use tokio::time::Instant;
 
 use super::Registration;
 use super::writer::{Outbox, Sink};
-use crate::engine::catalog::{Catalog, CatalogAction};
-use crate::engine::search::SearchText;
-use crate::engine::{AppSummary, EngineConfig};
+use crate::catalog::{Catalog, CatalogAction};
+use crate::search::SearchText;
+use crate::{AppSummary, EngineConfig};
 
 /// What a call's caller receives: the app's result or error, unread, or the link's own error.
 pub type CallOutcome = Result<CallResult, ActionError>;
@@ -525,7 +525,7 @@ impl AppHandle {
     ///
     /// Only `Registry::set_enabled` calls this, under the registry's lock, so the gate and the
     /// endpoint events always agree.
-    pub(in crate::engine) fn set_enabled(&self, enabled: bool) -> bool {
+    pub(crate) fn set_enabled(&self, enabled: bool) -> bool {
         if self.0.enabled.swap(enabled, Ordering::SeqCst) == enabled {
             return false;
         }

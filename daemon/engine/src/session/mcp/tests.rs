@@ -12,9 +12,9 @@ use tokio::sync::Notify;
 use super::app::{AppPort, MethodError};
 use super::rpc::{Reply, RpcError, object};
 use super::*;
-use crate::engine::PeerInfo;
-use crate::engine::session::methods::Method;
-use crate::engine::session::peer_warnings::PeerWarnings;
+use crate::PeerInfo;
+use crate::session::methods::Method;
+use crate::session::peer_warnings::PeerWarnings;
 
 const SCHEMA_MODERN: &str =
     include_str!("../../../../../tests/mcp-clients/schema/schema-2026-07-28.json");

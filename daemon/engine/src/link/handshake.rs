@@ -12,7 +12,7 @@ use jfgui_proto::validate_action_infos;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use super::io::{FrameReader, LinkEnd};
-use crate::engine::EngineConfig;
+use crate::EngineConfig;
 
 /// Most actions one app may register (16 pages of [`MAX_ACTIONS_PER_PAGE`]); keeps the
 /// registration cache of a hostile app bounded.

@@ -19,8 +19,8 @@ use tokio::task::JoinHandle;
 
 use super::calls::{AppHandle, CallOutcome, Waiter};
 use super::writer::write_requests;
-use crate::engine::partial::{Partial, PartialError};
-use crate::engine::{EngineConfig, until};
+use crate::partial::{Partial, PartialError};
+use crate::{EngineConfig, until};
 
 /// Bytes asked of the transport per read.
 const READ_CHUNK: usize = 16 * 1024;

@@ -20,7 +20,7 @@ use jfgui_proto::{ActionError, ErrorClass, Map, Value};
 use super::app::{AppPort, MethodError};
 use super::rpc::{INTERNAL_ERROR, INVALID_PARAMS, RpcError, object, to_text};
 use super::tool_schemas::{self as schemas, JsonSchema, Properties};
-use crate::engine::session::methods::Method;
+use crate::session::methods::Method;
 
 /// One tool: its MCP face and the JSON-1 method behind it.
 struct ToolDef {
@@ -459,7 +459,7 @@ mod tests {
     }
 
     fn matches_golden(list: &[Value], file: &str) {
-        let path = format!("{}/src/engine/session/mcp/{file}", env!("CARGO_MANIFEST_DIR"));
+        let path = format!("{}/src/session/mcp/{file}", env!("CARGO_MANIFEST_DIR"));
         let mut rendered = String::new();
         for tool in list {
             let line = jfgui_proto::encode(tool, &Limits::DEFAULT).unwrap();

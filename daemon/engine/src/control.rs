@@ -194,8 +194,8 @@ fn status(engine: &Engine) -> Map {
             None => Value::Null,
         },
     );
-    // Process-wide: log lines lost to a stalled stderr (logging.rs; 0 when nothing logs).
-    m.insert("logDropped", crate::logging::dropped_lines());
+    // Log lines lost to a stalled stderr, as the OS layer's log writer counted them.
+    m.insert("logDropped", config.log_dropped.get());
     m
 }
 

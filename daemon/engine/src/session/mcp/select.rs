@@ -29,8 +29,8 @@ use super::rpc::{
 };
 use super::tools;
 use crate::audit::{ClientInfo, Protocol as AuditProtocol};
-use crate::engine::session::methods::Method;
-use crate::engine::session::peer_warnings::PeerWarnings;
+use crate::session::methods::Method;
+use crate::session::peer_warnings::PeerWarnings;
 
 /// Client→server request names of either MCP revision (both schemas' `ClientRequest`).
 const MCP_METHODS: [&str; 19] = [

@@ -11,10 +11,10 @@ use std::future::Future;
 use jfgui_proto::channel::{Call, CallResult, ResourceInfo};
 use jfgui_proto::{ActionError, Map, Reason, Value};
 
-use crate::engine::session::App;
-use crate::engine::session::methods::{self, Method};
+use crate::session::App;
+use crate::session::methods::{self, Method};
 
-pub(crate) use crate::engine::session::methods::MethodError;
+pub(crate) use crate::session::methods::MethodError;
 
 /// One app, as seen by an MCP session.
 pub(crate) trait AppPort: Sync {

@@ -16,8 +16,8 @@ use jfgui_proto::{ActionError, MAX_REVISION, Reason};
 use super::methods::MethodError;
 use super::observer::Caller;
 use crate::audit::Protocol;
-use crate::engine::link::{AppHandle, CallOutcome, Waiter};
-use crate::engine::tasks::TaskTable;
+use crate::link::{AppHandle, CallOutcome, Waiter};
+use crate::tasks::TaskTable;
 
 /// An app as the protocols see it: its link (registration cache, calls) and the daemon's task
 /// table its replies and task updates feed. Cheap to clone.

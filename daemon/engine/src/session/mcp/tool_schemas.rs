@@ -11,7 +11,7 @@ use jfgui_proto::channel::{MAX_BATCH_CALLS, MAX_RESOURCE_CHUNK};
 use jfgui_proto::schema::{ANY, BOOLEAN, INTEGER, STRING};
 use jfgui_proto::{MAX_ACTION_NAME, MAX_REVISION, Map, Schema, Value};
 
-use crate::engine::session::methods::{DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT};
+use crate::session::methods::{DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT};
 
 /// A JSON Schema object under construction.
 #[derive(Debug, Clone)]

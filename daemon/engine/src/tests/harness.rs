@@ -11,8 +11,8 @@ use jfgui_proto::channel::{
 use jfgui_proto::{ActionKind, Limits, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream, ReadHalf, WriteHalf};
 
-use crate::engine::lines::{Line, LineReader};
-use crate::engine::partial::{Partial, PartialBudget};
+use crate::lines::{Line, LineReader};
+use crate::partial::{Partial, PartialBudget};
 use crate::{Engine, EngineConfig, PeerInfo};
 
 /// Generous: these bound waits that should end in milliseconds, so a bug fails instead of

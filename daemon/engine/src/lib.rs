@@ -1,4 +1,4 @@
-//! The session engine: everything protocol, nothing OS-specific.
+//! The session engine of jfgui-agentd: everything protocol, nothing OS-specific.
 //!
 //! It serves three kinds of connection over any `AsyncRead + AsyncWrite` stream, so the daemon
 //! runs it over its sockets (or named pipes), `jfgui-agent headless` over a child's stdio,
@@ -6,18 +6,18 @@
 //!
 //! | connection | entry point | module |
 //! |---|---|---|
-//! | an app's host channel (SPEC S8) | [`Engine::serve_app`] | `engine/app.rs`, `engine/link/` |
-//! | a client of one app: JSON control protocol 1 (SPEC S6) or MCP (SPEC S7), chosen per connection | [`Engine::serve_client`] | `engine/session.rs`, `engine/session/json1.rs`, `engine/session/mcp/` |
-//! | every enabled app at once over MCP (`mcp.sock`, SPEC S7 "All-apps MCP") | [`Engine::serve_mcp`] | `engine/session/mcp/all_apps.rs` |
-//! | the control socket (SPEC S8) | [`Engine::serve_control`], [`Engine::serve_control_with`] | `engine/control.rs` |
+//! | an app's host channel (SPEC S8) | [`Engine::serve_app`] | `app.rs`, `link/` |
+//! | a client of one app: JSON control protocol 1 (SPEC S6) or MCP (SPEC S7), chosen per connection | [`Engine::serve_client`] | `session.rs`, `session/json1.rs`, `session/mcp/` |
+//! | every enabled app at once over MCP (`mcp.sock`, SPEC S7 "All-apps MCP") | [`Engine::serve_mcp`] | `session/mcp/all_apps.rs` |
+//! | the control socket (SPEC S8) | [`Engine::serve_control`], [`Engine::serve_control_with`] | `control.rs` |
 //!
-//! The ten JSON-1 methods are implemented once in `engine/session/methods.rs`
+//! The ten JSON-1 methods are implemented once in `session/methods.rs`
 //! (`methods::call`), protocol-neutral, so MCP reuses them. Imports point one way: the client
-//! sessions and the registry use the link (`engine/link/`), which knows neither; the link
-//! only correlates requests and replies, `engine/session/replies.rs` says what a reply means,
-//! and `engine/app.rs` hands each what the app said. Shared state: the registry of apps, their
-//! slugs, enabled state and endpoint events (`engine/registry.rs`), the task table
-//! (`engine/tasks.rs`). Lines are framed by proto's `LineDecoder` (`engine/lines.rs` adds the
+//! sessions and the registry use the link (`link/`), which knows neither; the link
+//! only correlates requests and replies, `session/replies.rs` says what a reply means,
+//! and `app.rs` hands each what the app said. Shared state: the registry of apps, their
+//! slugs, enabled state and endpoint events (`registry.rs`), the task table
+//! (`tasks.rs`). Lines are framed by proto's `LineDecoder` (`lines.rs` adds the
 //! partial-line deadline).
 //!
 //! # Bounds
@@ -29,6 +29,8 @@
 //! about two maximum-size messages of memory (ssh-agent's rule, FAULTS C2).
 
 mod app;
+pub mod audit;
+mod backlog;
 mod catalog;
 mod control;
 mod lines;
@@ -43,6 +45,7 @@ mod tasks;
 mod tests;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -52,7 +55,7 @@ use tokio::sync::watch;
 pub use control::{ControlError, ControlMethods};
 // The browser bridge answers malformed `/rpc` envelopes exactly as an endpoint would.
 pub use registry::EndpointEvents;
-pub(crate) use session::json1;
+pub use session::json1;
 pub use session::{OfflineMcp, drop_non_mcp_error_id, is_mcp_request_id, mcp_error_line};
 
 use crate::audit::{Audit, Transport};
@@ -105,6 +108,27 @@ pub struct EngineConfig {
     pub endpoint_naming: Option<EndpointNaming>,
     /// The audit log client calls are recorded in (SPEC S13); `None` records nothing.
     pub audit: Option<Audit>,
+    /// Log lines the process's log writer dropped, reported by `daemon/status` as `logDropped`:
+    /// the daemon's writer counts into it; where nothing logs through a lossy writer
+    /// (headless), it stays 0.
+    pub log_dropped: Counter,
+}
+
+/// A count that one part of the process keeps and another reads, such as the log lines the
+/// daemon's log writer dropped. Cheap to clone; every clone shares the one count.
+#[derive(Debug, Clone, Default)]
+pub struct Counter(Arc<AtomicU64>);
+
+impl Counter {
+    /// Adds `n`.
+    pub fn add(&self, n: u64) {
+        self.0.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// The count now.
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 /// The OS layer's rule from a slug to the address of its endpoint: `RUNTIME_DIR/apps/SLUG.sock`
@@ -150,6 +174,7 @@ impl Default for EngineConfig {
             runtime_dir: None,
             endpoint_naming: None,
             audit: None,
+            log_dropped: Counter::default(),
         }
     }
 }
@@ -417,7 +442,7 @@ impl Engine {
     }
 
     /// Whether endpoint `slug` has a registered app with agent access enabled.
-    pub(crate) fn is_enabled(&self, slug: &str) -> bool {
+    pub fn is_enabled(&self, slug: &str) -> bool {
         self.enabled_link(slug).is_some()
     }
 
