@@ -31,14 +31,8 @@
 mod app;
 pub mod audit;
 mod backlog;
-mod catalog;
-mod control;
-mod lines;
-mod link;
+mod client;
 mod partial;
-mod registry;
-mod search;
-mod session;
 mod sink;
 mod tasks;
 #[cfg(test)]
@@ -52,15 +46,18 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 
-pub use control::{ControlError, ControlMethods};
+pub use app::EndpointEvents;
 // The browser bridge answers malformed `/rpc` envelopes exactly as an endpoint would.
-pub use registry::EndpointEvents;
-pub use session::json1;
-pub use session::{OfflineMcp, drop_non_mcp_error_id, is_mcp_request_id, mcp_error_line};
+pub use client::json1;
+pub use client::{
+    ControlError, ControlMethods, OfflineMcp, drop_non_mcp_error_id, is_mcp_request_id,
+    mcp_error_line,
+};
 
+use crate::app::{App, Registry};
 use crate::audit::{Audit, Transport};
-use registry::Registry;
-use tasks::TaskTable;
+use crate::client::{Caller, ClientFate, Target};
+use crate::tasks::TaskTable;
 
 /// How long shutdown waits for the audit log's queue to be written.
 pub const AUDIT_FLUSH: Duration = Duration::from_secs(2);
@@ -356,32 +353,25 @@ impl Engine {
         if *self.0.shutdown.borrow() {
             return;
         }
-        let Some(link) = self.enabled_link(slug) else {
+        let Some(app) = self.enabled_app(slug) else {
             tracing::info!(slug, ?peer, "client for an endpoint that is not up; closing");
             return;
         };
-        let app = self.client_app(link, peer, session::ClientFate::default());
-        session::serve(stream, app, self.partial(), self.0.shutdown.subscribe(), peer).await;
+        let target = self.target(app, peer, ClientFate::default());
+        client::serve_endpoint(self, stream, target, peer).await;
     }
 
-    /// `link`'s app as a client connection from `peer` uses it: with the task table, and its
-    /// calls audited when the engine has an audit log. Every kind of client session (per-app
-    /// endpoint, all-apps MCP, bridge, headless) builds its apps here; `fate` is the client
-    /// connection's.
-    pub(crate) fn client_app(
-        &self,
-        link: link::AppHandle,
-        peer: PeerInfo,
-        fate: session::ClientFate,
-    ) -> session::App {
-        let app = session::App::new(link, self.0.tasks.clone());
-        match &self.0.config.audit {
-            Some(audit) => {
-                let caller = session::Caller::new(audit.clone(), peer, app.link(), fate);
-                app.audited(caller)
-            }
-            None => app,
-        }
+    /// `app` as a client connection from `peer` calls it: audited when the engine has an audit
+    /// log. Every kind of client connection (per-app endpoint, all-apps MCP, bridge, headless)
+    /// builds its targets here; `fate` is the client connection's.
+    pub(crate) fn target(&self, app: App, peer: PeerInfo, fate: ClientFate) -> Target {
+        let caller = self
+            .0
+            .config
+            .audit
+            .as_ref()
+            .map(|audit| Caller::new(audit.clone(), peer, app.registration(), fate));
+        Target::new(app, caller)
     }
 
     /// Runs one all-apps MCP connection (`mcp.sock`): MCP only, both revisions, every enabled
@@ -395,11 +385,7 @@ impl Engine {
         if *self.0.shutdown.borrow() {
             return;
         }
-        let apps = session::EngineApps::new(self.clone(), peer);
-        let server = session::AllApps::new(apps);
-        let partial = self.partial();
-        let shutdown = self.0.shutdown.subscribe();
-        session::serve_all_apps(stream, server, &self.0.config, partial, shutdown, peer).await;
+        client::serve_all_apps(self, stream, peer).await;
     }
 
     /// Runs one control connection (`agentd.sock`: `daemon/status`, `apps/list`).
@@ -407,7 +393,7 @@ impl Engine {
     where
         S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
     {
-        control::serve(stream, self, peer, None).await;
+        client::serve_control(stream, self, peer, None).await;
     }
 
     /// Runs one control connection that also answers the methods of `extra` (the OS layer's
@@ -420,7 +406,7 @@ impl Engine {
     ) where
         S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
     {
-        control::serve(stream, self, peer, Some(extra)).await;
+        client::serve_control(stream, self, peer, Some(extra)).await;
     }
 
     /// Endpoint lifecycle events, so the OS layer can bind/unbind `apps/SLUG.sock`: first the
@@ -443,17 +429,17 @@ impl Engine {
 
     /// Whether endpoint `slug` has a registered app with agent access enabled.
     pub fn is_enabled(&self, slug: &str) -> bool {
-        self.enabled_link(slug).is_some()
+        self.enabled_app(slug).is_some()
     }
 
-    /// The link of endpoint `slug`'s app, when it is registered with agent access enabled.
-    fn enabled_link(&self, slug: &str) -> Option<link::AppHandle> {
-        self.0.registry.get(slug).filter(link::AppHandle::is_enabled)
+    /// The app of endpoint `slug`, when it is registered with agent access enabled.
+    fn enabled_app(&self, slug: &str) -> Option<App> {
+        self.0.registry.get(slug).filter(App::is_enabled)
     }
 
-    /// The link of the registered app of endpoint `slug`.
+    /// The registered app of endpoint `slug`.
     #[cfg(test)]
-    fn app(&self, slug: &str) -> Option<link::AppHandle> {
+    fn app(&self, slug: &str) -> Option<App> {
         self.0.registry.get(slug)
     }
 

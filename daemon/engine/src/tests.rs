@@ -1,7 +1,9 @@
 //! In-process tests of the engine: JSON-1 over `tokio::io::duplex` against a fake app speaking
-//! host-channel messages over another duplex. Fault numbers refer to FAULTS.md.
+//! host-channel messages over another duplex (`tests/harness.rs`); MCP the same way in
+//! `tests/mcp_wire.rs`.
 
-pub(crate) mod harness;
+mod harness;
+mod mcp_wire;
 
 use std::time::Duration;
 
@@ -956,7 +958,7 @@ async fn endpoint_subscribers_start_from_a_snapshot_and_resync_after_lagging() {
     // 2000 changes, far over the backlog, ending enabled; then a task update as a marker: the
     // engine reads the channel in order, so once the marker is in, every change is too. (The
     // marker task is one the app returned earlier: updates for other ids are dropped.)
-    let id = engine.app("notepad").unwrap().id();
+    let id = engine.app("notepad").unwrap().registration().id();
     engine.0.tasks.lock().unwrap().start(id, task("marker", TaskState::Running)).unwrap();
     for i in 0..2000 {
         app.set_enabled(i % 2 == 1).await;
@@ -1015,7 +1017,7 @@ async fn app_disconnect_fails_calls_and_tasks_promptly() {
     )
     .await;
     c.recv().await;
-    let tasks_app_id = engine.app("notepad").unwrap().id();
+    let tasks_app_id = engine.app("notepad").unwrap().registration().id();
     c.call_nowait("actions/execute", r#"{"action":"document.text.insert","expectedRevision":1}"#)
         .await;
     app.request().await;

@@ -11,7 +11,7 @@ use jfgui_proto::channel::{
 use jfgui_proto::{ActionKind, Limits, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream, ReadHalf, WriteHalf};
 
-use crate::lines::{Line, LineReader};
+use crate::client::lines::{Line, LineReader};
 use crate::partial::{Partial, PartialBudget};
 use crate::{Engine, EngineConfig, PeerInfo};
 
