@@ -89,7 +89,7 @@ fn dispatched_noop(bencher: Bencher<'_, '_>) {
     d.set_enabled(true);
     let call = ExecuteCall {
         action: "noop".into(),
-        input: Value::Object(Map::new()),
+        input: Value::Object(Map::new()).into(),
         expected_revision: None,
     };
     bencher.bench_local(|| divan::black_box(d.execute(&mut host, 1, &call)));
@@ -107,8 +107,11 @@ fn dispatched_write(bencher: Bencher<'_, '_>) {
     let mut host = Bench::default();
     let mut d = Dispatcher::new(&host).unwrap();
     d.set_enabled(true);
-    let mut call =
-        ExecuteCall { action: "counter.add".into(), input: add_input(), expected_revision: None };
+    let mut call = ExecuteCall {
+        action: "counter.add".into(),
+        input: add_input().into(),
+        expected_revision: None,
+    };
     bencher.bench_local(|| {
         call.expected_revision = Some(host.revision);
         divan::black_box(d.execute(&mut host, 1, &call))
@@ -135,7 +138,7 @@ fn endpoint_roundtrip_noop(bencher: Bencher<'_, '_>) {
     e.consume_output(n);
     let call = ExecuteCall {
         action: "noop".into(),
-        input: Value::Object(Map::new()),
+        input: Value::Object(Map::new()).into(),
         expected_revision: None,
     };
     let request = frame(&DaemonMessage::Request(Request { id: 1, call: Call::Execute(call) }));

@@ -173,7 +173,7 @@ impl Peer {
             id,
             Call::Execute(ExecuteCall {
                 action: action.into(),
-                input,
+                input: input.into(),
                 expected_revision: expected,
             }),
         )

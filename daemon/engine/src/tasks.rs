@@ -331,7 +331,6 @@ fn value_size(v: &Value) -> usize {
                     stack.push(v);
                 }
             }
-            Value::Raw(raw) => total += raw.as_bytes().len(),
             Value::Null | Value::Bool(_) => {}
         }
     }

@@ -142,7 +142,7 @@ async fn actions_execute_forwards_and_converts_revisions_exactly() {
     assert_eq!(e.input, parse(r#"{"text":"hi"}"#));
     app.reply(
         req.id,
-        Outcome::Ok(CallResult::Executed { output: parse(r#"{"ok":true}"#), revision: 2 }),
+        Outcome::Ok(CallResult::Executed { output: parse(r#"{"ok":true}"#).into(), revision: 2 }),
     )
     .await;
     let r = c.recv().await;
@@ -157,7 +157,11 @@ async fn actions_execute_forwards_and_converts_revisions_exactly() {
     let Call::Execute(e) = &req.call else { panic!() };
     assert_eq!(e.input, parse("{}"));
     assert_eq!(e.expected_revision, None);
-    app.reply(req.id, Outcome::Ok(CallResult::Executed { output: parse("{}"), revision: 2 })).await;
+    app.reply(
+        req.id,
+        Outcome::Ok(CallResult::Executed { output: parse("{}").into(), revision: 2 }),
+    )
+    .await;
     assert_eq!(n(&c.recv().await, "result.revision"), 2);
 
     // Inexact or out-of-range revisions never reach the app (FAULTS B9).
@@ -718,7 +722,8 @@ async fn a_client_that_never_reads_stops_being_read() {
     let mut forwarded = 0;
     while let Ok(req) = tokio::time::timeout(Duration::from_millis(300), app.request()).await {
         let output = parse(&format!(r#"{{"big":"{big}"}}"#));
-        app.reply(req.id, Outcome::Ok(CallResult::Executed { output, revision: 1 })).await;
+        app.reply(req.id, Outcome::Ok(CallResult::Executed { output: output.into(), revision: 1 }))
+            .await;
         forwarded += 1;
     }
     // About one maximum-size response buffered (+ one in the writer, + the transport buffer)
@@ -736,7 +741,7 @@ async fn a_client_that_never_reads_stops_being_read() {
     });
     let server = tokio::spawn(async move {
         while let Some(DaemonMessage::Request(req)) = app.recv().await {
-            let answer = CallResult::Executed { output: parse("{}"), revision: 1 };
+            let answer = CallResult::Executed { output: parse("{}").into(), revision: 1 };
             app.reply(req.id, Outcome::Ok(answer)).await;
         }
     });
@@ -803,12 +808,12 @@ async fn an_app_that_never_answers_times_out_and_its_late_reply_is_dropped() {
     // The app wakes and answers A, then B: A's answer goes nowhere.
     app.reply(
         a.id,
-        Outcome::Ok(CallResult::Executed { output: parse(r#"{"who":"A"}"#), revision: 1 }),
+        Outcome::Ok(CallResult::Executed { output: parse(r#"{"who":"A"}"#).into(), revision: 1 }),
     )
     .await;
     app.reply(
         b.id,
-        Outcome::Ok(CallResult::Executed { output: parse(r#"{"who":"B"}"#), revision: 1 }),
+        Outcome::Ok(CallResult::Executed { output: parse(r#"{"who":"B"}"#).into(), revision: 1 }),
     )
     .await;
     let r = c.recv().await;
@@ -881,7 +886,7 @@ async fn disabling_fails_queued_calls_and_closes_clients_but_sent_calls_finish()
         tokio::time::timeout(Duration::from_millis(200), app.recv()).await
     {
         sent.push(req.id);
-        let out = CallResult::Executed { output: parse("{}"), revision: 1 };
+        let out = CallResult::Executed { output: parse("{}").into(), revision: 1 };
         app.reply(req.id, Outcome::Ok(out)).await;
     }
     assert_eq!(sent.len(), 1, "only the blocked request was sent: {sent:?}");
@@ -1246,7 +1251,8 @@ async fn big_results_over_the_message_bound_become_response_too_large() {
     c.call_nowait("actions/execute", r#"{"action":"document.get"}"#).await;
     let req = app.request().await;
     let output = parse(&format!(r#"{{"t":"{}"}}"#, "y".repeat(4000)));
-    app.reply(req.id, Outcome::Ok(CallResult::Executed { output, revision: 1 })).await;
+    app.reply(req.id, Outcome::Ok(CallResult::Executed { output: output.into(), revision: 1 }))
+        .await;
     let r = c.recv().await;
     assert_error(&r, 1003, "response_too_large");
     assert_eq!(s(&r, "error.data.action"), "document.get");

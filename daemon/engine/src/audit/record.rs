@@ -11,7 +11,7 @@ use std::io::Write as _;
 use std::sync::Arc;
 
 use jfgui_proto::channel::Activity;
-use jfgui_proto::{Limits, Value, write_string};
+use jfgui_proto::{Limits, Payload, write_string};
 use sha2::{Digest, Sha256};
 
 use super::time;
@@ -199,7 +199,7 @@ pub struct Record {
     /// What.
     pub action: Action,
     /// The input as received (hashed, and kept only with `--audit-inputs`, on the writer).
-    pub input: Option<Value>,
+    pub input: Option<Payload>,
     /// `expectedRevision` (of the first call, for a batch), when given.
     pub expected_revision: Option<u64>,
     /// The app's revision after the call, when the answer tells.
@@ -418,10 +418,10 @@ pub fn dropped_line(time_ms: u64, dropped: u64) -> Vec<u8> {
 /// cut at [`INPUT_KEPT`] bytes (on a character boundary), and `"truncated"`, whether it was
 /// cut. An input the client's line held as a fragment (JSON-1) is hashed as it is, in the
 /// encoder's form already; any other is encoded first.
-fn write_input(input: &Value, keep: bool, line: &mut Vec<u8>) {
+fn write_input(input: &Payload, keep: bool, line: &mut Vec<u8>) {
     let encoded;
     let bytes: &[u8] = match input {
-        Value::Raw(raw) => raw.as_bytes(),
+        Payload::Raw(raw) => raw.as_bytes(),
         tree => {
             // Only a non-finite number could fail, and inputs hold none (they were parsed).
             encoded = jfgui_proto::encode(tree, &unbounded()).unwrap_or_default();
@@ -502,7 +502,7 @@ fn unbounded() -> Limits {
 
 #[cfg(test)]
 mod tests {
-    use jfgui_proto::{Map, RawJson};
+    use jfgui_proto::{Map, RawJson, Value};
 
     use super::*;
 
@@ -627,7 +627,7 @@ mod tests {
                 m.insert("list", vec![Value::Null, Value::Bool(true), Value::from(text.as_str())]);
                 Value::Object(m)
             };
-            let raw_input = Value::Raw(RawJson::encode(&tree_input, &unbounded()).unwrap());
+            let raw_input = Payload::Raw(RawJson::encode(&tree_input, &unbounded()).unwrap());
             let client_info =
                 Some(Arc::new(ClientInfo { name: text.clone(), version: other.clone() }));
             let protocols = [
@@ -652,9 +652,9 @@ mod tests {
                     for (l, outcome) in outcomes.iter().enumerate() {
                         let input = match (j + k + l) % 4 {
                             0 => None,
-                            1 => Some(tree_input.clone()),
+                            1 => Some(tree_input.clone().into()),
                             2 => Some(raw_input.clone()),
-                            _ => Some(Value::from(text.as_str())),
+                            _ => Some(Value::from(text.as_str()).into()),
                         };
                         let r = Record {
                             time_ms: [0, 1_764_633_600_123, 253_402_300_799_999][l % 3],
@@ -735,7 +735,7 @@ mod tests {
             }),
             method: "actions/execute",
             action: Action::One("document.text.insert".into()),
-            input: Some(input),
+            input: Some(input.into()),
             expected_revision: Some(3),
             revision: Some(4),
             outcome: Outcome::Refused { class: "not_executed", reason: "stale_revision".into() },

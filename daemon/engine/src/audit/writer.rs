@@ -219,7 +219,7 @@ mod tests {
         input.insert("text", "x".repeat(64 * 1024));
         Record {
             time_ms: n,
-            input: Some(Value::Object(input)),
+            input: Some(Value::Object(input).into()),
             revision: Some(n),
             ..Record::sample(format!("n{n}"))
         }

@@ -9,10 +9,12 @@
 
 use std::time::Instant;
 
-use jfgui_proto::{ActionError, JsonError, JsonErrorKind, Limits, Map, Value};
+use jfgui_proto::{
+    ActionError, Encode, JsonError, JsonErrorKind, Limits, Map, Payload, RawJson, Value,
+};
 
 use super::Target;
-use super::method::{Method, MethodError};
+use super::method::{Args, Method, MethodError};
 use super::methods;
 use super::peer_warnings::PeerWarnings;
 
@@ -42,6 +44,8 @@ pub struct Envelope {
     pub method: String,
     /// The params (an absent `params` is `{}`).
     pub params: Map,
+    /// `params.input` as the fragment it was read as (its place in `params` holds `null`).
+    pub input: Option<RawJson>,
 }
 
 /// Where a call's `input` is in a request line: the daemon only passes it on to the app, so it
@@ -53,13 +57,13 @@ const INPUT_PATH: &[&str] = &["params", "input"];
 /// WIRE.md §3), a line without `method` that carries `result` or `error` is a response from
 /// the client: it is logged and gets no answer.
 ///
-/// `params.input` comes back as a [`Value::Raw`] fragment (checked exactly like the rest).
+/// `params.input` comes back as a fragment ([`Envelope::input`], checked exactly like the rest).
 pub fn parse_envelope(
     line: &[u8],
     limits: &Limits,
     ignore_responses: bool,
 ) -> Result<Envelope, Option<Vec<u8>>> {
-    let value = match jfgui_proto::parse_with_raw(line, limits, INPUT_PATH) {
+    let (value, input) = match jfgui_proto::parse_with_raw(line, limits, INPUT_PATH) {
         Ok(v) => v,
         Err(e) => {
             let mut data = reason_data(e.kind().as_str());
@@ -147,7 +151,7 @@ pub fn parse_envelope(
         data.insert("member", member);
         return Err(Some(error_line(&reply_id, code::INVALID_REQUEST, &message, data, limits)));
     }
-    Ok(Envelope { id, method, params })
+    Ok(Envelope { id, method, params, input })
 }
 
 /// What to do with one line.
@@ -169,7 +173,7 @@ pub struct Json1Call {
     /// The method.
     pub method: Method,
     /// The params without `protocolVersion`.
-    pub params: Map,
+    pub args: Args,
 }
 
 /// Checks one line of a JSON-1 connection (envelope, method, `protocolVersion`); the warning
@@ -207,7 +211,7 @@ pub fn prepare_envelope(
         data.insert("method", envelope.method.as_str());
         return Prepared::Respond(error_line(&id, code::METHOD_NOT_FOUND, &message, data, limits));
     };
-    let mut params = envelope.params;
+    let Envelope { mut params, input, .. } = envelope;
     if let Some(version) = params.remove("protocolVersion")
         && version.as_str() != Some(PROTOCOL_VERSION)
     {
@@ -221,7 +225,7 @@ pub fn prepare_envelope(
             limits,
         ));
     }
-    Prepared::Call(Json1Call { id, method, params })
+    Prepared::Call(Json1Call { id, method, args: Args { params, input } })
 }
 
 /// Runs a call against the app and returns the response line, logged with endpoint, method,
@@ -233,14 +237,14 @@ pub fn prepare_envelope(
 /// per call, docs/PERFORMANCE.md). The failure event therefore carries the fields itself.
 pub async fn execute(target: &Target, call: Json1Call) -> Vec<u8> {
     let limits = target.app().config().json;
-    let action = call.params.get("action").and_then(Value::as_str).unwrap_or("").to_string();
+    let action = call.args.params.get("action").and_then(Value::as_str).unwrap_or("").to_string();
     let endpoint = target.app().registration().slug();
     let method = call.method.name();
     let span =
         tracing::debug_span!("call", endpoint = %endpoint, method = %method, action = %action);
     let started = Instant::now();
     let result = tracing::Instrument::instrument(
-        methods::call(target, call.method, call.params),
+        methods::call(target, call.method, call.args),
         span.clone(),
     )
     .await;
@@ -277,7 +281,12 @@ pub fn too_long_response(limits: &Limits) -> Vec<u8> {
 
 /// A success line: the result with `protocolVersion` first. A result over the message bounds
 /// becomes `internal/response_too_large` (never a truncated or multi-line reply).
-fn success_line(id: &Value, result: Map, limits: &Limits, action: &str) -> (Vec<u8>, &'static str) {
+fn success_line(
+    id: &Value,
+    result: Payload,
+    limits: &Limits,
+    action: &str,
+) -> (Vec<u8>, &'static str) {
     match write_success(id, &result, limits) {
         Ok(line) => (line, "ok"),
         Err(e) => {
@@ -297,23 +306,21 @@ fn success_line(id: &Value, result: Map, limits: &Limits, action: &str) -> (Vec<
 /// after `protocolVersion`, written around the values instead of built as a tree and encoded
 /// (four maps, their names and the envelope's strings on every call). Every bound is checked on
 /// the whole line, so it passes or fails exactly as encoding the tree would.
-fn write_success(id: &Value, result: &Map, limits: &Limits) -> Result<Vec<u8>, JsonError> {
-    debug_assert!(!result.contains_key("protocolVersion"), "the envelope writes it");
+fn write_success(id: &Value, result: &Payload, limits: &Limits) -> Result<Vec<u8>, JsonError> {
+    debug_assert!(!result.has("protocolVersion"), "the envelope writes it");
     let bound = |kind: JsonErrorKind, line: &Vec<u8>| Err(JsonError::new(kind, line.len()));
     // Room for the fragments spliced into the result (an action's output) up front, so a
     // large answer is written without growing the buffer step by step.
-    let spliced: usize = result
-        .iter()
-        .map(|(_, v)| match v {
-            Value::Raw(raw) => raw.as_bytes().len(),
-            _ => 0,
-        })
-        .sum();
-    let mut line = Vec::with_capacity(128 + spliced);
+    let mut line = Vec::with_capacity(128 + spliced_len(result));
     // The envelope's own bounds, met by every success line: two objects deep (`result` in the
     // line's), the wider of them, the longest name (`protocolVersion`), and five values (the
     // two objects, `"2.0"`, the id, `"1"`; checked once the id is counted).
-    let members = result.len().max(2) + 1;
+    let result_members = match result {
+        Payload::Value(Value::Object(map)) => map.len(),
+        Payload::Object(members) => members.len(),
+        other => unreachable!("a method's result is an object, not {}", other.type_name()),
+    };
+    let members = result_members.max(2) + 1;
     if limits.max_depth < 2 {
         return bound(JsonErrorKind::TooDeep, &line);
     }
@@ -330,16 +337,48 @@ fn write_success(id: &Value, result: &Map, limits: &Limits) -> Result<Vec<u8>, J
     }
     line.extend_from_slice(br#","result":{"protocolVersion":"#);
     jfgui_proto::write_string(PROTOCOL_VERSION, &mut line);
-    for (name, value) in result.iter() {
-        line.push(b',');
-        write_name(name, limits, &mut line)?;
-        values = jfgui_proto::encode_placed(value, limits, 2, values, &mut line)?;
+    match result {
+        Payload::Value(Value::Object(map)) => {
+            for (name, value) in map.iter() {
+                values = write_member(name, value, limits, values, &mut line)?;
+            }
+        }
+        Payload::Object(members) => {
+            for (name, value) in members {
+                values = write_member(name, value, limits, values, &mut line)?;
+            }
+        }
+        _ => {}
     }
     line.extend_from_slice(b"}}");
     if line.len() > limits.max_bytes {
         return Err(JsonError::new(JsonErrorKind::TooLarge, limits.max_bytes));
     }
     Ok(line)
+}
+
+/// `,"name":value` of the result object, two containers deep, after `values` values; the
+/// document's value count after it.
+fn write_member(
+    name: &str,
+    value: &(impl Encode + ?Sized),
+    limits: &Limits,
+    values: usize,
+    line: &mut Vec<u8>,
+) -> Result<usize, JsonError> {
+    line.push(b',');
+    write_name(name, limits, line)?;
+    jfgui_proto::encode_placed(value, limits, 2, values, line)
+}
+
+/// Bytes of the fragments in `payload`.
+fn spliced_len(payload: &Payload) -> usize {
+    match payload {
+        Payload::Value(_) => 0,
+        Payload::Raw(raw) => raw.as_bytes().len(),
+        Payload::Array(items) => items.iter().map(spliced_len).sum(),
+        Payload::Object(members) => members.iter().map(|(_, m)| spliced_len(m)).sum(),
+    }
 }
 
 /// A member's name and its `:`, the name checked as the encoder checks every string.
@@ -430,17 +469,21 @@ mod tests {
     use super::*;
 
     /// The line as encoding the envelope's tree makes it: what [`write_success`] must give.
-    fn tree_line(id: &Value, result: &Map, limits: &Limits) -> Option<Vec<u8>> {
-        let mut full = Map::with_capacity(result.len() + 1);
-        full.insert("protocolVersion", PROTOCOL_VERSION);
-        for (name, value) in result.iter() {
-            full.insert(name, value.clone());
+    fn tree_line(id: &Value, result: &Payload, limits: &Limits) -> Option<Vec<u8>> {
+        let mut full = vec![("protocolVersion".to_owned(), Payload::from(PROTOCOL_VERSION))];
+        match result {
+            Payload::Value(Value::Object(m)) => {
+                full.extend(m.iter().map(|(k, v)| (k.to_owned(), Payload::from(v.clone()))));
+            }
+            Payload::Object(members) => full.extend(members.iter().cloned()),
+            other => panic!("not an object: {other:?}"),
         }
-        let mut response = Map::with_capacity(3);
-        response.insert("jsonrpc", "2.0");
-        response.insert("id", id.clone());
-        response.insert("result", full);
-        jfgui_proto::encode(&Value::Object(response), limits).ok()
+        let response = Payload::object([
+            ("jsonrpc", "2.0".into()),
+            ("id", id.clone().into()),
+            ("result", Payload::Object(full)),
+        ]);
+        jfgui_proto::encode(&response, limits).ok()
     }
 
     fn map(members: &[(&str, Value)]) -> Map {
@@ -454,17 +497,18 @@ mod tests {
     #[test]
     fn success_lines_are_the_tree_encoding_at_every_bound() {
         let fragment = br#"{"text":"h\u00e9 \"x\"","items":[1,[2,{"a":null}]],"n":-1.5e3}"#;
-        let raw = Value::Raw(RawJson::parse(fragment, &Limits::DEFAULT).unwrap());
+        let raw = Payload::Raw(RawJson::parse(fragment, &Limits::DEFAULT).unwrap());
         let tree = jfgui_proto::parse(fragment, &Limits::DEFAULT).unwrap();
         let results = [
-            Map::new(),
-            map(&[("output", raw), ("revision", Value::from(7u64))]),
-            map(&[("output", tree), ("revision", Value::from(1u64))]),
+            Map::new().into(),
+            Payload::object([("output", raw), ("revision", 7u64.into())]),
+            map(&[("output", tree), ("revision", Value::from(1u64))]).into(),
             map(&[
                 ("task", Value::Object(map(&[("id", Value::from("t\n1"))]))),
                 ("n", 2u64.into()),
-            ]),
-            map(&[("a name longer than protocolVersion", Value::from("x".repeat(40)))]),
+            ])
+            .into(),
+            map(&[("a name longer than protocolVersion", Value::from("x".repeat(40)))]).into(),
         ];
         let ids = [Value::Null, Value::from(42u64), Value::from("req-\u{2028}-1")];
         let mut compared = 0;

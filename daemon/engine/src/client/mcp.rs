@@ -61,7 +61,7 @@ pub(crate) fn response_line(id: Option<&Value>, reply: Reply, limits: &Limits) -
     let error = match (reply, echo) {
         (Ok(result), Some(id)) => match rpc::result_line(id, result, limits) {
             Ok(line) => return line,
-            Err(result) if result.contains_key("structuredContent") => {
+            Err(result) if result.has("structuredContent") => {
                 match rpc::result_line(id, tools::too_large(&result, limits.max_bytes), limits) {
                     Ok(line) => return line,
                     Err(_) => too_large(limits),

@@ -3,7 +3,42 @@
 
 use std::fmt;
 
-use jfgui_proto::{ActionError, Map};
+use jfgui_proto::{ActionError, Map, Payload, RawJson, Value};
+
+/// A call's parameters as the client sent them: the params object, and its `input` kept as the
+/// fragment the client's line held it as when the protocol kept one (JSON-1 does: the daemon
+/// only passes an action's input on), with `null` in its place in `params`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Args {
+    /// The params object (without `protocolVersion`).
+    pub params: Map,
+    /// `params.input` as the fragment it was read as, when it was.
+    pub input: Option<RawJson>,
+}
+
+impl Args {
+    /// `params.input` as received: the fragment, else the tree.
+    pub fn input(&self) -> Option<Payload> {
+        match &self.input {
+            Some(raw) => Some(Payload::Raw(raw.clone())),
+            None => self.params.get("input").cloned().map(Payload::Value),
+        }
+    }
+
+    /// The whole params object as received, the fragment in its place.
+    pub fn to_payload(&self) -> Payload {
+        let Some(raw) = &self.input else { return Value::Object(self.params.clone()).into() };
+        let mut payload = Payload::from(self.params.clone());
+        payload.insert("input", raw.clone());
+        payload
+    }
+}
+
+impl From<Map> for Args {
+    fn from(params: Map) -> Args {
+        Args { params, input: None }
+    }
+}
 
 /// The ten methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

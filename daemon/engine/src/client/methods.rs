@@ -11,10 +11,10 @@
 use jfgui_proto::channel::{
     BatchCall, BatchOutcome, Call, CallResult, ExecuteCall, ReadResource, TaskSnapshot,
 };
-use jfgui_proto::{ActionError, MAX_REVISION, Map, Reason, Value};
+use jfgui_proto::{ActionError, MAX_REVISION, Map, Payload, RawJson, Reason, Value};
 
 use super::Target;
-use super::method::{Method, MethodError};
+use super::method::{Args, Method, MethodError};
 use super::observer::Observer;
 use crate::app::App;
 use crate::tasks::Refused;
@@ -40,11 +40,13 @@ struct Params {
     map: Map,
     /// Path prefix for nested objects (`calls[3].`), for error data.
     prefix: String,
+    /// `input` as the fragment it was read as (its place in `map` holds `null`).
+    input: Option<RawJson>,
 }
 
 impl Params {
-    fn new(map: Map) -> Self {
-        Params { map, prefix: String::new() }
+    fn new(args: Args) -> Self {
+        Params { map: args.params, prefix: String::new(), input: args.input }
     }
 
     fn path(&self, name: &str) -> String {
@@ -62,7 +64,19 @@ impl Params {
     }
 
     fn any(&mut self, name: &str) -> Option<Value> {
-        self.map.remove(name)
+        self.payload(name).map(Payload::into_value)
+    }
+
+    /// A param as received: the `input` fragment, when there is one, else the tree.
+    fn payload(&mut self, name: &str) -> Option<Payload> {
+        let tree = self.map.remove(name)?;
+        match self.input.take() {
+            Some(raw) if name == "input" => Some(Payload::Raw(raw)),
+            fragment => {
+                self.input = fragment;
+                Some(Payload::Value(tree))
+            }
+        }
     }
 
     fn string(&mut self, name: &str) -> Result<Option<String>, MethodError> {
@@ -132,21 +146,21 @@ impl Params {
 /// One call for one app (see the module docs). `params` are the JSON-1 params without
 /// `protocolVersion`; the result is the JSON-1 result object without `protocolVersion`.
 /// Calls that can change the app are recorded in the audit log (`observer.rs`).
-pub async fn call(target: &Target, method: Method, params: Map) -> Result<Map, MethodError> {
-    let observer = Observer::start(target, method, &params);
-    let result = dispatch(target.app(), method, params).await;
+pub async fn call(target: &Target, method: Method, args: Args) -> Result<Payload, MethodError> {
+    let observer = Observer::start(target, method, &args);
+    let result = dispatch(target.app(), method, args).await;
     if let Some(observer) = observer {
         observer.finish(&result);
     }
     result
 }
 
-async fn dispatch(app: &App, method: Method, params: Map) -> Result<Map, MethodError> {
-    let mut p = Params::new(params);
+async fn dispatch(app: &App, method: Method, args: Args) -> Result<Payload, MethodError> {
+    let mut p = Params::new(args);
     match method {
         Method::AgentInfo => {
             p.finish()?;
-            agent_info(app).await
+            agent_info(app).await.map(Payload::from)
         }
         Method::ActionsList => actions_list(app, p).await,
         Method::ActionsDescribe => {
@@ -159,7 +173,7 @@ async fn dispatch(app: &App, method: Method, params: Map) -> Result<Map, MethodE
                 )
                 .into());
             };
-            Ok(one("action", info.described()))
+            Ok(Payload::object([("action", info.described())]))
         }
         Method::ActionsExecute => {
             let execute = execute_call(&mut p)?;
@@ -167,19 +181,17 @@ async fn dispatch(app: &App, method: Method, params: Map) -> Result<Map, MethodE
             check_task_room(app)?;
             match app.call(Call::Execute(execute)).await? {
                 CallResult::Executed { output, revision } => {
-                    let mut m = one("output", output);
-                    m.insert("revision", revision);
-                    Ok(m)
+                    Ok(Payload::object([("output", output), ("revision", revision.into())]))
                 }
                 CallResult::Deferred { task, revision } => {
                     let mut m = one("task", task_brief(&task));
                     m.insert("revision", revision);
-                    Ok(m)
+                    Ok(m.into())
                 }
                 _ => Err(invalid_reply()),
             }
         }
-        Method::ActionsBatch => actions_batch(app, p).await,
+        Method::ActionsBatch => actions_batch(app, p).await.map(Payload::from),
         Method::StateInspect => {
             let input = p.any("input").unwrap_or_else(empty_object);
             p.finish()?;
@@ -187,7 +199,7 @@ async fn dispatch(app: &App, method: Method, params: Map) -> Result<Map, MethodE
                 CallResult::Inspected { revision, state } => {
                     let mut m = one("revision", Value::from(revision));
                     m.insert("state", state);
-                    Ok(m)
+                    Ok(m.into())
                 }
                 _ => Err(invalid_reply()),
             }
@@ -196,17 +208,17 @@ async fn dispatch(app: &App, method: Method, params: Map) -> Result<Map, MethodE
             let id = p.required_string("id")?;
             p.finish()?;
             let task = lookup_task(app, &id)?;
-            Ok(one("task", to_value(&task)?))
+            Ok(one("task", to_value(&task)?).into())
         }
         Method::TasksCancel => {
             let id = p.required_string("id")?;
             p.finish()?;
             let task = lookup_task(app, &id)?;
             if task.state.is_final() {
-                return Ok(one("task", task_brief(&task)));
+                return Ok(one("task", task_brief(&task)).into());
             }
             match app.cancel_task(id).await? {
-                CallResult::Task(task) => Ok(one("task", task_brief(&task))),
+                CallResult::Task(task) => Ok(one("task", task_brief(&task)).into()),
                 _ => Err(invalid_reply()),
             }
         }
@@ -231,7 +243,7 @@ async fn dispatch(app: &App, method: Method, params: Map) -> Result<Map, MethodE
                     Err(MethodError::InvalidParams { message, data })
                 }
                 CallResult::Chunk(chunk) => match to_value(&chunk)? {
-                    Value::Object(m) => Ok(m),
+                    Value::Object(m) => Ok(m.into()),
                     _ => Err(internal("a resource chunk did not map to an object")),
                 },
                 _ => Err(invalid_reply()),
@@ -244,7 +256,7 @@ async fn dispatch(app: &App, method: Method, params: Map) -> Result<Map, MethodE
                 CallResult::Rendered { output, revision } => {
                     let mut m = one("output", output);
                     m.insert("revision", revision);
-                    Ok(m)
+                    Ok(m.into())
                 }
                 _ => Err(invalid_reply()),
             }
@@ -289,7 +301,7 @@ const SEARCH_SLICE: usize = 64 * 1024;
 /// the query), so a page scans from there until it has `limit` matches and knows whether
 /// another follows: a page costs at most one pass over the actions, yielding every
 /// [`SEARCH_SLICE`] bytes.
-async fn actions_list(app: &App, mut p: Params) -> Result<Map, MethodError> {
+async fn actions_list(app: &App, mut p: Params) -> Result<Payload, MethodError> {
     let query = p.string("query")?;
     let cursor = p.string("cursor")?;
     let limit = p.integer("limit", 1, MAX_LIST_LIMIT)?.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
@@ -334,7 +346,7 @@ async fn actions_list(app: &App, mut p: Params) -> Result<Map, MethodError> {
             tokio::task::yield_now().await;
         }
     }
-    let mut m = one("actions", Value::Array(page));
+    let mut m = Payload::object([("actions", Payload::Array(page))]);
     if let Some(next) = next {
         m.insert("nextCursor", format!("{next}.{fingerprint:016x}"));
     }
@@ -375,7 +387,7 @@ fn parse_cursor(cursor: &str, fingerprint: u64) -> Option<usize> {
 
 fn execute_call(p: &mut Params) -> Result<ExecuteCall, MethodError> {
     let action = p.required_string("action")?;
-    let input = p.any("input").unwrap_or_else(empty_object);
+    let input = p.payload("input").unwrap_or_else(|| empty_object().into());
     let expected_revision = p.revision()?;
     Ok(ExecuteCall { action, input, expected_revision })
 }
@@ -418,7 +430,7 @@ async fn actions_batch(app: &App, mut p: Params) -> Result<Map, MethodError> {
                 format!("{path} must be an object {{action, input?, expectedRevision?}}."),
             ));
         };
-        let mut cp = Params { map, prefix: format!("calls[{i}].") };
+        let mut cp = Params { map, prefix: format!("calls[{i}]."), input: None };
         parsed.push(execute_call(&mut cp)?);
         cp.finish()?;
     }

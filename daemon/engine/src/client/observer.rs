@@ -33,10 +33,10 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use jfgui_proto::{ActionKind, Map, Value};
+use jfgui_proto::{ActionKind, Map, Payload, Value};
 
 use super::Target;
-use super::method::{Method, MethodError};
+use super::method::{Args, Method, MethodError};
 use crate::PeerInfo;
 use crate::app::{App, Registration};
 use crate::audit::record::activity_client;
@@ -175,7 +175,7 @@ pub struct Observer {
     time_ms: u64,
     method: Method,
     action: Action,
-    input: Option<Value>,
+    input: Option<Payload>,
     expected_revision: Option<u64>,
     /// The app, when it asked for `activity` notices.
     notify: Option<App>,
@@ -183,7 +183,8 @@ pub struct Observer {
 
 impl Observer {
     /// Starts observing a call of `method` with `params`, when it is one to record.
-    pub fn start(target: &Target, method: Method, params: &Map) -> Option<Observer> {
+    pub fn start(target: &Target, method: Method, args: &Args) -> Option<Observer> {
+        let params = &args.params;
         let caller = target.caller()?;
         let app = target.app();
         let reads = caller.audit.records_reads();
@@ -197,8 +198,7 @@ impl Observer {
                 if !reads && !changes(name) {
                     return None;
                 }
-                let input =
-                    params.get("input").cloned().unwrap_or_else(|| Value::Object(Map::new()));
+                let input = args.input().unwrap_or_else(|| Map::new().into());
                 (Action::One(name.to_owned()), Some(input), revision_of(params))
             }
             Method::ActionsBatch => {
@@ -209,7 +209,7 @@ impl Observer {
                 }
                 let atomic = params.get("atomic").and_then(Value::as_bool).unwrap_or(false);
                 let expected = calls.iter().find_map(|c| c.as_object().and_then(revision_of));
-                let input = params.get("calls").cloned();
+                let input = params.get("calls").cloned().map(Payload::Value);
                 (Action::Calls { names, atomic }, input, expected)
             }
             Method::TasksCancel => {
@@ -217,12 +217,11 @@ impl Observer {
                 (Action::CancelTask(id.to_owned()), None, None)
             }
             Method::StateInspect | Method::ViewRender if reads => {
-                let input =
-                    params.get("input").cloned().unwrap_or_else(|| Value::Object(Map::new()));
+                let input = args.input().unwrap_or_else(|| Map::new().into());
                 (Action::One(method.name().to_owned()), Some(input), None)
             }
             Method::ResourcesRead if reads => {
-                (Action::One(method.name().to_owned()), Some(Value::Object(params.clone())), None)
+                (Action::One(method.name().to_owned()), Some(args.to_payload()), None)
             }
             _ => return None,
         };
@@ -240,7 +239,7 @@ impl Observer {
 
     /// Notes how the call ended (`result` as the client gets it); the connection records it
     /// (and notifies the app) once the answer went out ([`ClientFate::settle`]).
-    pub fn finish(self, result: &Result<Map, MethodError>) {
+    pub fn finish(self, result: &Result<Payload, MethodError>) {
         let duration_us = u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX);
         let (revision, outcome) = match result {
             Ok(m) => (m.get("revision").and_then(Value::as_u64), batch_outcome(m)),
@@ -278,7 +277,7 @@ impl Observer {
 
 /// A batch result's outcome: its first failed call's (an atomic batch reports the one that
 /// rolled it back); any other result is `ok`.
-fn batch_outcome(result: &Map) -> Outcome {
+fn batch_outcome(result: &Payload) -> Outcome {
     let failed = result
         .get("results")
         .and_then(Value::as_array)

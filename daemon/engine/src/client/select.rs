@@ -120,7 +120,7 @@ impl Selection {
             return Route::Json1;
         }
         if method == "ping" {
-            return answer(Ok(Map::new()));
+            return answer(Ok(Map::new().into()));
         }
         if MCP_METHODS.contains(&method) {
             return answer(Err(mcp::no_way_in(method)));

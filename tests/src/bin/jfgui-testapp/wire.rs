@@ -253,7 +253,7 @@ mod tests {
                 id,
                 call: Call::Execute(ExecuteCall {
                     action: action.into(),
-                    input,
+                    input: input.into(),
                     expected_revision: expected,
                 }),
             }))

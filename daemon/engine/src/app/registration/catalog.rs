@@ -1,15 +1,15 @@
 //! An app's registered actions as the answers need them, built once when it registers: each
 //! action's `actions/describe` object and `actions/list` row are encoded once and spliced
-//! verbatim into every answer ([`Value::Raw`]), where the encoder still enforces the message
+//! verbatim into every answer ([`Payload::Raw`]), where the encoder still enforces the message
 //! bounds on the whole answer. Re-encoding an 800 KB input schema from its tree on every
-//! describe was what let one client pipelining describes starve the others (FAULTS C7).
+//! describe was what let one client pipelining describes starve the others.
 //!
 //! The schema trees are not kept: nothing in the daemon reads them, only their encoding.
 
 use std::collections::HashMap;
 
 use jfgui_proto::channel::ActionInfo;
-use jfgui_proto::{ActionKind, Limits, Map, RawJson, Value};
+use jfgui_proto::{ActionKind, Limits, Map, Payload, RawJson, Value};
 
 /// Bounds for encoding one registered action on its own: none, because it arrived inside a
 /// bounded registration frame; the bounds of an answer are checked where it is placed.
@@ -44,18 +44,18 @@ impl CatalogAction {
             name: info.name.clone(),
             kind: info.kind,
             described: encode(&describe_object(info)),
-            row: encode(&row.into()),
+            row: encode(&Value::from(row)),
         }
     }
 
     /// The `actions/describe` object, encoded.
-    pub fn described(&self) -> Value {
-        Value::Raw(self.described.clone())
+    pub fn described(&self) -> Payload {
+        Payload::Raw(self.described.clone())
     }
 
     /// The `actions/list` row, encoded.
-    pub fn row(&self) -> Value {
-        Value::Raw(self.row.clone())
+    pub fn row(&self) -> Payload {
+        Payload::Raw(self.row.clone())
     }
 }
 

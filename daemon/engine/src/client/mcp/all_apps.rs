@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use jfgui_proto::channel::ResourceInfo;
 use jfgui_proto::resolve::{self, Candidate, Resolved};
-use jfgui_proto::{ActionError, AppRef, Limits, Map, Reason, Value};
+use jfgui_proto::{ActionError, AppRef, Limits, Map, Payload, Reason, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::backend::Backend;
@@ -219,9 +219,9 @@ impl<S: AppSource> Backend for Speaking<'_, S> {
         SERVER_NAME.to_owned()
     }
 
-    async fn call(&self, method: Method, mut params: Map) -> Result<Map, MethodError> {
+    async fn call(&self, method: Method, mut params: Map) -> Result<Payload, MethodError> {
         let app = self.server.target(&mut params)?.speaking(self.protocol);
-        methods::call(&app, method, params).await
+        methods::call(&app, method, params.into()).await
     }
 
     async fn list_resources(&self) -> Result<Vec<ResourceInfo>, MethodError> {

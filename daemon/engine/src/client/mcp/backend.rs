@@ -8,7 +8,7 @@
 use std::future::Future;
 
 use jfgui_proto::channel::ResourceInfo;
-use jfgui_proto::{ActionError, Map, Value};
+use jfgui_proto::{ActionError, Map, Payload, Value};
 
 use crate::client::method::{Method, MethodError};
 
@@ -23,7 +23,7 @@ pub(crate) trait Backend: Sync {
         &self,
         method: Method,
         params: Map,
-    ) -> impl Future<Output = Result<Map, MethodError>> + Send;
+    ) -> impl Future<Output = Result<Payload, MethodError>> + Send;
 
     /// The resource listing (empty when the host lists none).
     fn list_resources(&self)

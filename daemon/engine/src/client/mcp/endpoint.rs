@@ -4,7 +4,7 @@
 use std::future::Future;
 
 use jfgui_proto::channel::{Call, CallResult, ResourceInfo};
-use jfgui_proto::{Map, Reason, Value};
+use jfgui_proto::{Map, Payload, Reason, Value};
 
 use super::backend::Backend;
 use super::tools;
@@ -21,8 +21,8 @@ impl Backend for Target {
         &self,
         method: Method,
         params: Map,
-    ) -> impl Future<Output = Result<Map, MethodError>> + Send {
-        methods::call(self, method, params)
+    ) -> impl Future<Output = Result<Payload, MethodError>> + Send {
+        methods::call(self, method, params.into())
     }
 
     async fn list_resources(&self) -> Result<Vec<ResourceInfo>, MethodError> {

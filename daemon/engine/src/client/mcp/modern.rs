@@ -2,7 +2,7 @@
 //! `server/discover`, and what every modern result carries (`resultType`, `serverInfo`, cache
 //! hints). Every request stands alone: nothing is inferred from earlier requests.
 
-use jfgui_proto::{Map, Value};
+use jfgui_proto::{Map, Payload, Value};
 
 use super::legacy::LEGACY_VERSION;
 use super::rpc::{INVALID_PARAMS, RpcError, UNSUPPORTED_PROTOCOL_VERSION, object};
@@ -144,7 +144,7 @@ pub(crate) fn server_info(display_name: &str) -> Value {
 
 /// Makes `result` a modern result: `resultType`, `_meta` serverInfo and, where the schema asks
 /// for them, the cache hints.
-pub(crate) fn finish(mut result: Map, display_name: &str, cache: Cache) -> Map {
+pub(crate) fn finish(mut result: Payload, display_name: &str, cache: Cache) -> Payload {
     result.insert("resultType", "complete");
     let ttl = match cache {
         Cache::None => None,
@@ -156,7 +156,7 @@ pub(crate) fn finish(mut result: Map, display_name: &str, cache: Cache) -> Map {
         // A per-user daemon: results describe this user's apps.
         result.insert("cacheScope", "private");
     }
-    result.insert("_meta", object([(META_SERVER_INFO, server_info(display_name))]));
+    result.insert("_meta", Value::Object(object([(META_SERVER_INFO, server_info(display_name))])));
     result
 }
 
@@ -262,13 +262,13 @@ mod tests {
 
     #[test]
     fn finish_adds_result_type_server_info_and_cache_hints() {
-        let r = finish(Map::new(), "Notepad", Cache::List);
+        let r = finish(Map::new().into(), "Notepad", Cache::List);
         assert_eq!(r.get("resultType").and_then(Value::as_str), Some("complete"));
         assert_eq!(r.get("ttlMs").and_then(Value::as_u64), Some(LIST_TTL_MS));
         assert_eq!(r.get("cacheScope").and_then(Value::as_str), Some("private"));
         let info = r.get("_meta").and_then(|m| m.get(META_SERVER_INFO)).unwrap();
         assert_eq!(info.get("name").and_then(Value::as_str), Some("jfgui-agentd"));
-        let call = finish(Map::new(), "Notepad", Cache::None);
-        assert!(!call.contains_key("ttlMs") && !call.contains_key("cacheScope"));
+        let call = finish(Map::new().into(), "Notepad", Cache::None);
+        assert!(!call.has("ttlMs") && !call.has("cacheScope"));
     }
 }

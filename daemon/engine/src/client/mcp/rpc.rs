@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use jfgui_proto::{Limits, Map, RawJson, Value};
+use jfgui_proto::{Limits, Map, Payload, RawJson, Value};
 
 /// One incoming JSON-RPC message, already parsed and checked by the connection loop (an object
 /// with `jsonrpc: "2.0"`, never an array).
@@ -34,8 +34,9 @@ impl<'a> Incoming<'a> {
     }
 }
 
-/// What a request gets: a result object or a protocol error.
-pub(crate) type Reply = Result<Map, RpcError>;
+/// What a request gets: a result object (which may hold fragments: a tool's structured content)
+/// or a protocol error.
+pub(crate) type Reply = Result<Payload, RpcError>;
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,18 +96,22 @@ impl fmt::Display for RpcError {
 
 /// Encodes `{"jsonrpc":"2.0","id":…,"result":…}` (without its newline); `Err` gives the result
 /// back when the line would exceed the message bounds.
-pub(crate) fn result_line(id: &Value, result: Map, limits: &Limits) -> Result<Vec<u8>, Map> {
-    let response = response(Some(id), "result", Value::Object(result));
+pub(crate) fn result_line(
+    id: &Value,
+    result: Payload,
+    limits: &Limits,
+) -> Result<Vec<u8>, Payload> {
+    let response =
+        Payload::object([("jsonrpc", "2.0".into()), ("id", id.clone().into()), ("result", result)]);
     match jfgui_proto::encode(&response, limits) {
         Ok(line) => Ok(line),
         Err(e) => {
             tracing::warn!("MCP result over the message bounds: {e}");
             match response {
-                Value::Object(mut m) => match m.remove("result") {
-                    Some(Value::Object(result)) => Err(result),
-                    _ => Err(Map::new()),
-                },
-                _ => Err(Map::new()),
+                Payload::Object(mut members) => {
+                    Err(members.pop().map(|(_, r)| r).unwrap_or_default())
+                }
+                _ => Err(Payload::default()),
             }
         }
     }
@@ -206,8 +211,8 @@ pub(crate) fn object<const N: usize>(members: [(&str, Value); N]) -> Map {
 /// every call. Only the nesting can fail here (reported as an internal error by the caller);
 /// the other bounds are checked on the response line, where an over-long text makes the tool
 /// result `response_too_large` like any result too large for one message.
-pub(crate) fn to_text(value: &Value) -> Result<Value, RpcError> {
-    RawJson::text_of(value, &Limits::DEFAULT).map(Value::Raw).map_err(|e| {
+pub(crate) fn to_text(value: &Payload) -> Result<Payload, RpcError> {
+    RawJson::text_of(value, &Limits::DEFAULT).map(Payload::Raw).map_err(|e| {
         RpcError::new(INTERNAL_ERROR, format!("The result cannot be serialized: {e}."))
     })
 }

@@ -125,7 +125,7 @@ impl McpState {
             return self.pending(key, work, protocol);
         }
         if method == "ping" {
-            return Route::Answer(Ok(Map::new()));
+            return Route::Answer(Ok(Map::new().into()));
         }
         if !self.legacy.initialized {
             return Route::Answer(Err(modern::no_way_in(method)));
@@ -247,31 +247,32 @@ async fn serve<B: Backend>(app: &B, work: Work) -> Reply {
     let (era, cache, result) = match work {
         Work::Discover => {
             let caps = resources::capabilities(resources::host_lists_resources(app).await?);
-            (Era::Modern, Cache::List, modern::discover(caps, app.instructions()))
+            (Era::Modern, Cache::List, modern::discover(caps, app.instructions()).into())
         }
         Work::Initialize => {
             let caps = resources::capabilities(resources::host_lists_resources(app).await?);
             let result =
                 legacy::initialize_result(caps, modern::server_info(&name), app.instructions());
-            (Era::Legacy, Cache::None, result)
+            (Era::Legacy, Cache::None, result.into())
         }
         Work::ToolsList(era) => {
             let tools = Value::Array(app.tool_list().to_vec());
-            (era, Cache::List, object([("tools", tools)]))
+            (era, Cache::List, object([("tools", tools)]).into())
         }
         Work::ToolsCall(era, params) => (era, Cache::None, tools::call(app, &params).await?),
         Work::ResourcesList(era, params) => {
-            (era, Cache::Resource, resources::list(app, params.as_ref()).await?)
+            (era, Cache::Resource, resources::list(app, params.as_ref()).await?.into())
         }
         Work::ResourceTemplates(era, params) => {
-            (era, Cache::Resource, resources::templates(app, params.as_ref()).await?)
+            (era, Cache::Resource, resources::templates(app, params.as_ref()).await?.into())
         }
         Work::ResourcesRead(era, params) => {
             let not_found = match era {
                 Era::Modern => NotFoundCode::InvalidParams,
                 Era::Legacy => NotFoundCode::ResourceNotFound,
             };
-            (era, Cache::Resource, resources::read(app, params.as_ref(), not_found).await?)
+            let result = resources::read(app, params.as_ref(), not_found).await?;
+            (era, Cache::Resource, result.into())
         }
     };
     Ok(match era {

@@ -15,13 +15,12 @@
 
 use std::sync::OnceLock;
 
-use jfgui_proto::{ActionError, ErrorClass, Map, Value};
+use jfgui_proto::{ActionError, ErrorClass, Map, Payload, Value};
 
 use super::backend::Backend;
 use super::rpc::{INTERNAL_ERROR, INVALID_PARAMS, RpcError, object, to_text};
 use super::tool_schemas::{self as schemas, JsonSchema, Properties};
-use crate::client::method::Method;
-use crate::client::method::MethodError;
+use crate::client::method::{Method, MethodError};
 
 /// One tool: its MCP face and the JSON-1 method behind it.
 struct ToolDef {
@@ -231,7 +230,7 @@ fn tool_value(
 /// Protocol errors (malformed params, unknown tool, internal failures) are `Err`; everything the
 /// tool itself reports, including arguments its method refuses, is a result with `isError`, so
 /// the model sees why and can correct itself.
-pub(crate) async fn call<B: Backend>(app: &B, params: &Map) -> Result<Map, RpcError> {
+pub(crate) async fn call<B: Backend>(app: &B, params: &Map) -> Result<Payload, RpcError> {
     let name = match params.get("name") {
         Some(Value::String(name)) => name.as_str(),
         Some(other) => {
@@ -250,7 +249,7 @@ pub(crate) async fn call<B: Backend>(app: &B, params: &Map) -> Result<Map, RpcEr
     let Some(tool) = TOOLS.iter().find(|t| t.name == name) else {
         if let Some(listed) = (name == APPS_LIST).then(|| app.apps_list()).flatten() {
             return match listed {
-                Ok(result) => success(result),
+                Ok(result) => success(result.into()),
                 Err(error) => failure(error.to_wire(), hint(&error)),
             };
         }
@@ -304,7 +303,7 @@ pub(crate) async fn call<B: Backend>(app: &B, params: &Map) -> Result<Map, RpcEr
 
 /// The tool error that replaces a tool result too large for one message: same revision
 /// decoration (`resultType`, `_meta`), `internal/response_too_large` inside.
-pub(crate) fn too_large(result: &Map, limit: usize) -> Map {
+pub(crate) fn too_large(result: &Payload, limit: usize) -> Payload {
     let error = ActionError::new(
         jfgui_proto::Reason::ResponseTooLarge { action: None },
         format!("The result does not fit in one {limit}-byte message."),
@@ -312,7 +311,7 @@ pub(crate) fn too_large(result: &Map, limit: usize) -> Map {
     let hint = "Nothing was lost, but the answer is too large: ask for less (a smaller limit or page, a narrower state query) or read resources in chunks with jfgui_resources_read. If this was a write, it ran: inspect the state before retrying.".to_owned();
     let mut replaced = match failure(error.to_wire(), hint) {
         Ok(m) => m,
-        Err(_) => Map::new(),
+        Err(_) => Map::new().into(),
     };
     for key in ["resultType", "_meta"] {
         if let Some(v) = result.get(key) {
@@ -323,11 +322,10 @@ pub(crate) fn too_large(result: &Map, limit: usize) -> Map {
 }
 
 /// A success: `structuredContent` is the JSON-1 result, its text twin the first content block.
-fn success(result: Map) -> Result<Map, RpcError> {
-    let structured = Value::Object(result);
+fn success(structured: Payload) -> Result<Payload, RpcError> {
     let text = to_text(&structured)?;
-    Ok(object([
-        ("content", Value::Array(vec![text_block(text)])),
+    Ok(Payload::object([
+        ("content", Payload::Array(vec![text_block(text)])),
         ("structuredContent", structured),
         ("isError", false.into()),
     ]))
@@ -335,18 +333,18 @@ fn success(result: Map) -> Result<Map, RpcError> {
 
 /// A tool error: `structuredContent {error}`, the same as text, then a sentence for the model
 /// on what to do next.
-fn failure(error: Value, hint: String) -> Result<Map, RpcError> {
-    let structured = Value::Object(object([("error", error)]));
+fn failure(error: Value, hint: String) -> Result<Payload, RpcError> {
+    let structured = Payload::from(object([("error", error)]));
     let text = to_text(&structured)?;
-    Ok(object([
-        ("content", Value::Array(vec![text_block(text), text_block(hint)])),
+    Ok(Payload::object([
+        ("content", Payload::Array(vec![text_block(text), text_block(hint.into())])),
         ("structuredContent", structured),
         ("isError", true.into()),
     ]))
 }
 
-fn text_block(text: impl Into<Value>) -> Value {
-    Value::Object(object([("type", "text".into()), ("text", text.into())]))
+fn text_block(text: Payload) -> Payload {
+    Payload::object([("type", "text".into()), ("text", text)])
 }
 
 /// What the model should do about an application error, in one or two sentences.

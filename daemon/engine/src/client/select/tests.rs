@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use jfgui_proto::channel::ResourceInfo;
-use jfgui_proto::{ActionError, Limits, Map, Reason, Value};
+use jfgui_proto::{ActionError, Limits, Map, Payload, Reason, Value};
 use tokio::sync::Notify;
 
 use super::*;
@@ -30,77 +30,8 @@ struct FakeApp {
 }
 
 impl FakeApp {
-    fn new() -> FakeApp {
-        let png = png_bytes(1000);
-        FakeApp {
-            revision: Mutex::new(3),
-            resources: vec![
-                (
-                    ResourceInfo {
-                        uri: "render://view.png".into(),
-                        name: "view.png".into(),
-                        mime_type: "image/png".into(),
-                        size: Some(png.len() as u64),
-                    },
-                    png,
-                ),
-                (
-                    ResourceInfo {
-                        uri: "export://document.txt".into(),
-                        name: "document.txt".into(),
-                        mime_type: "text/plain".into(),
-                        size: None,
-                    },
-                    b"hello world".to_vec(),
-                ),
-                (
-                    ResourceInfo {
-                        uri: "big://blob".into(),
-                        name: "blob".into(),
-                        mime_type: "application/octet-stream".into(),
-                        size: None,
-                    },
-                    vec![7; 200 * 1024],
-                ),
-            ],
-            calls: Mutex::new(Vec::new()),
-            gate: None,
-        }
-    }
-
-    fn without_resources() -> FakeApp {
-        FakeApp { resources: Vec::new(), ..FakeApp::new() }
-    }
-
-    fn gated() -> FakeApp {
-        FakeApp { gate: Some(Notify::new()), ..FakeApp::new() }
-    }
-
-    fn methods(&self) -> Vec<String> {
-        self.calls.lock().unwrap().iter().map(|(m, _)| m.clone()).collect()
-    }
-}
-
-fn png_bytes(len: usize) -> Vec<u8> {
-    let mut v = b"\x89PNG\r\n\x1a\n".to_vec();
-    v.resize(len, 0xAB);
-    v
-}
-
-impl Backend for FakeApp {
-    fn instructions(&self) -> String {
-        mcp::instructions(&self.display_name())
-    }
-
-    fn tool_list(&self) -> &'static [Value] {
-        mcp::tool_list()
-    }
-
-    fn display_name(&self) -> String {
-        "Notepad".into()
-    }
-
-    async fn call(&self, method: Method, params: Map) -> Result<Map, MethodError> {
+    /// What the app answers `method` with.
+    async fn respond(&self, method: Method, params: Map) -> Result<Map, MethodError> {
         let method = method.name();
         self.calls.lock().unwrap().push((method.to_owned(), params.clone()));
         if let Some(gate) = &self.gate {
@@ -172,6 +103,80 @@ impl Backend for FakeApp {
         }
     }
 
+    fn new() -> FakeApp {
+        let png = png_bytes(1000);
+        FakeApp {
+            revision: Mutex::new(3),
+            resources: vec![
+                (
+                    ResourceInfo {
+                        uri: "render://view.png".into(),
+                        name: "view.png".into(),
+                        mime_type: "image/png".into(),
+                        size: Some(png.len() as u64),
+                    },
+                    png,
+                ),
+                (
+                    ResourceInfo {
+                        uri: "export://document.txt".into(),
+                        name: "document.txt".into(),
+                        mime_type: "text/plain".into(),
+                        size: None,
+                    },
+                    b"hello world".to_vec(),
+                ),
+                (
+                    ResourceInfo {
+                        uri: "big://blob".into(),
+                        name: "blob".into(),
+                        mime_type: "application/octet-stream".into(),
+                        size: None,
+                    },
+                    vec![7; 200 * 1024],
+                ),
+            ],
+            calls: Mutex::new(Vec::new()),
+            gate: None,
+        }
+    }
+
+    fn without_resources() -> FakeApp {
+        FakeApp { resources: Vec::new(), ..FakeApp::new() }
+    }
+
+    fn gated() -> FakeApp {
+        FakeApp { gate: Some(Notify::new()), ..FakeApp::new() }
+    }
+
+    fn methods(&self) -> Vec<String> {
+        self.calls.lock().unwrap().iter().map(|(m, _)| m.clone()).collect()
+    }
+}
+
+fn png_bytes(len: usize) -> Vec<u8> {
+    let mut v = b"\x89PNG\r\n\x1a\n".to_vec();
+    v.resize(len, 0xAB);
+    v
+}
+
+impl Backend for FakeApp {
+    fn instructions(&self) -> String {
+        mcp::instructions(&self.display_name())
+    }
+
+    fn tool_list(&self) -> &'static [Value] {
+        mcp::tool_list()
+    }
+
+    fn display_name(&self) -> String {
+        "Notepad".into()
+    }
+
+    async fn call(&self, method: Method, params: Map) -> Result<Payload, MethodError> {
+        self.respond(method, params).await.map(Payload::from)
+    }
+
     async fn list_resources(&self) -> Result<Vec<ResourceInfo>, MethodError> {
         Ok(self.resources.iter().map(|(i, _)| i.clone()).collect())
     }
@@ -232,7 +237,7 @@ async fn ok<B: Backend>(protocol: &mut Selection, app: &B, msg: &Map) -> Map {
         .expect("a reply")
         .unwrap_or_else(|e| panic!("error {e:?} for {msg:?}"));
     let limits = Limits { max_bytes: usize::MAX, ..Limits::DEFAULT };
-    let line = jfgui_proto::encode(&Value::Object(result), &limits).expect("within the bounds");
+    let line = jfgui_proto::encode(&result, &limits).expect("within the bounds");
     match jfgui_proto::parse(&line, &limits) {
         Ok(Value::Object(result)) => result,
         other => panic!("a result object, not {other:?}"),
