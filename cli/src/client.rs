@@ -102,6 +102,32 @@ impl Client {
         }
     }
 
+    /// Every action of the endpoint (matching `query`), all pages of `actions/list` merged.
+    pub async fn all_actions(&mut self, query: Option<&str>) -> Result<Vec<Value>, Failure> {
+        let mut actions: Vec<Value> = Vec::new();
+        let mut cursor: Option<Value> = None;
+        for _ in 0..MAX_PAGES {
+            let mut params = Map::new();
+            if let Some(q) = query {
+                params.insert("query", q);
+            }
+            if let Some(c) = cursor.take() {
+                params.insert("cursor", c);
+            }
+            params.insert("limit", 100u64);
+            let mut page = self.request("actions/list", params).await?;
+            match page.remove("actions") {
+                Some(Value::Array(items)) => actions.extend(items),
+                _ => return Err(malformed("without an `actions` array")),
+            }
+            match page.remove("nextCursor") {
+                None | Some(Value::Null) => return Ok(actions),
+                Some(next) => cursor = Some(next),
+            }
+        }
+        Err(malformed(&format!("more than {MAX_PAGES} pages")))
+    }
+
     /// Sends one request and waits for its answer: the `result` object, or the failure the
     /// answer (or its absence) means.
     pub async fn request(&mut self, method: &str, params: Map) -> Result<Map, Failure> {
@@ -245,6 +271,14 @@ fn interpret(value: &Value, id: u64, method: &str) -> Result<Map, Failure> {
         Some(Value::Object(result)) => Ok(result.clone()),
         _ => Err(malformed("has no result object")),
     }
+}
+
+/// Pages of `actions/list` fetched at most: 100 actions each, far more than any app registers;
+/// a daemon that keeps returning cursors beyond this is broken, not large.
+const MAX_PAGES: usize = 1000;
+
+fn malformed(what: &str) -> Failure {
+    Failure::new(Exit::Protocol, "malformed_response", format!("actions/list answered {what}"))
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 
 pub mod bridge;
 pub mod cli;
+pub mod imports;
 
 pub use serde_json;
 

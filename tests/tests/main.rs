@@ -25,6 +25,7 @@ mod fairness;
 mod flood;
 mod framing;
 mod host_faults;
+mod imports;
 mod lifecycle;
 mod run_user;
 mod runtime_dir;

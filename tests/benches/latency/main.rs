@@ -50,6 +50,7 @@ mod raw;
 mod report;
 mod rmcp_noop;
 
+use std::path::Path;
 use std::time::Duration;
 
 use jfgui_tests::serde_json;
@@ -108,10 +109,23 @@ impl Plan {
     }
 }
 
+/// This binary as a middle process (`--middle KIND CTL [LISTEN UPSTREAM]`, see `middle.rs`):
+/// serves until killed (relays) or until stdin closes (rmcp).
+fn run_middle(args: &[String]) {
+    let [kind, ctl, rest @ ..] = args else { panic!("usage: {} KIND CTL [ARGS]", middle::FLAG) };
+    count_alloc::serve(Path::new(ctl));
+    match (kind.as_str(), rest) {
+        ("raw", [listen, upstream]) => raw::relay(Path::new(listen), Path::new(upstream)),
+        ("json", [listen, upstream]) => json_relay::relay(Path::new(listen), Path::new(upstream)),
+        ("rmcp", []) => rmcp_noop::serve(),
+        _ => panic!("unknown middle {kind} {rest:?}"),
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().is_some_and(|a| a == middle::FLAG) {
-        middle::run(&args[1..]);
+        run_middle(&args[1..]);
         return;
     }
     if args.iter().any(|a| a == "--list") {
