@@ -1,10 +1,10 @@
 //! Dispatch overhead: a trivial action through the `Dispatcher` (every check of SPEC S2:
 //! lookup, input schema, capabilities, availability, revision, output schema) against calling
-//! the host's method directly, and one request through the sans-IO endpoint (decode the
+//! the host's method directly, and one request through the sans-IO host channel (decode the
 //! frame, dispatch, encode the reply frame). Run: `cargo bench -p jfgui-host-sdk --bench dispatch`.
 
 use divan::Bencher;
-use jfgui_host_sdk::channel::{Endpoint, Identity};
+use jfgui_host_sdk::channel::{HostChannel, Identity};
 use jfgui_host_sdk::{
     ActionError, ActionSpec, Context, Dispatcher, Execution, Host, Map, Property, Schema, Value,
     schema,
@@ -119,11 +119,11 @@ fn dispatched_write(bencher: Bencher<'_, '_>) {
 }
 
 #[divan::bench]
-fn endpoint_roundtrip_noop(bencher: Bencher<'_, '_>) {
+fn channel_roundtrip_noop(bencher: Bencher<'_, '_>) {
     let mut host = Bench::default();
     let mut d = Dispatcher::new(&host).unwrap();
     d.set_enabled(true);
-    let mut e = Endpoint::new(d, Identity { display_name: "Bench".into(), pid: 1 }).unwrap();
+    let mut e = HostChannel::new(d, Identity { display_name: "Bench".into(), pid: 1 }).unwrap();
     let limits = frame_limits(&Limits::DEFAULT, DEFAULT_MAX_FRAME);
     let frame = |m: &DaemonMessage| encode_frame(m, &limits, DEFAULT_MAX_FRAME).unwrap();
     let welcome = DaemonMessage::Welcome(Welcome {

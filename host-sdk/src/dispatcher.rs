@@ -56,7 +56,7 @@ impl Dispatcher {
     }
 
     /// Enables or disables external calls; returns whether the state changed. Through a
-    /// channel endpoint, use [`Endpoint::set_enabled`](crate::channel::Endpoint::set_enabled)
+    /// host channel, use [`HostChannel::set_enabled`](crate::channel::HostChannel::set_enabled)
     /// so the daemon is told.
     pub fn set_enabled(&mut self, enabled: bool) -> bool {
         core::mem::replace(&mut self.enabled, enabled) != enabled

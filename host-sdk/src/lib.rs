@@ -3,8 +3,8 @@
 //! An app implements [`Host`] (its actions, revision, capabilities and `execute`, plus
 //! optional inspection, transactions, tasks and resources), wraps it in a [`Dispatcher`]
 //! that enforces every contract of SPEC S2/S3 before the host runs, and connects the
-//! dispatcher to the daemon through a sans-IO [`channel::Endpoint`]. No thread, runtime or
-//! protocol knowledge is forced on the app: it pumps the endpoint from its UI tick, or watches
+//! dispatcher to the daemon through a sans-IO [`channel::HostChannel`]. No thread, runtime or
+//! protocol knowledge is forced on the app: it pumps the channel from its UI tick, or watches
 //! the connector's fd in its own event loop, or uses the small run loop of the `std` feature.
 //!
 //! | concept | types |
@@ -12,8 +12,8 @@
 //! | the app's side | [`Host`], [`Execution`], [`Availability`], [`Context`], [`host_error`] |
 //! | contracts (SPEC S2, S3) | [`Dispatcher`], [`RegistrationError`] |
 //! | deferred work (SPEC S4) | [`TaskTable`], [`TaskError`] |
-//! | host channel, sans-IO (SPEC S8) | [`channel::Endpoint`], [`channel::Identity`] |
-//! | the browser bridge's JSON bodies, sans-IO (SPEC S10) | [`bridge::BridgeEndpoint`], [`bridge::Post`] |
+//! | host channel, sans-IO (SPEC S8) | [`channel::HostChannel`], [`channel::Identity`] |
+//! | the browser bridge's JSON bodies, sans-IO (SPEC S10) | [`bridge::BridgeChannel`], [`bridge::Post`] |
 //! | socket / pipe connector, reconnect, stdio, run loop (`std`) | `connector`: `Connector`, `serve_stdio`, `run` |
 //!
 //! # Declaring actions
@@ -38,7 +38,7 @@
 //!
 //! Without the default `std` feature the crate is `no_std` + `alloc` (it builds for
 //! `wasm32-unknown-unknown`, the browser bridge's host side); the dispatcher, the task table
-//! and the endpoint are all there, only the OS connector is not.
+//! and the channel are all there, only the OS connector is not.
 #![no_std]
 
 extern crate alloc;

@@ -1,5 +1,5 @@
 //! `JfguiHost`, the handle behind every `jfgui_host_*` function, and its lifecycle:
-//! declaring (no actions yet) → ready (a disabled or enabled endpoint, not connected) →
+//! declaring (no actions yet) → ready (a disabled or enabled channel, not connected) →
 //! connected (the std `Connector`: the same location rule, reconnect and re-registration as a
 //! Rust app) or serving stdio → finished. Only safe Rust here; `api.rs` is the C surface.
 
@@ -9,7 +9,7 @@ use std::format;
 use std::rc::Rc;
 use std::string::{String, ToString};
 
-use jfgui_host_sdk::channel::{Endpoint, Identity, Status};
+use jfgui_host_sdk::channel::{HostChannel, Identity, Status};
 use jfgui_host_sdk::connector::{self, Connector, Wait};
 use jfgui_host_sdk::{Dispatcher, TaskTable};
 
@@ -86,10 +86,10 @@ enum Session {
     /// No valid declarations yet.
     Declaring,
     /// Declared; not connected.
-    Ready(Endpoint),
+    Ready(HostChannel),
     /// Connected (or reconnecting) to the daemon.
     Connected(Connector),
-    /// `serve_stdio` ended, or `connect` failed after consuming the endpoint.
+    /// `serve_stdio` ended, or `connect` failed after consuming the channel.
     Finished(String),
 }
 
@@ -119,15 +119,15 @@ impl State {
         self.host.set_registration(Some(registration));
         let identity =
             Identity { display_name: self.display_name.clone(), pid: std::process::id() };
-        let endpoint = Dispatcher::new(&self.host)
+        let channel = Dispatcher::new(&self.host)
             .map_err(|e| Error::new(JfguiStatus::InvalidRegistration, e.to_string()))
             .and_then(|dispatcher| {
-                Endpoint::new(dispatcher, identity)
+                HostChannel::new(dispatcher, identity)
                     .map_err(|e| Error::new(JfguiStatus::InvalidRegistration, e.to_string()))
             });
-        match endpoint {
-            Ok(endpoint) => {
-                self.session = Session::Ready(endpoint);
+        match channel {
+            Ok(channel) => {
+                self.session = Session::Ready(channel);
                 Ok(())
             }
             Err(e) => {
@@ -138,25 +138,25 @@ impl State {
         }
     }
 
-    fn endpoint_mut(&mut self, what: &str) -> Result<&mut Endpoint, Error> {
+    fn channel_mut(&mut self, what: &str) -> Result<&mut HostChannel, Error> {
         match &mut self.session {
-            Session::Ready(endpoint) => Ok(endpoint),
-            Session::Connected(connector) => Ok(connector.endpoint_mut()),
+            Session::Ready(channel) => Ok(channel),
+            Session::Connected(connector) => Ok(connector.channel_mut()),
             other => Err(wrong_state(what, other)),
         }
     }
 
     /// Starts the std connector and makes the first connection attempt now.
     pub(crate) fn connect(&mut self) -> Result<(), Error> {
-        let endpoint = match core::mem::replace(&mut self.session, Session::Declaring) {
-            Session::Ready(endpoint) => endpoint,
+        let channel = match core::mem::replace(&mut self.session, Session::Declaring) {
+            Session::Ready(channel) => channel,
             other => {
                 let e = wrong_state("connect", &other);
                 self.session = other;
                 return Err(e);
             }
         };
-        match Connector::new(endpoint) {
+        match Connector::new(channel) {
             Ok(mut connector) => {
                 connector.poll(&mut self.host, 0);
                 self.session = Session::Connected(connector);
@@ -189,31 +189,31 @@ impl State {
 
     /// Enables or disables external calls and tells the daemon now when connected.
     pub(crate) fn set_enabled(&mut self, enabled: bool) -> Result<(), Error> {
-        self.endpoint_mut("change the enabled state")?.set_enabled(enabled);
+        self.channel_mut("change the enabled state")?.set_enabled(enabled);
         self.flush();
         Ok(())
     }
 
     /// Serves the host channel on stdin/stdout until stdin ends or the peer says `bye`.
-    /// Running headless is the user's explicit enable, so the endpoint is enabled first.
+    /// Running headless is the user's explicit enable, so the channel is enabled first.
     pub(crate) fn serve_stdio(&mut self) -> Result<(), Error> {
-        let mut endpoint = match core::mem::replace(&mut self.session, Session::Declaring) {
-            Session::Ready(endpoint) => endpoint,
+        let mut channel = match core::mem::replace(&mut self.session, Session::Declaring) {
+            Session::Ready(channel) => channel,
             other => {
                 let e = wrong_state("serve stdio", &other);
                 self.session = other;
                 return Err(e);
             }
         };
-        endpoint.set_enabled(true);
-        let result = connector::serve_stdio(&mut self.host, endpoint);
+        channel.set_enabled(true);
+        let result = connector::serve_stdio(&mut self.host, channel);
         self.session = Session::Finished(String::from("serve_stdio returned"));
         result.map_err(|e| Error::new(JfguiStatus::Io, format!("serving stdio failed: {e}")))
     }
 
     /// The task table, outside any callback.
     pub(crate) fn tasks_mut(&mut self) -> Result<&mut TaskTable, Error> {
-        Ok(self.endpoint_mut("use tasks")?.dispatcher_mut().tasks_mut())
+        Ok(self.channel_mut("use tasks")?.dispatcher_mut().tasks_mut())
     }
 
     /// Sends queued task changes and enabled-state messages now (when connected), so the app
@@ -226,16 +226,16 @@ impl State {
 
     pub(crate) fn info(&self) -> JfguiInfo {
         match &self.session {
-            Session::Ready(endpoint) => JfguiInfo {
+            Session::Ready(channel) => JfguiInfo {
                 connected: false,
                 registered: false,
-                enabled: endpoint.dispatcher().is_enabled(),
+                enabled: channel.dispatcher().is_enabled(),
             },
             Session::Connected(connector) => JfguiInfo {
                 connected: connector.is_connected(),
                 registered: connector.is_connected()
-                    && *connector.endpoint().status() == Status::Registered,
-                enabled: connector.endpoint().dispatcher().is_enabled(),
+                    && *connector.channel().status() == Status::Registered,
+                enabled: connector.channel().dispatcher().is_enabled(),
             },
             Session::Declaring | Session::Finished(_) => {
                 JfguiInfo { connected: false, registered: false, enabled: false }
@@ -250,12 +250,12 @@ impl State {
         &mut self,
         call: &jfgui_proto::channel::Call,
     ) -> Result<jfgui_proto::channel::CallResult, jfgui_host_sdk::ActionError> {
-        let endpoint = match &mut self.session {
-            Session::Ready(endpoint) => endpoint,
-            Session::Connected(connector) => connector.endpoint_mut(),
+        let channel = match &mut self.session {
+            Session::Ready(channel) => channel,
+            Session::Connected(connector) => connector.channel_mut(),
             other => panic!("no endpoint: {other:?}"),
         };
-        endpoint.dispatcher_mut().handle(&mut self.host, 1, call)
+        channel.dispatcher_mut().handle(&mut self.host, 1, call)
     }
 
     /// Says `bye` to the daemon (waiting at most [`CLOSE_GRACE`] for it to be written).

@@ -1,7 +1,7 @@
 //! `libjfgui_host`: the C ABI over `host-sdk`, so apps written in C, C++ or Python (through
 //! `ctypes`) register with jfgui-agentd and get exactly the contracts a Rust app gets. The
 //! app's callback table is wrapped as a `Host` and run behind host-sdk's own `Dispatcher`,
-//! `Endpoint` and `Connector`: no check is reimplemented here, and a registration declared in
+//! `HostChannel` and `Connector`: no check is reimplemented here, and a registration declared in
 //! JSON goes through the same validation as a static Rust one.
 //!
 //! The header `include/jfgui_host.h` is generated from this crate by cbindgen

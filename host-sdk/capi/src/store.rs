@@ -14,7 +14,7 @@
 //! Every reference handed out must be gone before the `Store` is dropped. The only owner is
 //! [`Registration`](crate::declaration::Registration), which keeps the store beside the specs
 //! built from it, and the handle drops everything holding those specs (the dispatcher inside
-//! the endpoint) before the registration (see `handle.rs`).
+//! the channel) before the registration (see `handle.rs`).
 
 use std::any::Any;
 use std::ptr::NonNull;
