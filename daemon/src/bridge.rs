@@ -6,7 +6,7 @@
 //! in-memory pipe, so the tab gets a slug, an endpoint socket, a place in `apps/list` and the
 //! all-apps MCP server exactly like a native app; the daemon's `request` frames become `/poll`
 //! items and `/result` bodies become `reply` frames. `/rpc` gives token holders JSON-1 or MCP
-//! sessions on the attached app through [`Engine::serve_client`], again over in-memory pipes.
+//! clients of the attached app through [`Engine::serve_client`], again over in-memory pipes.
 //! The bridge itself has no app state and no actions.
 //!
 //! It exists only while the control connection that opened it (`bridge/open`, sent by
@@ -21,7 +21,7 @@
 //! | Host, Origin, token and CORS checks | `bridge/guard.rs`, `bridge/token.rs` |
 //! | routes and request bodies | `bridge/routes.rs`, `bridge/http.rs` |
 //! | the attached browser: queue, delivered ids, expiry | `bridge/browser.rs` |
-//! | `/rpc` sessions | `bridge/sessions.rs` |
+//! | the `/rpc` clients, one per `session` value | `bridge/rpc_clients.rs` |
 
 // A refusal is an HTTP answer, built where the reason is known and returned as is: boxing the
 // cold error path of every guard would only add noise.
@@ -33,7 +33,7 @@ mod guard;
 mod http;
 mod listener;
 mod routes;
-mod sessions;
+mod rpc_clients;
 mod token;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -69,7 +69,7 @@ pub struct BridgeLimits {
     pub header_deadline: Duration,
     /// A request body must arrive within this (10 s); 408 otherwise.
     pub body_deadline: Duration,
-    /// `/rpc` sessions per attached browser (16).
+    /// `/rpc` clients (one per `session` value) per attached browser (16).
     pub max_sessions: usize,
 }
 

@@ -31,7 +31,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::http::{Reply, bad_body, error, members, parse_object};
-use super::sessions::Table;
+use super::rpc_clients::RpcClients;
 use super::{BridgeLimits, BridgeState, ITEMS_PER_POLL};
 
 /// Most actions a tab registers at once (the native bound: 16 pages of 256).
@@ -71,7 +71,7 @@ pub struct Browser {
     queue: Mutex<Queue>,
     /// Bumped on every change a waiting poll or the expiry timer must see.
     changed: watch::Sender<u64>,
-    sessions: Table,
+    rpc_clients: RpcClients,
 }
 
 #[derive(Debug)]
@@ -117,9 +117,9 @@ impl Browser {
         &self.slug
     }
 
-    /// The `/rpc` sessions of this browser.
-    pub fn sessions(&self) -> &Table {
-        &self.sessions
+    /// The `/rpc` clients of this browser.
+    pub fn rpc_clients(&self) -> &RpcClients {
+        &self.rpc_clients
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
@@ -522,7 +522,7 @@ pub async fn attach(state: &Arc<BridgeState>, body: &[u8]) -> Result<Map, Reply>
             ended: false,
         }),
         changed: watch::Sender::new(0),
-        sessions: Table::new(state.limits.max_sessions),
+        rpc_clients: RpcClients::new(state.limits.max_sessions),
     });
     *state.lock_attachment() = Attachment::Attached(browser.clone());
     drop(reservation);
@@ -638,7 +638,7 @@ pub async fn detach(state: &Weak<BridgeState>, browser: &Arc<Browser>, reason: &
             .collect()
     };
     browser.bump();
-    browser.sessions.clear();
+    browser.rpc_clients.clear();
     for id in never_delivered {
         let e = ActionError::new(
             Reason::Unavailable {

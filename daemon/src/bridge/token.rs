@@ -89,7 +89,7 @@ mod tests {
             ("guard.rs", include_str!("guard.rs")),
             ("routes.rs", include_str!("routes.rs")),
             ("browser.rs", include_str!("browser.rs")),
-            ("sessions.rs", include_str!("sessions.rs")),
+            ("rpc_clients.rs", include_str!("rpc_clients.rs")),
             ("listener.rs", include_str!("listener.rs")),
             ("control.rs", include_str!("control.rs")),
             ("http.rs", include_str!("http.rs")),

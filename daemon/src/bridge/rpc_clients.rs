@@ -1,15 +1,16 @@
-//! `/rpc` sessions: each distinct `session` value is one client connection of the engine
-//! ([`Engine::serve_client`](jfgui_engine::Engine::serve_client) over an in-memory pipe) to the
-//! attached app, with its own protocol state (JSON-1 or MCP, legacy `initialize`).
+//! The `/rpc` clients: each distinct `session` value of `/rpc` names one [`RpcClient`], a
+//! client connection of the engine ([`Engine::serve_client`](jfgui_engine::Engine::serve_client)
+//! over an in-memory pipe) to the attached app, with its own protocol state (JSON-1 or MCP,
+//! legacy `initialize`).
 //!
-//! A browser has at most `max_sessions`. To make room for a new one, the least recently used
-//! session that is stateless (JSON-1, modern MCP or undecided) and has nothing in flight is
-//! closed; a legacy MCP session whose `initialize` succeeded stays until `/session/close`. If
+//! A browser has at most `max_sessions` of them. To make room for a new one, the least recently
+//! used client that is stateless (JSON-1, modern MCP or undecided) and has nothing in flight is
+//! closed; a legacy MCP client whose `initialize` succeeded stays until `/session/close`. If
 //! nothing can go, the request is answered with a correlated error and never executed.
 //!
 //! Responses are matched to requests by id (string, number token, or `null` for an id the
-//! protocol refused), so one session may have several requests in flight; an id still in
-//! flight cannot be reused.
+//! protocol refused), so one client may have several requests in flight; an id still in flight
+//! cannot be reused.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,11 +23,11 @@ use jfgui_proto::{Limits, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tokio::sync::oneshot;
 
-/// Bridge sessions come over HTTP on 127.0.0.1, which tells no pid or uid; the token holder
+/// `/rpc` clients come over HTTP on 127.0.0.1, which tells no pid or uid; the token holder
 /// is the client.
 const BRIDGE_PEER: PeerInfo = PeerInfo { pid: None, uid: None, transport: Transport::Bridge };
 
-/// Buffer of a session's in-memory pipe.
+/// Buffer of a client's in-memory pipe.
 const PIPE_BUFFER: usize = 64 * 1024;
 
 /// The identity of a JSON-RPC id for matching a response to its request: `"1"` and `1` differ,
@@ -52,12 +53,12 @@ impl IdKey {
     }
 }
 
-/// Why a session could not answer.
+/// Why a client could not answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RpcFailure {
-    /// The session table is full of sessions that may not expire.
+    /// The table is full of clients that may not expire.
     Full,
-    /// Another request with this id is in flight in the session.
+    /// Another request with this id is in flight in the client.
     DuplicateId,
     /// No response within the rpc deadline (the call may or may not have taken effect).
     Timeout,
@@ -65,22 +66,22 @@ pub enum RpcFailure {
     Closed,
 }
 
-/// The sessions of one browser.
+/// The `/rpc` clients of one browser, by `session` value.
 #[derive(Debug)]
-pub struct Table {
+pub struct RpcClients {
     max: usize,
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    clients: Mutex<HashMap<String, Arc<RpcClient>>>,
     clock: AtomicU64,
 }
 
-/// One session. See the module docs.
+/// One `/rpc` client. See the module docs.
 #[derive(Debug)]
-pub struct Session {
+pub struct RpcClient {
     writer: tokio::sync::Mutex<Option<WriteHalf<DuplexStream>>>,
     waiters: Mutex<HashMap<IdKey, Waiter>>,
-    /// Set once an `initialize` got a result: the session holds MCP 2025-11-25 state.
+    /// Set once an `initialize` got a result: the client holds MCP 2025-11-25 state.
     legacy: AtomicBool,
-    /// Set when the engine closed the session (the app was disabled or left).
+    /// Set when the engine closed the connection (the app was disabled or left).
     closed: AtomicBool,
     last_used: AtomicU64,
 }
@@ -91,12 +92,12 @@ struct Waiter {
     initialize: bool,
 }
 
-impl Session {
+impl RpcClient {
     fn lock_waiters(&self) -> std::sync::MutexGuard<'_, HashMap<IdKey, Waiter>> {
         self.waiters.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Whether this session may be closed to make room.
+    /// Whether this client may be closed to make room.
     fn evictable(&self) -> bool {
         !self.legacy.load(Ordering::SeqCst) && self.lock_waiters().is_empty()
     }
@@ -109,8 +110,8 @@ impl Session {
     }
 
     fn close_soon(self: &Arc<Self>) {
-        let session = self.clone();
-        tokio::spawn(async move { session.close().await });
+        let client = self.clone();
+        tokio::spawn(async move { client.close().await });
     }
 
     /// Sends one request line and waits for its response (`None` for a notification, which
@@ -141,7 +142,7 @@ impl Session {
                 None => false,
             }
         };
-        let forget = |s: &Session| {
+        let forget = |s: &RpcClient| {
             if let Some(key) = &id {
                 s.lock_waiters().remove(key);
             }
@@ -163,17 +164,21 @@ impl Session {
     }
 }
 
-impl Table {
-    /// An empty table for at most `max` sessions.
-    pub fn new(max: usize) -> Table {
-        Table { max: max.max(1), sessions: Mutex::new(HashMap::new()), clock: AtomicU64::new(0) }
+impl RpcClients {
+    /// An empty table for at most `max` clients.
+    pub fn new(max: usize) -> RpcClients {
+        RpcClients {
+            max: max.max(1),
+            clients: Mutex::new(HashMap::new()),
+            clock: AtomicU64::new(0),
+        }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<RpcClient>>> {
+        self.clients.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The session `name`, created (evicting the least recently used stateless idle session
+    /// The client of `session` value `name`, created (evicting the least recently used stateless idle one
     /// if the table is full) when it does not exist.
     pub fn get_or_create(
         &self,
@@ -181,32 +186,32 @@ impl Table {
         engine: &Engine,
         slug: &str,
         limits: &Limits,
-    ) -> Result<Arc<Session>, RpcFailure> {
+    ) -> Result<Arc<RpcClient>, RpcFailure> {
         let now = self.clock.fetch_add(1, Ordering::SeqCst);
-        let mut sessions = self.lock();
-        if let Some(s) = sessions.get(name) {
+        let mut clients = self.lock();
+        if let Some(s) = clients.get(name) {
             if !s.closed.load(Ordering::SeqCst) {
                 s.last_used.store(now, Ordering::SeqCst);
                 return Ok(s.clone());
             }
-            sessions.remove(name);
+            clients.remove(name);
         }
-        sessions.retain(|_, s| !s.closed.load(Ordering::SeqCst));
-        if sessions.len() >= self.max {
-            let victim = sessions
+        clients.retain(|_, s| !s.closed.load(Ordering::SeqCst));
+        if clients.len() >= self.max {
+            let victim = clients
                 .iter()
                 .filter(|(_, s)| s.evictable())
                 .min_by_key(|(_, s)| s.last_used.load(Ordering::SeqCst))
                 .map(|(n, _)| n.clone());
             let Some(victim) = victim else { return Err(RpcFailure::Full) };
-            if let Some(s) = sessions.remove(&victim) {
-                tracing::debug!("bridge: session expired to make room (least recently used)");
+            if let Some(s) = clients.remove(&victim) {
+                tracing::debug!("bridge: /rpc client expired to make room (least recently used)");
                 s.close_soon();
             }
         }
         let (ours, theirs) = tokio::io::duplex(PIPE_BUFFER);
         let (rd, wr) = tokio::io::split(ours);
-        let session = Arc::new(Session {
+        let client = Arc::new(RpcClient {
             writer: tokio::sync::Mutex::new(Some(wr)),
             waiters: Mutex::new(HashMap::new()),
             legacy: AtomicBool::new(false),
@@ -216,12 +221,12 @@ impl Table {
         let engine = engine.clone();
         let slug = slug.to_owned();
         tokio::spawn(async move { engine.serve_client(theirs, &slug, BRIDGE_PEER).await });
-        tokio::spawn(read_responses(session.clone(), rd, *limits));
-        sessions.insert(name.to_owned(), session.clone());
-        Ok(session)
+        tokio::spawn(read_responses(client.clone(), rd, *limits));
+        clients.insert(name.to_owned(), client.clone());
+        Ok(client)
     }
 
-    /// Closes session `name`; false if there is none.
+    /// Closes client `name`; false if there is none.
     pub fn close(&self, name: &str) -> bool {
         match self.lock().remove(name) {
             Some(s) => {
@@ -232,7 +237,7 @@ impl Table {
         }
     }
 
-    /// Closes every session (the browser is gone).
+    /// Closes every client (the browser is gone).
     pub fn clear(&self) {
         for (_, s) in self.lock().drain() {
             s.close_soon();
@@ -241,8 +246,8 @@ impl Table {
 }
 
 /// Delivers each response line to the request with its id, until the engine closes the
-/// session; then the requests still waiting fail as not read.
-async fn read_responses(session: Arc<Session>, rd: ReadHalf<DuplexStream>, limits: Limits) {
+/// client; then the requests still waiting fail as not read.
+async fn read_responses(client: Arc<RpcClient>, rd: ReadHalf<DuplexStream>, limits: Limits) {
     let mut reader = BufReader::new(rd);
     let mut line = Vec::new();
     loop {
@@ -259,17 +264,17 @@ async fn read_responses(session: Arc<Session>, rd: ReadHalf<DuplexStream>, limit
             continue;
         };
         let key = IdKey::of(response.get("id"));
-        let waiter = session.lock_waiters().remove(&key);
+        let waiter = client.lock_waiters().remove(&key);
         match waiter {
             Some(w) => {
                 if w.initialize && response.get("result").is_some() {
-                    session.legacy.store(true, Ordering::SeqCst);
+                    client.legacy.store(true, Ordering::SeqCst);
                 }
                 let _ = w.tx.send(line.clone());
             }
             None => tracing::debug!("bridge: a response nobody waits for (timed out) dropped"),
         }
     }
-    session.closed.store(true, Ordering::SeqCst);
-    session.lock_waiters().clear();
+    client.closed.store(true, Ordering::SeqCst);
+    client.lock_waiters().clear();
 }
