@@ -66,7 +66,7 @@ impl JfguiHost {
         JfguiHost {
             shared,
             poisoned: Cell::new(false),
-            state: RefCell::new(State { session: Session::Declaring, host, display_name }),
+            state: RefCell::new(State { stage: Stage::Declaring, host, display_name }),
         }
     }
 }
@@ -76,13 +76,14 @@ impl JfguiHost {
 pub(crate) struct State {
     /// First: it holds the dispatcher, whose action specs point into `host`'s registration,
     /// so it must be dropped before `host` (fields drop in declaration order).
-    session: Session,
+    stage: Stage,
     host: CHost,
     display_name: String,
 }
 
+/// Where the handle is in its life: declare, then connect (or serve stdio), then finish.
 #[derive(Debug)]
-enum Session {
+enum Stage {
     /// No valid declarations yet.
     Declaring,
     /// Declared; not connected.
@@ -93,14 +94,14 @@ enum Session {
     Finished(String),
 }
 
-fn wrong_state(what: &str, session: &Session) -> Error {
-    let now = match session {
-        Session::Declaring => {
+fn wrong_state(what: &str, stage: &Stage) -> Error {
+    let now = match stage {
+        Stage::Declaring => {
             String::from("no actions are declared yet (jfgui_host_declare_actions)")
         }
-        Session::Ready(_) => String::from("the handle is not connected (jfgui_host_connect)"),
-        Session::Connected(_) => String::from("the handle is already connected"),
-        Session::Finished(why) => format!("the handle is finished ({why}); close it"),
+        Stage::Ready(_) => String::from("the handle is not connected (jfgui_host_connect)"),
+        Stage::Connected(_) => String::from("the handle is already connected"),
+        Stage::Finished(why) => format!("the handle is finished ({why}); close it"),
     };
     Error::new(JfguiStatus::WrongState, format!("cannot {what}: {now}"))
 }
@@ -109,8 +110,8 @@ impl State {
     /// Reads the declarations and builds the dispatcher from them (`Dispatcher::new`, the
     /// registration check every Rust app goes through).
     pub(crate) fn declare(&mut self, document: &[u8]) -> Result<(), Error> {
-        if !matches!(self.session, Session::Declaring) {
-            return Err(wrong_state("declare actions", &self.session));
+        if !matches!(self.stage, Stage::Declaring) {
+            return Err(wrong_state("declare actions", &self.stage));
         }
         let registration = Registration::from_json(document).map_err(|e| match e {
             DeclarationError::Json(m) => Error::new(JfguiStatus::InvalidJson, m),
@@ -127,7 +128,7 @@ impl State {
             });
         match channel {
             Ok(channel) => {
-                self.session = Session::Ready(channel);
+                self.stage = Stage::Ready(channel);
                 Ok(())
             }
             Err(e) => {
@@ -139,32 +140,32 @@ impl State {
     }
 
     fn channel_mut(&mut self, what: &str) -> Result<&mut HostChannel, Error> {
-        match &mut self.session {
-            Session::Ready(channel) => Ok(channel),
-            Session::Connected(connector) => Ok(connector.channel_mut()),
+        match &mut self.stage {
+            Stage::Ready(channel) => Ok(channel),
+            Stage::Connected(connector) => Ok(connector.channel_mut()),
             other => Err(wrong_state(what, other)),
         }
     }
 
     /// Starts the std connector and makes the first connection attempt now.
     pub(crate) fn connect(&mut self) -> Result<(), Error> {
-        let channel = match core::mem::replace(&mut self.session, Session::Declaring) {
-            Session::Ready(channel) => channel,
+        let channel = match core::mem::replace(&mut self.stage, Stage::Declaring) {
+            Stage::Ready(channel) => channel,
             other => {
                 let e = wrong_state("connect", &other);
-                self.session = other;
+                self.stage = other;
                 return Err(e);
             }
         };
         match Connector::new(channel) {
             Ok(mut connector) => {
                 connector.poll(&mut self.host, 0);
-                self.session = Session::Connected(connector);
+                self.stage = Stage::Connected(connector);
                 Ok(())
             }
             Err(e) => {
                 let why = format!("cannot locate the daemon: {e}");
-                self.session = Session::Finished(why.clone());
+                self.stage = Stage::Finished(why.clone());
                 Err(Error::new(JfguiStatus::Io, why))
             }
         }
@@ -172,8 +173,8 @@ impl State {
 
     /// One `Connector::poll`.
     pub(crate) fn pump(&mut self, budget: usize) -> Result<JfguiWait, Error> {
-        let Session::Connected(connector) = &mut self.session else {
-            return Err(wrong_state("pump", &self.session));
+        let Stage::Connected(connector) = &mut self.stage else {
+            return Err(wrong_state("pump", &self.stage));
         };
         let wait = connector.poll(&mut self.host, budget);
         Ok(wait_for_c(connector, &wait))
@@ -181,8 +182,8 @@ impl State {
 
     /// The connection's descriptor, -1 while disconnected.
     pub(crate) fn fd(&self) -> Result<i32, Error> {
-        match &self.session {
-            Session::Connected(connector) => Ok(connection_fd(connector)),
+        match &self.stage {
+            Stage::Connected(connector) => Ok(connection_fd(connector)),
             other => Err(wrong_state("report a file descriptor", other)),
         }
     }
@@ -197,17 +198,17 @@ impl State {
     /// Serves the host channel on stdin/stdout until stdin ends or the peer says `bye`.
     /// Running headless is the user's explicit enable, so the channel is enabled first.
     pub(crate) fn serve_stdio(&mut self) -> Result<(), Error> {
-        let mut channel = match core::mem::replace(&mut self.session, Session::Declaring) {
-            Session::Ready(channel) => channel,
+        let mut channel = match core::mem::replace(&mut self.stage, Stage::Declaring) {
+            Stage::Ready(channel) => channel,
             other => {
                 let e = wrong_state("serve stdio", &other);
-                self.session = other;
+                self.stage = other;
                 return Err(e);
             }
         };
         channel.set_enabled(true);
         let result = connector::serve_stdio(&mut self.host, channel);
-        self.session = Session::Finished(String::from("serve_stdio returned"));
+        self.stage = Stage::Finished(String::from("serve_stdio returned"));
         result.map_err(|e| Error::new(JfguiStatus::Io, format!("serving stdio failed: {e}")))
     }
 
@@ -219,25 +220,25 @@ impl State {
     /// Sends queued task changes and enabled-state messages now (when connected), so the app
     /// need not pump just for them.
     pub(crate) fn flush(&mut self) {
-        if let Session::Connected(connector) = &mut self.session {
+        if let Stage::Connected(connector) = &mut self.stage {
             connector.poll(&mut self.host, 0);
         }
     }
 
     pub(crate) fn info(&self) -> JfguiInfo {
-        match &self.session {
-            Session::Ready(channel) => JfguiInfo {
+        match &self.stage {
+            Stage::Ready(channel) => JfguiInfo {
                 connected: false,
                 registered: false,
                 enabled: channel.dispatcher().is_enabled(),
             },
-            Session::Connected(connector) => JfguiInfo {
+            Stage::Connected(connector) => JfguiInfo {
                 connected: connector.is_connected(),
                 registered: connector.is_connected()
                     && *connector.channel().status() == Status::Registered,
                 enabled: connector.channel().dispatcher().is_enabled(),
             },
-            Session::Declaring | Session::Finished(_) => {
+            Stage::Declaring | Stage::Finished(_) => {
                 JfguiInfo { connected: false, registered: false, enabled: false }
             }
         }
@@ -250,9 +251,9 @@ impl State {
         &mut self,
         call: &jfgui_proto::channel::Call,
     ) -> Result<jfgui_proto::channel::CallResult, jfgui_host_sdk::ActionError> {
-        let channel = match &mut self.session {
-            Session::Ready(channel) => channel,
-            Session::Connected(connector) => connector.channel_mut(),
+        let channel = match &mut self.stage {
+            Stage::Ready(channel) => channel,
+            Stage::Connected(connector) => connector.channel_mut(),
             other => panic!("no endpoint: {other:?}"),
         };
         channel.dispatcher_mut().handle(&mut self.host, 1, call)
@@ -260,7 +261,7 @@ impl State {
 
     /// Says `bye` to the daemon (waiting at most [`CLOSE_GRACE`] for it to be written).
     pub(crate) fn close(&mut self) {
-        if let Session::Connected(connector) = &mut self.session {
+        if let Stage::Connected(connector) = &mut self.stage {
             connector.close("exit", CLOSE_GRACE);
         }
     }
