@@ -35,7 +35,7 @@ pub(crate) use registry::Registry;
 
 use link::Link;
 
-use crate::tasks::{Refused, TaskTable};
+use crate::tasks::{Refused, TaskRecords};
 use crate::{AppSummary, EngineConfig};
 
 /// Where an app stands, as its client connections see it.
@@ -61,7 +61,7 @@ struct Inner {
     /// the gate and the endpoint events always agree.
     enabled: AtomicBool,
     status: watch::Sender<Status>,
-    tasks: Arc<Mutex<TaskTable>>,
+    tasks: Arc<Mutex<TaskRecords>>,
     /// Task updates refused so far (for a log that cannot be flooded; `replies.rs`).
     dropped_updates: AtomicU64,
 }
@@ -77,7 +77,7 @@ impl App {
         registration: Registration,
         link: Link,
         enabled: bool,
-        tasks: Arc<Mutex<TaskTable>>,
+        tasks: Arc<Mutex<TaskRecords>>,
     ) -> App {
         let status = if enabled { Status::Enabled } else { Status::Disabled };
         App(Arc::new(Inner {
@@ -180,7 +180,7 @@ impl App {
         &self.0.link
     }
 
-    fn tasks(&self) -> MutexGuard<'_, TaskTable> {
+    fn tasks(&self) -> MutexGuard<'_, TaskRecords> {
         self.0.tasks.lock().unwrap_or_else(|e| e.into_inner())
     }
 

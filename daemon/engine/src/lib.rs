@@ -16,7 +16,7 @@
 //! sessions and the registry use the link (`link/`), which knows neither; the link
 //! only correlates requests and replies, `session/replies.rs` says what a reply means,
 //! and `app.rs` hands each what the app said. Shared state: the registry of apps, their
-//! slugs, enabled state and endpoint events (`registry.rs`), the task table
+//! slugs, enabled state and endpoint events (`registry.rs`), the task records
 //! (`tasks.rs`). Lines are framed by proto's `LineDecoder` (`lines.rs` adds the
 //! partial-line deadline).
 //!
@@ -57,7 +57,7 @@ pub use client::{
 use crate::app::{App, Registry};
 use crate::audit::{Audit, Transport};
 use crate::client::{Caller, ClientFate, Target};
-use crate::tasks::TaskTable;
+use crate::tasks::TaskRecords;
 
 /// How long shutdown waits for the audit log's queue to be written.
 pub const AUDIT_FLUSH: Duration = Duration::from_secs(2);
@@ -83,11 +83,11 @@ pub struct EngineConfig {
     pub max_in_flight_per_client: usize,
     /// Most requests outstanding (queued or awaiting reply) per app (256).
     pub max_queued_per_app: usize,
-    /// Most tasks in the task table (4096; finished ones evicted oldest first).
+    /// Most tasks in the task records (4096; finished ones evicted oldest first).
     pub max_tasks: usize,
-    /// Most unfinished tasks per app (256), so one app cannot fill the table for the others.
+    /// Most unfinished tasks per app (256), so one app cannot fill the records for the others.
     pub max_tasks_per_app: usize,
-    /// Bytes of task states the table keeps, running tasks' results included (64 MiB).
+    /// Bytes of task states the records keep, running tasks' results included (64 MiB).
     pub max_task_bytes: usize,
     /// Bytes of buffered partial input (client lines and host-channel frames not yet complete)
     /// for the whole daemon (64 MiB); a connection whose partial message would exceed it is
@@ -249,7 +249,7 @@ pub struct Engine(Arc<Shared>);
 struct Shared {
     config: Arc<EngineConfig>,
     registry: Arc<Registry>,
-    tasks: Arc<Mutex<TaskTable>>,
+    tasks: Arc<Mutex<TaskRecords>>,
     /// Bytes of partial input held by all connections (`max_partial_bytes`).
     partial: Arc<partial::PartialBudget>,
     shutdown: watch::Sender<bool>,
@@ -308,7 +308,7 @@ impl Engine {
         let config = Arc::new(config);
         Engine(Arc::new(Shared {
             registry: Arc::new(Registry::new(config.max_apps, config.max_slug_len)),
-            tasks: Arc::new(Mutex::new(TaskTable::with_budget(
+            tasks: Arc::new(Mutex::new(TaskRecords::with_budget(
                 config.max_tasks,
                 config.max_tasks_per_app,
                 config.max_task_bytes,

@@ -1,32 +1,33 @@
-//! The daemon's task table (SPEC S4): the last known state of every deferred task, fed by the
-//! apps' replies and task updates, answering `tasks/get` without a round trip.
+//! The daemon's task records: the last known state of every deferred task, fed by the apps'
+//! replies and task updates, answering `tasks/get` without a round trip (an app's own table of
+//! running tasks is host-sdk's `TaskTable`; these are the daemon's copies).
 //!
-//! Bounds that hold in total, whatever one app does (SPEC S8, FAULTS C8):
+//! Bounds that hold in total, whatever one app does:
 //! - at most `max` tasks (4096) and [`MAX_TASK_BYTES`] of stored snapshots, running tasks'
 //!   results and progress included; when either is exceeded, the task that reached a final
 //!   state (`completed`, `failed`, `cancelled`) **earliest** is evicted first. Unfinished tasks
 //!   are never evicted: a new one that finds no room is refused ([`Refused::Full`]), and
 //!   callers turn that into a clear `busy` error before starting work;
 //! - at most `per_app` (256) unfinished tasks per app ([`Refused::Quota`]), so one app cannot
-//!   fill the table for the others;
-//! - a task exists only once the app returned its id in a deferred reply ([`TaskTable::start`]);
-//!   a `task` update for any other id is refused ([`TaskTable::update`]): an app cannot plant
+//!   fill the records for the others;
+//! - a task exists only once the app returned its id in a deferred reply ([`TaskRecords::start`]);
+//!   a `task` update for any other id is refused ([`TaskRecords::update`]): an app cannot plant
 //!   tasks nobody asked for;
 //! - a running update that would exceed the byte budget is refused (the previous state stays);
 //!   a final one that still does not fit once finished tasks are evicted is kept without its
 //!   result, as `failed` with `internal/response_too_large`.
 //!
-//! Tasks outlive their app: when it leaves ([`TaskTable::depart`]), its unfinished tasks become
+//! Tasks outlive their app: when it leaves ([`TaskRecords::depart`]), its unfinished tasks become
 //! `failed(app_disconnected)` and all its tasks are kept under its display name, still subject
 //! to finished-task eviction, so `tasks/get` answers them on the endpoint of the next app with
-//! that display name (SPEC S8).
+//! that display name.
 
 use std::collections::{BTreeMap, HashMap};
 
 use jfgui_proto::channel::{TaskSnapshot, TaskState};
 use jfgui_proto::{ActionError, Reason, Value};
 
-/// Bytes of snapshots (mostly results) the table keeps by default: 64 maximum-size messages. A result is
+/// Bytes of snapshots (mostly results) the records keep by default: 64 maximum-size messages. A result is
 /// stored once; without this bound 4096 tasks of 1 MiB each would hold 4 GiB.
 pub const MAX_TASK_BYTES: usize = 64 << 20;
 
@@ -43,7 +44,7 @@ type Key = (Owner, String);
 /// Why a task or an update was not stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refused {
-    /// The table holds `max` unfinished tasks and has no finished one to evict.
+    /// The records hold `max` unfinished tasks and has no finished one to evict.
     Full,
     /// The app already has `per_app` unfinished tasks.
     Quota,
@@ -76,7 +77,7 @@ struct Entry {
 
 /// See the module docs.
 #[derive(Debug)]
-pub struct TaskTable {
+pub struct TaskRecords {
     max: usize,
     per_app: usize,
     max_bytes: usize,
@@ -88,17 +89,17 @@ pub struct TaskTable {
     next_seq: u64,
 }
 
-impl TaskTable {
-    /// An empty table of at most `max` tasks, `per_app` unfinished ones per app, and
+impl TaskRecords {
+    /// Empty records of at most `max` tasks, `per_app` unfinished ones per app, and
     /// [`MAX_TASK_BYTES`].
     #[cfg(test)]
     pub fn new(max: usize, per_app: usize) -> Self {
         Self::with_budget(max, per_app, MAX_TASK_BYTES)
     }
 
-    /// An empty table of at most `max` tasks, `per_app` unfinished per app and `max_bytes`.
+    /// Empty records of at most `max` tasks, `per_app` unfinished per app and `max_bytes`.
     pub fn with_budget(max: usize, per_app: usize, max_bytes: usize) -> Self {
-        TaskTable {
+        TaskRecords {
             max,
             per_app,
             max_bytes,
@@ -110,7 +111,7 @@ impl TaskTable {
         }
     }
 
-    /// Whether `app` could start a task right now (its quota, and room in the table or a
+    /// Whether `app` could start a task right now (its quota, and room in the records or a
     /// finished task to evict).
     pub fn has_room(&self, app: u64) -> Result<(), Refused> {
         if self.unfinished.get(&app).copied().unwrap_or(0) >= self.per_app {
@@ -351,7 +352,7 @@ mod tests {
 
     #[test]
     fn evicts_the_task_that_finished_first() {
-        let mut t = TaskTable::new(3, 10);
+        let mut t = TaskRecords::new(3, 10);
         t.start(1, task("a", TaskState::Running)).unwrap();
         t.start(1, task("b", TaskState::Running)).unwrap();
         t.start(1, task("c", TaskState::Running)).unwrap();
@@ -371,7 +372,7 @@ mod tests {
 
     #[test]
     fn unfinished_tasks_per_app_are_bounded() {
-        let mut t = TaskTable::new(100, 2);
+        let mut t = TaskRecords::new(100, 2);
         t.start(1, task("a", TaskState::Running)).unwrap();
         t.start(1, task("b", TaskState::Running)).unwrap();
         assert_eq!(t.has_room(1), Err(Refused::Quota));
@@ -384,7 +385,7 @@ mod tests {
 
     #[test]
     fn updates_only_for_tasks_the_app_returned() {
-        let mut t = TaskTable::new(100, 10);
+        let mut t = TaskRecords::new(100, 10);
         assert_eq!(t.update(1, task("ghost", TaskState::Running)), Err(Refused::Unknown));
         assert!(t.get(1, "N", "ghost").is_none());
         t.start(1, task("real", TaskState::Running)).unwrap();
@@ -395,7 +396,7 @@ mod tests {
 
     #[test]
     fn big_results_are_bounded_by_bytes_oldest_finished_first() {
-        let mut t = TaskTable::with_budget(100, 100, 10_000);
+        let mut t = TaskRecords::with_budget(100, 100, 10_000);
         t.start(1, task("running", TaskState::Running)).unwrap();
         t.start(1, with_result("a", TaskState::Completed, 4000)).unwrap();
         t.start(1, with_result("b", TaskState::Completed, 4000)).unwrap();
@@ -411,7 +412,7 @@ mod tests {
 
     #[test]
     fn running_results_count_and_never_exceed_the_budget() {
-        let mut t = TaskTable::with_budget(100, 100, 10_000);
+        let mut t = TaskRecords::with_budget(100, 100, 10_000);
         t.start(1, task("r1", TaskState::Running)).unwrap();
         t.start(1, task("r2", TaskState::Running)).unwrap();
         t.start(1, with_result("done", TaskState::Completed, 3000)).unwrap();
@@ -434,7 +435,7 @@ mod tests {
 
     #[test]
     fn final_states_are_sticky_and_apps_are_separate() {
-        let mut t = TaskTable::new(10, 10);
+        let mut t = TaskRecords::new(10, 10);
         t.start(1, task("x", TaskState::Cancelled)).unwrap();
         t.update(1, task("x", TaskState::Running)).unwrap();
         assert_eq!(t.get(1, "N", "x").unwrap().state, TaskState::Cancelled);
@@ -443,7 +444,7 @@ mod tests {
 
     #[test]
     fn departed_apps_tasks_fail_and_stay_under_their_name() {
-        let mut t = TaskTable::new(10, 10);
+        let mut t = TaskRecords::new(10, 10);
         t.start(1, task("run", TaskState::Running)).unwrap();
         t.start(1, task("done", TaskState::Completed)).unwrap();
         t.start(2, task("other", TaskState::Running)).unwrap();
@@ -462,7 +463,7 @@ mod tests {
         t.start(3, task("run", TaskState::Running)).unwrap();
         assert_eq!(t.get(3, "Pad", "run").unwrap().state, TaskState::Running);
         // Departed states are finished, so evictable.
-        let mut small = TaskTable::new(2, 10);
+        let mut small = TaskRecords::new(2, 10);
         small.start(1, task("a", TaskState::Running)).unwrap();
         small.start(1, task("b", TaskState::Running)).unwrap();
         small.depart(1, "Pad");

@@ -1363,7 +1363,7 @@ async fn a_partial_client_line_idle_past_the_deadline_closes_the_client() {
 }
 
 #[tokio::test]
-async fn a_full_task_table_refuses_new_work_clearly() {
+async fn full_task_records_refuse_new_work_clearly() {
     let mut cfg = config();
     cfg.max_tasks = 2;
     let engine = Engine::new(cfg);

@@ -134,7 +134,7 @@ fn bounded_display_name(mut name: String) -> (String, bool) {
 /// are not frames at all (a header over the limit, a body that is not JSON) is only dropped: it
 /// is not listening for frames.
 pub(super) fn deserves_refusal(end: &LinkEnd) -> bool {
-    matches!(end, LinkEnd::Frame(FrameError::Message(_)) | LinkEnd::Protocol(_))
+    matches!(end, LinkEnd::Frame(FrameError::Message(_)) | LinkEnd::Violation(_))
 }
 
 /// Sends `refused{reason, message}` and closes the write side, within the handshake deadline.

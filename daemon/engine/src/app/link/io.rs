@@ -49,7 +49,7 @@ pub enum LinkEnd {
     /// A frame broke the channel's rules.
     Frame(FrameError),
     /// A message out of sequence.
-    Protocol(&'static str),
+    Violation(&'static str),
     /// The daemon is shutting down (after the drain).
     Shutdown,
 }
@@ -78,7 +78,7 @@ impl fmt::Display for LinkEnd {
             LinkEnd::Io(e) => write!(f, "transport error: {e}"),
             LinkEnd::Partial(e) => write!(f, "{e} (frame)"),
             LinkEnd::Frame(e) => write!(f, "bad frame: {e}"),
-            LinkEnd::Protocol(m) => write!(f, "protocol violation: {m}"),
+            LinkEnd::Violation(m) => write!(f, "protocol violation: {m}"),
             LinkEnd::Shutdown => f.write_str("daemon shutdown"),
         }
     }
@@ -240,7 +240,7 @@ impl<R: AsyncRead + Unpin> LinkReader<R> {
                 AppMessage::Enabled(state) => return Ok(Incoming::Enabled(state.enabled)),
                 AppMessage::Bye(bye) => return Err(LinkEnd::Bye(bye.reason)),
                 AppMessage::Hello(_) | AppMessage::Actions(_) | AppMessage::Ready(_) => {
-                    return Err(LinkEnd::Protocol("registration message after ready"));
+                    return Err(LinkEnd::Violation("registration message after ready"));
                 }
             }
         }
