@@ -1,7 +1,7 @@
-//! A small JSON-RPC 2.0 line client over a `transport` connection: the control socket
-//! `agentd.sock` and the per-app endpoint sockets (named pipes on Windows) speak the same
-//! framing (one strict-JSON object per line, SPEC S6/S8).
-//! Every line in and out goes through `jfgui_proto::parse` / `encode` with the default limits.
+//! A small JSON-RPC 2.0 line client over a `transport` connection: the control socket `agentd.sock`
+//! and the per-app endpoint sockets (named pipes on Windows) speak the same framing (one
+//! strict-JSON object per line). Every line in and out goes through `jfgui_proto::parse` / `encode`
+//! with the default limits.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -43,14 +43,14 @@ impl std::fmt::Debug for Client {
     }
 }
 
-/// Connects to `path`, mapping the OS error to the exit codes of SPEC S9.
+/// Connects to `path`, mapping the OS error to the CLI's exit codes.
 pub async fn connect_stream(path: &Path, peer: &Peer) -> Result<(Reader, Writer), Failure> {
     transport::connect(path).await.map_err(|e| connect_failure(path, peer, &e))
 }
 
-/// The failure for a connect error on `path`. A refusal by the client-side trust checks (SPEC
-/// S8) is exit 5 with the refusal's one line, which names the directory (path, owner uid,
-/// mode) or the listener's uid.
+/// The failure for a connect error on `path`. A refusal by the client-side trust checks is exit 5
+/// with the refusal's one line, which names the directory (path, owner uid, mode) or the listener's
+/// uid.
 pub fn connect_failure(path: &Path, peer: &Peer, e: &io::Error) -> Failure {
     if let Some(refusal) = Refusal::find(e) {
         let reason = match refusal {
@@ -330,9 +330,10 @@ mod tests {
         );
     }
 
-    /// FAULTS A15 as far as one user can stage it: a dir writable by others is refused before
-    /// connecting (exit 5, the line names the dir, owner and mode; the listener saw nothing),
-    /// and "not running" names the dir looked in and how to start the daemon exactly there.
+    /// A runtime dir planted by someone else, as far as one user can stage it: a dir writable by
+    /// others is refused before connecting (exit 5, the line names the dir, owner and mode; the
+    /// listener saw nothing), and "not running" names the dir looked in and how to start the daemon
+    /// exactly there.
     #[cfg(unix)]
     #[tokio::test]
     async fn untrusted_dirs_are_refused_and_a_missing_daemon_names_its_dir() {

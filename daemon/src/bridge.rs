@@ -1,5 +1,5 @@
-//! The browser bridge (SPEC S10): a web app in a browser tab registers with the daemon like any
-//! other app, over HTTP/1.1 on 127.0.0.1.
+//! The browser bridge: a web app in a browser tab registers with the daemon like any other app,
+//! over HTTP/1.1 on 127.0.0.1.
 //!
 //! The bridge is one more transport of the host channel. `/connect` turns the tab's
 //! registration into the native handshake frames and runs [`Engine::serve_app`] over an
@@ -48,8 +48,8 @@ pub use control::Bridges;
 use browser::Attachment;
 use token::Token;
 
-/// Every bound of the bridge (SPEC S10); [`Default`] gives the shipped values, and each is a
-/// daemon flag (`--bridge-*`) so tests reach them in milliseconds.
+/// Every bound of the bridge; [`Default`] gives the shipped values, and each is a daemon flag
+/// (`--bridge-*`) so tests reach them in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BridgeLimits {
     /// Requests queued for, or delivered to and not yet answered by, the browser (64). One
@@ -89,7 +89,7 @@ impl Default for BridgeLimits {
     }
 }
 
-/// Most items one `/poll` answer carries (SPEC S10).
+/// Most items one `/poll` answer carries.
 pub const ITEMS_PER_POLL: usize = 8;
 
 /// What every connection of one open bridge shares.

@@ -1,7 +1,7 @@
 //! Command-line flags of `jfgui-agentd` (clap) and the validated `Config` built from them.
 //!
-//! Every bound and deadline of SPEC S8 "Defaults" is a flag with the spec value as its default,
-//! so tests can hit a limit in milliseconds (FAULTS §0.2) and nobody needs a config file.
+//! Every bound and deadline is a flag with the shipped value as its default, so tests can hit a
+//! limit in milliseconds and nobody needs a config file.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -25,7 +25,7 @@ pub mod exit {
 }
 
 const AFTER_HELP: &str = "\
-Files (ARCHITECTURE \"Locations\"): the runtime dir is --runtime-dir, else $JFGUI_RUNTIME_DIR, \
+Files: the runtime dir is --runtime-dir, else $JFGUI_RUNTIME_DIR, \
 else $XDG_RUNTIME_DIR/jfgui-agent, else /run/user/UID/jfgui-agent when /run/user/UID is a \
 directory of ours not writable by others (where clients started without XDG_RUNTIME_DIR, as \
 MCP clients start servers, look too), else /tmp/jfgui-agent-UID. It holds agentd.lock, \
@@ -241,7 +241,7 @@ pub struct Config {
     #[arg(long)]
     pub audit_inputs: bool,
 
-    /// Browser bridge: /rpc sessions per attached tab.
+    /// Browser bridge: /rpc clients (distinct `session` values) per attached tab.
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
     pub bridge_max_sessions: u64,
 }

@@ -78,7 +78,7 @@ pub async fn run(args: HeadlessArgs, ctx: Context) -> Result<(), Failure> {
         ));
     };
 
-    // Calls are audited as the daemon's are, into the same log (SPEC S13).
+    // Calls are audited as the daemon's are, into the same log.
     let audit = AuditConfig { max_bytes: args.audit_max_bytes, ..AuditConfig::default() };
     let audit = Some(Audit::start(audit));
     let engine = Engine::new(EngineConfig { audit, ..EngineConfig::default() });

@@ -1,5 +1,5 @@
-//! The gateway of `jfgui-agent mcp` (SPEC S7 "All-apps MCP"): MCP lines between our
-//! stdin/stdout and the daemon's all-apps server (`mcp.sock`), kept up while the daemon is not.
+//! The gateway of `jfgui-agent mcp`: MCP lines between our stdin/stdout and the daemon's all-apps
+//! server (`mcp.sock`), kept up while the daemon is not.
 //!
 //! The daemon may not be started yet, may restart, or may go away mid-session; the MCP client
 //! must never notice more than failed tool calls. So the gateway:
@@ -361,7 +361,7 @@ impl Gateway {
                 }
             }
             (Some("notifications/cancelled"), None) => {
-                // The daemon suppresses the answer to a cancelled request (SPEC S7).
+                // The daemon suppresses the answer to a cancelled request.
                 let request =
                     message.as_ref().and_then(|m| m.get("params")).and_then(|p| p.get("requestId"));
                 if let Some(k) = request.and_then(key) {

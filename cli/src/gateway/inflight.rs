@@ -7,8 +7,8 @@ use std::collections::HashSet;
 use clap::ValueEnum;
 use jfgui_proto::{ErrorClass, Limits, Map, Value};
 
-/// The protocol spoken on stdin/stdout. The daemon selects the protocol from the traffic
-/// itself (SPEC S7); this only decides the shape of the errors the gateway writes on its own.
+/// The protocol spoken on stdin/stdout. The daemon selects the protocol from the traffic itself;
+/// this only decides the shape of the errors the gateway writes on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Protocol {
     /// MCP (2026-07-28 or 2025-11-25): local errors are JSON-RPC `-32603` errors.
@@ -22,10 +22,10 @@ pub enum Protocol {
 /// memory stays bounded.
 const MAX_TRACKED: usize = 4096;
 
-/// The requests in flight, keyed by the exact encoding of their id (ids are echoed with their
-/// exact token, SPEC S6), plus a count of lines the daemon will answer without a usable id
-/// (unparsable lines, invalid ids: `null` in JSON-1, no `id` member in MCP), so the gateway
-/// knows when everything sent was answered.
+/// The requests in flight, keyed by the exact encoding of their id (ids are echoed with their exact
+/// token), plus a count of lines the daemon will answer without a usable id (unparsable lines,
+/// invalid ids: `null` in JSON-1, no `id` member in MCP), so the gateway knows when everything sent
+/// was answered.
 #[derive(Debug)]
 pub struct InFlight {
     protocol: Protocol,
@@ -47,7 +47,7 @@ impl InFlight {
         };
         match (message.get("id"), message.get("method").and_then(Value::as_str)) {
             (None, Some("notifications/cancelled")) => {
-                // The daemon suppresses the answer to a cancelled request (SPEC S7).
+                // The daemon suppresses the answer to a cancelled request.
                 let id = message.get("params").and_then(|p| p.get("requestId"));
                 if let Some(key) = id.and_then(|id| self.key(id)) {
                     self.ids.remove(&key);
@@ -70,7 +70,7 @@ impl InFlight {
     ///
     /// In MCP mode an error whose id MCP does not allow loses its `id` member: a connection the
     /// daemon has not yet seen select MCP answers an unreadable id JSON-1 style, with
-    /// `"id": null`, which both MCP schemas reject (SPEC S6). Every other line passes through
+    /// `"id": null`, which both MCP schemas reject. Every other line passes through
     /// byte for byte.
     ///
     /// The line is parsed once, here; the rewrite re-encodes the parsed message.
@@ -153,8 +153,8 @@ pub enum Unanswered {
     Timeout,
 }
 
-/// The answer to a request left unanswered. JSON-1 gets the S6 application error
-/// `1001 outcome_unknown` with a reason from S6's list (`daemon_shutdown` for a lost daemon,
+/// The answer to a request left unanswered. JSON-1 gets the application error
+/// `1001 outcome_unknown` with one of its reasons (`daemon_shutdown` for a lost daemon,
 /// `timeout`); MCP gets a JSON-RPC error, which every MCP request may receive.
 fn lost_error(protocol: Protocol, why: Unanswered, id: Value, message: &str) -> Vec<u8> {
     let mut data = Map::new();
@@ -176,8 +176,8 @@ fn lost_error(protocol: Protocol, why: Unanswered, id: Value, message: &str) -> 
     response(Some(id), error)
 }
 
-/// The answer to a line longer than the message bound (the same as the daemon's, SPEC S6: the
-/// id cannot be known, so it is `null` in JSON-1 and omitted in MCP).
+/// The answer to a line longer than the message bound (the same as the daemon's: the id cannot be
+/// known, so it is `null` in JSON-1 and omitted in MCP).
 pub fn too_large_error(protocol: Protocol) -> Vec<u8> {
     let mut data = Map::new();
     data.insert("reason", "too_large");

@@ -10,7 +10,7 @@
 //! | the writer thread, its bounded queue, drops, live followers | `audit/writer.rs` |
 //! | time stamps (RFC 3339, UTC ms) | `audit/time.rs` |
 //!
-//! The engine decides *what* is recorded (`engine/session/observer.rs`, one hook where the
+//! The engine decides *what* is recorded (`client/observer.rs`, one hook where the
 //! ten methods are implemented); this module only keeps records. [`Audit`] is a cheap handle:
 //! the engine's calls [`Audit::submit`] without blocking, `daemon/status` reads
 //! [`Audit::dropped`], and `audit/follow` streams [`Audit::follow`].

@@ -1,32 +1,35 @@
 //! The session engine of jfgui-agentd: everything protocol, nothing OS-specific.
 //!
-//! It serves three kinds of connection over any `AsyncRead + AsyncWrite` stream, so the daemon
+//! It serves four kinds of connection over any `AsyncRead + AsyncWrite` stream, so the daemon
 //! runs it over its sockets (or named pipes), `jfgui-agent headless` over a child's stdio,
-//! and the browser bridge (`daemon/src/bridge/`) over in-memory pipes fed from HTTP:
+//! and the browser bridge over in-memory pipes fed from HTTP:
 //!
 //! | connection | entry point | module |
 //! |---|---|---|
-//! | an app's host channel (SPEC S8) | [`Engine::serve_app`] | `app.rs`, `link/` |
-//! | a client of one app: JSON control protocol 1 (SPEC S6) or MCP (SPEC S7), chosen per connection | [`Engine::serve_client`] | `session.rs`, `session/json1.rs`, `session/mcp/` |
-//! | every enabled app at once over MCP (`mcp.sock`, SPEC S7 "All-apps MCP") | [`Engine::serve_mcp`] | `session/mcp/all_apps.rs` |
-//! | the control socket (SPEC S8) | [`Engine::serve_control`], [`Engine::serve_control_with`] | `control.rs` |
+//! | an app's host channel | [`Engine::serve_app`] | `app/connection.rs`, `app/link/` |
+//! | a client of one app: JSON control protocol 1 or MCP, chosen per connection | [`Engine::serve_client`] | `client/endpoint.rs`, `client/select.rs`, `client/json1.rs`, `client/mcp/` |
+//! | every enabled app at once over MCP (`mcp.sock`) | [`Engine::serve_mcp`] | `client/mcp/all_apps.rs` |
+//! | the control socket | [`Engine::serve_control`], [`Engine::serve_control_with`] | `client/control.rs` |
 //!
-//! The ten JSON-1 methods are implemented once in `session/methods.rs`
-//! (`methods::call`), protocol-neutral, so MCP reuses them. Imports point one way: the client
-//! sessions and the registry use the link (`link/`), which knows neither; the link
-//! only correlates requests and replies, `session/replies.rs` says what a reply means,
-//! and `app.rs` hands each what the app said. Shared state: the registry of apps, their
-//! slugs, enabled state and endpoint events (`registry.rs`), the task records
-//! (`tasks.rs`). Lines are framed by proto's `LineDecoder` (`lines.rs` adds the
-//! partial-line deadline).
+//! Two sides, imports pointing down: the client side (`client/`) uses the app side (`app/`)
+//! through `App`, and both use the floor: the task records (`tasks.rs`, written by
+//! the app side alone), the audit log (`audit/`), the partial-input budget (`partial.rs`), the
+//! write-now helper (`sink.rs`) and the log backlog (`backlog.rs`). The ten JSON-1 methods are
+//! implemented once in `client/methods.rs`, protocol-neutral, so MCP reuses them. Lines are
+//! framed by proto's `LineDecoder` (`client/lines.rs` adds the partial-line deadline).
+//!
+//! The engine reads no process state: what the process knows (the log writer's drop count, the
+//! audit log, the runtime dir) reaches it in [`EngineConfig`], and the control methods only the OS
+//! layer can answer (the browser bridge's `bridge/open` and `bridge/close`) through
+//! [`ControlMethods`].
 //!
 //! # Bounds
 //!
-//! Every bound is a field of [`EngineConfig`] (defaults: SPEC S8). Per client connection at
-//! most `max_in_flight_per_client` requests run at once; beyond that the engine stops reading
-//! the connection (backpressure), and it also stops reading while about one maximum-size
-//! response (`json.max_bytes`) waits to be written, so a client that never reads costs at most
-//! about two maximum-size messages of memory (ssh-agent's rule, FAULTS C2).
+//! Every bound is a field of [`EngineConfig`]. Per client connection at most
+//! `max_in_flight_per_client` requests run at once; beyond that the engine stops reading the
+//! connection (backpressure), and it also stops reading while about one maximum-size response
+//! (`json.max_bytes`) waits to be written, so a client that never reads costs at most about two
+//! maximum-size messages of memory (ssh-agent's rule).
 
 mod app;
 pub mod audit;
@@ -62,10 +65,10 @@ use crate::tasks::TaskRecords;
 /// How long shutdown waits for the audit log's queue to be written.
 pub const AUDIT_FLUSH: Duration = Duration::from_secs(2);
 
-/// All bounds and deadlines of the engine. [`Default`] gives the values of SPEC S8.
+/// All bounds and deadlines of the engine. [`Default`] gives the shipped values.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
-    /// Client line/message bounds (SPEC S5): a request line and a response are at most
+    /// Client line/message bounds: a request line and a response are at most
     /// `json.max_bytes` (1 MiB).
     pub json: jfgui_proto::Limits,
     /// Largest host-channel frame body in either direction (1 MiB + 64 KiB).
@@ -103,7 +106,7 @@ pub struct EngineConfig {
     /// How the OS layer names an enabled app's endpoint, for `apps/list`. `None` (headless)
     /// reports `null`.
     pub endpoint_naming: Option<EndpointNaming>,
-    /// The audit log client calls are recorded in (SPEC S13); `None` records nothing.
+    /// The audit log client calls are recorded in; `None` records nothing.
     pub audit: Option<Audit>,
     /// Log lines the process's log writer dropped, reported by `daemon/status` as `logDropped`:
     /// the daemon's writer counts into it; where nothing logs through a lossy writer
@@ -264,12 +267,12 @@ async fn until<T>(rx: &mut watch::Receiver<T>, f: impl FnMut(&T) -> bool) {
     let _ = rx.wait_for(f).await;
 }
 
-/// Live connections, for idle exit (SPEC S8) and shutdown.
+/// Live connections, for idle exit and shutdown.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Connections {
     /// App connections (registered, enabled or not, or still in the handshake).
     pub apps: usize,
-    /// Client connections (endpoint sessions; not the control socket).
+    /// Client connections (endpoints and `mcp.sock`; not the control socket).
     pub clients: usize,
 }
 
@@ -470,7 +473,7 @@ impl Engine {
         let grace = self.0.config.shutdown_drain + Duration::from_secs(2);
         let mut connections = self.0.connections.subscribe();
         let _ = tokio::time::timeout(grace, connections.wait_for(Connections::is_idle)).await;
-        // The last calls' records are written before the process goes (SPEC S13).
+        // The last calls' records are written before the process goes.
         if let Some(audit) = &self.0.config.audit
             && !audit.flush(AUDIT_FLUSH).await
         {

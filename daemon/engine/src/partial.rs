@@ -1,9 +1,8 @@
-//! Buffered partial input, in total and in time (SPEC S8 totals; FAULTS B4(b), C8, C9): every
-//! client line and host-channel frame not yet complete is held against one daemon-wide budget
-//! (`max_partial_bytes`, 64 MiB) beside the per-message bound, and must complete within the
-//! partial deadline counted from its first byte, so neither many connections holding large
-//! partial messages nor one trickling a byte at a time can hold memory or a connection slot
-//! for long.
+//! Buffered partial input, in total and in time: every client line and host-channel frame not yet
+//! complete is held against one daemon-wide budget (`max_partial_bytes`, 64 MiB) beside the
+//! per-message bound, and must complete within the partial deadline counted from its first byte, so
+//! neither many connections holding large partial messages nor one trickling a byte at a time can
+//! hold memory or a connection slot for long.
 //!
 //! The line and frame readers (`lines.rs`, `link/io.rs`) report what their decoder holds after
 //! every read ([`Partial::track`]); the connection ends when the budget or the deadline says so.

@@ -1,5 +1,5 @@
 //! The write half of a connection, client or app, and the one non-blocking write its owner
-//! makes when nothing is ahead of its bytes (the session's answers, the link's requests): a
+//! makes when nothing is ahead of its bytes (a client's answers, the link's requests): a
 //! call then costs no wake-up of the connection's writer task.
 
 use std::pin::Pin;

@@ -27,8 +27,8 @@ use std::collections::{BTreeMap, HashMap};
 use jfgui_proto::channel::{TaskSnapshot, TaskState};
 use jfgui_proto::{ActionError, Reason, Value};
 
-/// Bytes of snapshots (mostly results) the records keep by default: 64 maximum-size messages. A result is
-/// stored once; without this bound 4096 tasks of 1 MiB each would hold 4 GiB.
+/// Bytes of snapshots (mostly results) the records keep by default: 64 maximum-size messages. A
+/// result is stored once; without this bound 4096 tasks of 1 MiB each would hold 4 GiB.
 pub const MAX_TASK_BYTES: usize = 64 << 20;
 
 /// Who a task belongs to: a connected app (by registry id; ids are unique within it only), or
@@ -254,9 +254,10 @@ impl TaskRecords {
         }
     }
 
-    /// The app went away: each of its unfinished tasks becomes `failed` with a reason that
-    /// says the outcome is unknown (SPEC S4), and all its tasks are kept under its display
-    /// name (replacing a departed namesake's task of the same id). Returns the ids that failed.
+    /// The app went away: each of its unfinished tasks becomes `failed` with a reason that says the
+    /// outcome is unknown (`app_disconnected`, class `outcome_unknown`), and all its tasks are kept
+    /// under its display name (replacing a departed namesake's task of the same id). Returns the
+    /// ids that failed.
     pub fn depart(&mut self, app: u64, display_name: &str) -> Vec<String> {
         let mut keys: Vec<Key> =
             self.entries.keys().filter(|k| k.0 == Owner::App(app)).cloned().collect();

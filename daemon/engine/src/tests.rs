@@ -164,7 +164,7 @@ async fn actions_execute_forwards_and_converts_revisions_exactly() {
     .await;
     assert_eq!(n(&c.recv().await, "result.revision"), 2);
 
-    // Inexact or out-of-range revisions never reach the app (FAULTS B9).
+    // Inexact or out-of-range revisions never reach the app .
     for bad in ["12E-1", "-1", "18446744073709551616", "9007199254740992", "1.5", "\"3\""] {
         let r = c
             .call(
@@ -430,7 +430,7 @@ async fn inspect_render_and_resources_are_forwarded() {
     assert_error(&c.recv().await, 1003, "invalid_reply");
 }
 
-// ---------------------------------------------------------------- protocol errors (B5–B11)
+// ---------------------------------------------------------------- protocol errors
 
 #[tokio::test]
 async fn protocol_errors_are_exact() {
@@ -492,7 +492,7 @@ async fn protocol_errors_are_exact() {
             -32602,
             "unsupported_protocol_version",
             false,
-        ), // After the agent/info lines above have selected JSON-1 (SPEC S7): on an undecided
+        ), // After the agent/info lines above have selected JSON-1 (selection is sticky): on an undecided
         // connection `initialize` would select MCP instead.
         (r#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#, -32601, "unknown_method", false),
     ];
@@ -510,7 +510,7 @@ async fn protocol_errors_are_exact() {
     let r = c.call("agent/info", r#"{"protocolVersion":"2"}"#).await;
     assert_eq!(at(&r, "error.data.supported"), &parse(r#"["1"]"#));
 
-    // Invalid UTF-8 and a BOM (B7): -32700, and the error is valid UTF-8 JSON (recv parses it).
+    // Invalid UTF-8 and a BOM: -32700, and the error is valid UTF-8 JSON (recv parses it).
     for bad in [
         &b"{\"a\":\"\xff\"}\n"[..],
         b"{\"a\":\"\xc0\xaf\"}\n",
@@ -523,7 +523,7 @@ async fn protocol_errors_are_exact() {
         assert_eq!(at(&r, "id"), &Value::Null);
     }
 
-    // Depth (B5): the request object (1) and params (2) plus 30 arrays make 32: parsed (the
+    // Depth: the request object (1) and params (2) plus 30 arrays make 32: parsed (the
     // params are then refused); 31 arrays make 33: a parse error.
     let nest = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
     let describe = |depth: usize| {
@@ -622,7 +622,7 @@ async fn oversize_line_gets_one_error_and_reading_resumes() {
     writer.await.unwrap();
 }
 
-// ---------------------------------------------------------------- chunking (B3)
+// ---------------------------------------------------------------- chunking
 
 #[tokio::test]
 async fn byte_by_byte_split_utf8_and_pipelined_requests_match_the_one_shot_run() {
@@ -664,7 +664,7 @@ async fn byte_by_byte_split_utf8_and_pipelined_requests_match_the_one_shot_run()
     assert_eq!(n(&pipelined.recv().await, "id"), 50);
 }
 
-// ---------------------------------------------------------------- backpressure (C2, C3, C4)
+// ---------------------------------------------------------------- backpressure
 
 #[tokio::test]
 async fn in_flight_requests_per_connection_are_bounded() {
@@ -785,7 +785,7 @@ async fn an_app_that_never_reads_makes_calls_fail_fast_with_busy() {
     drop(app);
 }
 
-// ---------------------------------------------------------------- app faults (D5, D6, D7, D1)
+// ---------------------------------------------------------------- app faults
 
 #[tokio::test]
 async fn an_app_that_never_answers_times_out_and_its_late_reply_is_dropped() {
@@ -1465,12 +1465,12 @@ async fn every_call_is_traced_with_endpoint_method_action_duration_and_outcome()
 async fn surrogate_pairs_round_trip_and_huge_numbers_are_refused_exactly() {
     let (engine, slug) = engine_with_echo_app(config()).await;
     let mut c = Client::connect(&engine, &slug);
-    // B8: a valid pair decodes to one character and comes back as that character.
+    // A valid surrogate pair decodes to one character and comes back as that character.
     let r = c
         .call("actions/execute", r#"{"action":"document.get","input":{"t":"\ud83d\ude00"}}"#)
         .await;
     assert_eq!(s(&r, "result.output.t"), "😀");
-    // B9: a 100 000-digit integer is a valid token but no valid limit or revision.
+    // A 100 000-digit integer is a valid token but no valid limit or revision.
     let digits = "9".repeat(100_000);
     let r = c.call("actions/list", &format!(r#"{{"limit":{digits}}}"#)).await;
     assert_error(&r, -32602, "out_of_range");
@@ -1543,7 +1543,7 @@ async fn an_oversized_registration_is_refused() {
     assert!(engine.apps().is_empty());
 }
 
-/// S8: the handshake ends in `welcome` or `refused{reason}`. A hello the strict decoder
+/// The handshake ends in `welcome` or `refused{reason}`. A hello the strict decoder
 /// rejects (here an unknown field, as from a newer app) is refused with the decoder's
 /// message, so the app can say why instead of seeing a bare close.
 #[tokio::test]

@@ -43,7 +43,7 @@ const PIPE_BUFFER: usize = 64 * 1024;
 /// Bytes asked of the pipe per read.
 const READ_CHUNK: usize = 16 * 1024;
 
-/// Whether a browser is attached to a bridge (one at a time, SPEC S10).
+/// Whether a browser is attached to a bridge (one at a time).
 #[derive(Debug, Default)]
 pub enum Attachment {
     /// Nobody.

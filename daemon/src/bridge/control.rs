@@ -1,6 +1,6 @@
 //! `bridge/open` and `bridge/close` on the control socket. A control connection holds at most
 //! one bridge; it closes when the connection ends, so the listener exists exactly while
-//! `jfgui-agent browser-bridge` runs (FAULTS A10).
+//! `jfgui-agent browser-bridge` runs (a listener nobody watches is a door left open).
 
 use jfgui_engine::{ControlError, ControlMethods, Engine};
 use jfgui_proto::{Map, Value};

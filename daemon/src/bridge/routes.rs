@@ -24,7 +24,7 @@ use super::guard::{self, OriginCheck};
 use super::http::{self, Reply, bad_body, error, members, parse_object};
 use super::rpc_clients::{IdKey, RpcFailure};
 
-/// The routes (SPEC S10).
+/// The routes, as docs/PROTOCOL.md "The browser bridge" lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
     /// `POST /connect`.
@@ -243,7 +243,7 @@ async fn rpc(state: &Arc<BridgeState>, bytes: &[u8]) -> Result<Reply, Reply> {
         error(StatusCode::PAYLOAD_TOO_LARGE, "too_large", "The request exceeds the message bound.")
     })?;
     // The engine's own envelope check: what it would refuse is answered here, and takes no
-    // session slot (malformed envelopes reserve nothing).
+    // client slot (malformed envelopes reserve nothing).
     let envelope = match json1::parse_envelope(&line, &engine_limits, true) {
         Ok(envelope) => envelope,
         Err(Some(response)) => return Ok(http::json_bytes(StatusCode::OK, response)),

@@ -1,6 +1,5 @@
-//! Unit tests of the request pipeline (`routes::handle`) on an in-process bridge state: every
-//! route needs the token (FAULTS F3: one comparison, on every path), and the guards run before
-//! any body is read.
+//! Unit tests of the request pipeline (`routes::handle`) on an in-process bridge state: every route
+//! needs the token (one comparison, on every path), and the guards run before any body is read.
 
 use std::sync::{Arc, Mutex};
 

@@ -1,4 +1,4 @@
-//! The daemon's life on Unix: runtime dir, lock, sockets, engine, stop (SPEC S8).
+//! The daemon's life on Unix: runtime dir, lock, sockets, engine, stop.
 //!
 //! Start: umask 077 → runtime dir (verified through its fd, then the working directory) →
 //! `agentd.lock` → stale sockets removed → `agentd.sock`, `host.sock`, `mcp.sock` bound → engine
@@ -13,7 +13,7 @@
 //! instead of being bound, are never unlinked, and `--idle-exit` defaults to 30 s; `mcp.sock`
 //! is bound by the daemon either way.
 //!
-//! Runtime dir removed under us (FAULTS E3): watched with inotify on Linux (no wake-up while
+//! Runtime dir removed under us (logout cleanup): watched with inotify on Linux (no wake-up while
 //! idle), checked every `--dir-check` elsewhere (`dir_watch.rs`); a missing or replaced dir
 //! makes the daemon exit with status 1, so it never keeps serving sockets nobody can find.
 

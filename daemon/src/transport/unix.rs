@@ -1,9 +1,8 @@
-//! Unix-domain listeners (FAULTS A1, A6, A8, A13, C1): bound relative to the verified runtime
-//! dir under umask 077 (no instant where a socket is wider than 0600), stale sockets removed
-//! first (sockets only), the peer's uid checked on every accept before a byte is read, and an
-//! accept loop that backs off instead of spinning when the process is out of descriptors.
-//! The streams it hands out are `stream::Stream`, registered for the readiness the daemon
-//! needs rather than tokio's read-and-write.
+//! Unix-domain listeners: bound relative to the verified runtime dir under umask 077 (no instant
+//! where a socket is wider than 0600), stale sockets removed first (sockets only), the peer's uid
+//! checked on every accept before a byte is read, and an accept loop that backs off instead of
+//! spinning when the process is out of descriptors. The streams it hands out are `stream::Stream`,
+//! registered for the readiness the daemon needs rather than tokio's read-and-write.
 
 mod stream;
 
@@ -37,7 +36,7 @@ const REJECTION_LOG_EVERY: Duration = Duration::from_secs(1);
 const EXHAUSTED_LOG_EVERY: Duration = Duration::from_secs(10);
 
 /// Sets the process umask to 077, before the runtime dir, lock or any socket is created, so
-/// every node we create starts private whatever umask we were started with (FAULTS A8).
+/// every node we create starts private whatever umask we were started with.
 pub fn restrict_umask() {
     set_umask(0o077);
 }
@@ -184,7 +183,7 @@ impl Listener {
         }
     }
 
-    /// The peer check (S11): same uid, or root, which can bypass file modes anyway.
+    /// The peer check: same uid, or root, which can bypass file modes anyway.
     fn admit(&mut self, stream: &tokio::net::UnixStream) -> Option<Peer> {
         let cred = match stream.peer_cred() {
             Ok(cred) => cred,

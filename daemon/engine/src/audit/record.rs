@@ -44,7 +44,7 @@ pub enum Transport {
     /// An app's endpoint (`apps/SLUG.sock` or its pipe), JSON-1 or MCP.
     #[default]
     Endpoint,
-    /// The all-apps MCP server (one session, every enabled app).
+    /// The all-apps MCP server (one connection, every enabled app).
     AllAppsMcp,
     /// `jfgui-agent headless`: the CLI runs the app and serves it on its stdio.
     CliHeadless,
@@ -109,7 +109,7 @@ pub struct ClientInfo {
 pub enum Protocol {
     /// JSON control protocol 1.
     Json1,
-    /// MCP in `revision`, with the client's `clientInfo` when the session has one.
+    /// MCP in `revision`, with the `clientInfo` the client gave, if any.
     Mcp {
         /// `2026-07-28` or `2025-11-25`.
         revision: &'static str,

@@ -1,5 +1,6 @@
-//! JSON control protocol 1 (SPEC S6) on the wire: the JSON-RPC 2.0 envelope, the protocol
-//! errors, `protocolVersion`, and turning [`methods::call`] results into response lines.
+//! JSON control protocol 1 on the wire (docs/PROTOCOL.md "JSON control protocol 1"): the JSON-RPC
+//! 2.0 envelope, the protocol errors, `protocolVersion`, and turning [`methods::call`] results into
+//! response lines.
 //!
 //! Protocol errors: -32700 parse error (id `null`), -32600 invalid request (also a top-level
 //! array, which is not a batch, and an over-long line), -32601 unknown method, -32602 invalid
@@ -18,7 +19,7 @@ use super::method::{Args, Method, MethodError};
 use super::methods;
 use super::peer_warnings::PeerWarnings;
 
-/// The only protocol revision (SPEC S6).
+/// The only protocol revision.
 pub const PROTOCOL_VERSION: &str = "1";
 
 /// JSON-RPC 2.0 error codes.
@@ -52,10 +53,10 @@ pub struct Envelope {
 /// is kept as the validated fragment it was read as and spliced into the request frame.
 const INPUT_PATH: &[&str] = &["params", "input"];
 
-/// Parses one line into a request envelope, or the error response line to send back (`None`
-/// when nothing may be answered). With `ignore_responses` (MCP and undecided connections,
-/// WIRE.md §3), a line without `method` that carries `result` or `error` is a response from
-/// the client: it is logged and gets no answer.
+/// Parses one line into a request envelope, or the error response line to send back (`None` when
+/// nothing may be answered). With `ignore_responses` (MCP and undecided connections, whose JSON-RPC
+/// peer may send responses), a line without `method` that carries `result` or `error` is a response
+/// from the client: it is logged and gets no answer.
 ///
 /// `params.input` comes back as a fragment ([`Envelope::input`], checked exactly like the rest).
 pub fn parse_envelope(
@@ -195,7 +196,7 @@ pub fn prepare_envelope(
     warnings: &mut PeerWarnings,
 ) -> Prepared {
     let Some(id) = envelope.id else {
-        // SPEC S11: a notification's outcome could never be reported, so nothing is run.
+        // A notification's outcome could never be reported, so nothing is run.
         if matches!(envelope.method.as_str(), "actions/execute" | "actions/batch") {
             if let Some(suppressed) = warnings.admit() {
                 tracing::warn!(endpoint = slug, method = %envelope.method, suppressed, "write notification (no id) dropped, not executed");

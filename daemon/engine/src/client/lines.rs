@@ -6,7 +6,7 @@
 //! the partial deadline counted from its first byte (against slowloris and tricklers),
 //! and the bytes of the partial line count against the daemon-wide budget; either ends the
 //! connection. An idle connection between lines may stay open indefinitely, since CLI and MCP
-//! sessions idle legitimately.
+//! clients idle legitimately.
 
 use std::io;
 

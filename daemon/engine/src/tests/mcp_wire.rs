@@ -299,9 +299,9 @@ async fn a_cancelled_call_gets_no_response_and_the_host_call_completes() {
     assert_eq!(n(&r, "id"), 10, "the cancelled call's response was suppressed: {r:?}");
 }
 
-/// WIRE.md §3: a line without `method` that carries `result` or `error` is a response from the
+/// A line without `method` that carries `result` or `error` is a response from the
 /// client; it is ignored, never answered (an error under the client's own id would look like
-/// the answer to one of its requests). Undecided and MCP connections both follow §3.
+/// the answer to one of its requests). Undecided and MCP connections both follow this rule.
 #[tokio::test]
 async fn responses_from_the_client_are_ignored() {
     let (engine, slug) = engine().await;
@@ -327,7 +327,7 @@ fn assert_idless_error(r: &Value, code: i64, line: &str) {
     legacy_schema().check("JSONRPCErrorResponse", r);
 }
 
-/// SPEC S6/S7: once MCP is selected, an error whose id cannot be read omits `id`; a request
+/// Once MCP is selected, an error whose id cannot be read omits `id`; a request
 /// whose id is not a string or an integer gets -32600 without its id echoed; `1.0` is an
 /// integer (as in JSON Schema) and is echoed with its exact token.
 #[tokio::test]

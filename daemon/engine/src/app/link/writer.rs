@@ -4,7 +4,7 @@
 //! is written by the calling task itself, one non-blocking write, so the call costs no wake-up
 //! of another task; what the socket does not take of it, and every frame of a call made while
 //! others are outstanding, goes to the link's writer task. That task runs after the tasks
-//! woken with it (e.g. every client session answered by one read of replies, each making its
+//! woken with it (e.g. every client connection answered by one read of replies, each making its
 //! next call) and drains the queue with coalesced writes: one write, and one wake-up of the
 //! app, for the calls of a runtime tick instead of one each.
 //!

@@ -1,7 +1,7 @@
 //! The lower-cased search text of an app's actions, built once when it registers, so an
-//! `actions/list` query (a case-insensitive substring of name or description, SPEC S6) costs
-//! one substring scan per action instead of lower-casing every description on every request
-//! (FAULTS C7: 4096 long descriptions made each query milliseconds of allocation).
+//! `actions/list` query (a case-insensitive substring of name or description) costs one substring
+//! scan per action instead of lower-casing every description on every request (4096 long
+//! descriptions made each query milliseconds of allocation).
 
 use jfgui_proto::channel::ActionInfo;
 

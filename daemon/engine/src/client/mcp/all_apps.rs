@@ -2,7 +2,7 @@
 //! one MCP connection (`mcp.sock`, reached through `jfgui-agent mcp`) for every enabled app of
 //! the user at once.
 //!
-//! It is the one-app MCP session with a different [`Backend`]: [`AllApps`] takes the app of
+//! It is the one-app MCP connection with a different [`Backend`]: [`AllApps`] takes the app of
 //! each call from the tool's `app` argument (slug, display name or unique slug prefix: proto's
 //! resolution rule, the CLI's ENDPOINT rule), looks it up at that moment and runs the same
 //! `methods::call` a one-app endpoint runs, so the nine tools exist once. It adds
@@ -360,7 +360,7 @@ where
 /// away: every answer has the daemon's shape (same code), and every tool call, the app list
 /// included, is an `isError` result `outcome_unknown/daemon_unavailable`.
 ///
-/// Like a connection, it keeps the MCP session state of the lines it is given: a gateway that
+/// Like a connection, it keeps the MCP state of the lines it is given: a gateway that
 /// switches to it replays the client's legacy `initialize` first.
 #[derive(Debug)]
 pub struct OfflineMcp {
@@ -375,7 +375,7 @@ impl Default for OfflineMcp {
 }
 
 impl OfflineMcp {
-    /// A fresh session (no legacy `initialize` seen).
+    /// Fresh state (no legacy `initialize` seen).
     pub fn new() -> OfflineMcp {
         OfflineMcp::default()
     }

@@ -1,4 +1,4 @@
-//! MCP requests in flight on one connection, and `notifications/cancelled` (SPEC S7).
+//! MCP requests in flight on one connection, and `notifications/cancelled`.
 //!
 //! A cancelled request's host call runs on (a mutation cannot be recalled, and the app's own
 //! contract decides what a half-done call means); only its response is suppressed, as both

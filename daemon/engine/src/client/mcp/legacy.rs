@@ -1,5 +1,5 @@
-//! The legacy revision 2025-11-25 (SPEC S7, WIRE.md §5): the `initialize` handshake with its
-//! counteroffer, and the one piece of connection state it creates.
+//! The legacy revision 2025-11-25 (docs/PROTOCOL.md "2025-11-25 (legacy, `initialize`)"): the
+//! `initialize` handshake with its counteroffer, and the one piece of connection state it creates.
 
 use jfgui_proto::{Map, Value};
 

@@ -1,6 +1,7 @@
-//! The modern revision 2026-07-28 (SPEC S7, WIRE.md §4): the per-request `_meta` envelope,
-//! `server/discover`, and what every modern result carries (`resultType`, `serverInfo`, cache
-//! hints). Every request stands alone: nothing is inferred from earlier requests.
+//! The modern revision 2026-07-28 (docs/PROTOCOL.md "2026-07-28 (modern, stateless)"): the
+//! per-request `_meta` envelope, `server/discover`, and what every modern result carries
+//! (`resultType`, `serverInfo`, cache hints). Every request stands alone: nothing is inferred from
+//! earlier requests.
 
 use jfgui_proto::{Map, Payload, Value};
 
@@ -44,9 +45,9 @@ pub(crate) fn has_envelope(params: Option<&Value>) -> bool {
         .is_some_and(|meta| meta.contains_key(META_PROTOCOL_VERSION))
 }
 
-/// Validates the envelope of a request that [`has_envelope`], in the order of WIRE.md §4.1:
-/// unsupported version (-32022), then a missing or malformed required key (-32602). No request
-/// of ours needs a client capability, so -32021 never applies.
+/// Validates the envelope of a request that [`has_envelope`], in the order the revision sets:
+/// unsupported version (-32022), then a missing or malformed required key (-32602). No request of
+/// ours needs a client capability, so -32021 never applies.
 pub(crate) fn check_envelope(params: &Map) -> Result<(), RpcError> {
     let meta = params.get("_meta").and_then(Value::as_object).ok_or_else(|| {
         RpcError::invalid_params("invalid_meta", "Invalid params: _meta must be an object.")
@@ -117,7 +118,7 @@ pub(crate) fn client_info(params: &Map) -> Option<ClientInfo> {
     Some(ClientInfo { name, version })
 }
 
-/// -32022 with the versions a client can fall back to (SPEC S7: both revisions, so a client
+/// -32022 with the versions a client can fall back to (both revisions, so a client
 /// that also speaks 2025-11-25 retries with `initialize`).
 pub(crate) fn unsupported_version(requested: &str) -> RpcError {
     let data = object([
@@ -170,7 +171,7 @@ pub(crate) fn discover(capabilities: Map, instructions: String) -> Map {
 }
 
 /// -32602 for an MCP request that carries neither the modern envelope nor follows an
-/// `initialize`: it names both ways in (WIRE.md §3).
+/// `initialize`: it names both ways in.
 pub(crate) fn no_way_in(method: &str) -> RpcError {
     let data = object([
         ("reason", "missing_mcp_envelope".into()),

@@ -1,7 +1,7 @@
-//! Standard MCP `resources/list` and `resources/read` (SPEC S7 "Resources"): served only while
-//! the host lists resources; a read returns the whole resource when it is at most 192 KiB (its
-//! base64, 256 KiB, then fits the string bound of S5); larger ones are refused with a pointer to
-//! the chunked tool `jfgui_resources_read`.
+//! Standard MCP `resources/list` and `resources/read`: served only while the host lists resources;
+//! a read returns the whole resource when it is at most 192 KiB (its base64, 256 KiB, then fits the
+//! 256 KiB bound on one JSON string); larger ones are refused with a pointer to the chunked tool
+//! `jfgui_resources_read`.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;

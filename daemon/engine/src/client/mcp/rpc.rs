@@ -119,7 +119,7 @@ pub(crate) fn result_line(
 
 /// Encodes an error response (without its newline); `id: None` (an id that cannot be read or
 /// that MCP does not allow) omits the member, as both official MCP schemas type `id` as a
-/// string or an integer, never `null` (SPEC S6). Error data can hold app-supplied text; if it
+/// string or an integer, never `null`. Error data can hold app-supplied text; if it
 /// breaks the bounds the error is sent without it.
 pub(crate) fn error_line(id: Option<&Value>, error: &RpcError, limits: &Limits) -> Vec<u8> {
     match jfgui_proto::encode(&response(id, "error", error.to_value()), limits) {
@@ -145,7 +145,7 @@ fn response(id: Option<&Value>, member: &str, body: Value) -> Value {
 }
 
 /// The error for a request whose id MCP does not allow (null, a fraction, an object, ...): the
-/// id is not echoed (SPEC S7).
+/// id is not echoed (MCP ids are strings or integers).
 pub(crate) fn invalid_id(id: &Value) -> RpcError {
     RpcError::with_data(
         INVALID_REQUEST,

@@ -139,7 +139,7 @@ pub(crate) fn output(mut properties: Properties, required: &[&str]) -> JsonSchem
         .with("anyOf", vec![requires(required), requires(&["error"])])
 }
 
-/// Error object of a failed call (the S6 wire shape, plus `invalid_params` for arguments the
+/// Error object of a failed call (JSON-1's error object, plus `invalid_params` for arguments the
 /// method refused).
 fn error() -> JsonSchema {
     JsonSchema::object()

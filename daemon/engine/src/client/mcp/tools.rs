@@ -1,4 +1,4 @@
-//! The nine stable MCP tools (SPEC S7) and `tools/call`: each tool is one JSON-1 method, its
+//! The nine stable MCP tools and `tools/call`: each tool is one JSON-1 method, its
 //! arguments are that method's params and its `structuredContent` is that method's result.
 //!
 //! App actions are reached through these tools (search, describe, execute), never published one
@@ -142,7 +142,7 @@ static TOOLS: &[ToolDef] = &[
     },
 ];
 
-/// The all-apps server's own tool (SPEC S7 "All-apps MCP").
+/// The all-apps server's own tool.
 pub(crate) const APPS_LIST: &str = "jfgui_apps_list";
 
 /// What the all-apps server adds to each of the nine descriptions.
@@ -192,7 +192,7 @@ impl ToolDef {
 }
 
 /// Whether `tools/call` with `params` is answered from the daemon's own state (see
-/// `Method::is_local`), so the session runs it on its own task.
+/// `Method::is_local`), so the connection runs it on its own task.
 pub(crate) fn is_local(params: &Map) -> bool {
     let name = params.get("name").and_then(Value::as_str);
     TOOLS.iter().any(|t| Some(t.name) == name && t.method.is_local())

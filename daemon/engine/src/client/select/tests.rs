@@ -380,7 +380,7 @@ fn result_value(r: Map) -> Value {
     Value::Object(r)
 }
 
-// ---- selection (SPEC S7, FAULTS B13) ----
+// ---- selection (per connection, sticky) ----
 
 #[tokio::test]
 async fn undecided_answers_mcp_names_without_deciding() {
@@ -398,7 +398,7 @@ async fn undecided_answers_mcp_names_without_deciding() {
     }
     let e = err(&mut p, &app, &plain(3, "no/such", "")).await;
     assert_eq!(e.code, -32601);
-    // S6: the same machine-readable reason JSON-1 and the control socket give.
+    // The same machine-readable reason JSON-1 and the control socket give.
     assert_eq!(data_str(&e, "reason"), Some("unknown_method"));
     assert!(is_undecided(&p));
     assert!(send(&mut p, &app, &notification("notifications/initialized", "")).await.is_none());
@@ -806,8 +806,8 @@ async fn a_cancelled_request_runs_on_but_answers_nothing() {
         .unwrap();
     assert!(reply.is_none(), "no response after cancellation");
     assert_eq!(*app.revision.lock().unwrap(), 4, "the host call ran on");
-    let Selection::Mcp(session) = &p else { panic!("MCP was selected") };
-    assert_eq!(session.in_flight(), 0);
+    let Selection::Mcp(mcp) = &p else { panic!("MCP was selected") };
+    assert_eq!(mcp.in_flight(), 0);
 }
 
 #[tokio::test]
