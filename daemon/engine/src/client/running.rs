@@ -1,22 +1,20 @@
 //! The calls a client connection has running, polled by the connection's own task.
 //!
-//! A call that waits for the app used to be a task of its own: spawning it, waking it when the
-//! app answered and waking the connection's writer from it were three task hops per call on
-//! top of the connection's. Here the calls are futures the connection polls while it waits for
-//! anything else (the next line, a free slot, a local method), so a client that waits for each
-//! answer costs no spawn and no cross-task wake-up, and pipelined calls still run concurrently.
-//!
-//! Only the calls that were woken are polled (each slot has its own waker, queueing its index),
-//! so a connection with many calls in flight pays per wake-up, not per call. The set is bounded
-//! by the connection's in-flight slots; slots and their wakers are reused.
+//! A call that waits for the app is a future in a `FuturesUnordered` the connection polls
+//! while it waits for anything else (the next line, a free slot, a local method), not a task
+//! of its own: a client that waits for each answer costs no spawn and no cross-task wake-up,
+//! and pipelined calls still run concurrently. `FuturesUnordered` polls only the calls that
+//! were woken, so a connection with many calls in flight pays per wake-up, not per call; the
+//! set is bounded by the connection's in-flight slots.
 //!
 //! Dropping the set drops the calls, as dropping a `JoinSet` aborts its tasks.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll};
+
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
 
 use super::observer::ClientFate;
 use super::output::Output;
@@ -29,80 +27,14 @@ pub(crate) struct Running {
     /// Where the calls write their responses: those of calls polled in one go are written
     /// together.
     output: Output,
-    slots: Vec<Slot>,
-    /// Indices of the empty slots.
-    free: Vec<usize>,
-    /// Calls in the set.
-    len: usize,
-    woken: Arc<Woken>,
-    /// The indices being polled (kept for its capacity).
-    batch: Vec<usize>,
+    calls: FuturesUnordered<Call>,
     /// The connection's audited calls, settled after each poll ([`Running::settling`]).
     fate: Option<ClientFate>,
 }
 
-struct Slot {
-    call: Option<Call>,
-    waker: Waker,
-    flag: Arc<SlotWaker>,
-}
-
-/// The indices of the woken calls and the task to wake for them.
-#[derive(Default)]
-struct Woken {
-    state: Mutex<WokenState>,
-}
-
-#[derive(Default)]
-struct WokenState {
-    indices: Vec<usize>,
-    task: Option<Waker>,
-}
-
-impl Woken {
-    fn lock(&self) -> MutexGuard<'_, WokenState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// One slot's waker: queues the slot's index once until it is polled.
-struct SlotWaker {
-    index: usize,
-    queued: AtomicBool,
-    woken: Arc<Woken>,
-}
-
-impl Wake for SlotWaker {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        if self.queued.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let task = {
-            let mut state = self.woken.lock();
-            state.indices.push(self.index);
-            state.task.clone()
-        };
-        if let Some(task) = task {
-            task.wake();
-        }
-    }
-}
-
 impl Running {
     pub(crate) fn new(output: Output) -> Running {
-        Running {
-            output,
-            slots: Vec::new(),
-            free: Vec::new(),
-            len: 0,
-            woken: Arc::default(),
-            batch: Vec::new(),
-            fate: None,
-        }
+        Running { output, calls: FuturesUnordered::new(), fate: None }
     }
 
     /// The same set, settling the audited calls that finished in a poll after the poll, when
@@ -116,55 +48,21 @@ impl Running {
     /// Adds a call; it is first polled the next time the set is polled (the caller's next
     /// `select!`).
     pub(crate) fn push(&mut self, call: Call) {
-        let index = match self.free.pop() {
-            Some(index) => index,
-            None => {
-                let index = self.slots.len();
-                let flag = Arc::new(SlotWaker {
-                    index,
-                    queued: AtomicBool::new(false),
-                    woken: self.woken.clone(),
-                });
-                self.slots.push(Slot { call: None, waker: Waker::from(flag.clone()), flag });
-                index
-            }
-        };
-        self.slots[index].call = Some(call);
-        self.len += 1;
-        // Queued as if woken, without waking the task: the caller polls the set next anyway.
-        // (A stale wake-up from the slot's last call may have queued it already.)
-        if !self.slots[index].flag.queued.swap(true, Ordering::AcqRel) {
-            self.woken.lock().indices.push(index);
-        }
+        self.calls.push(call);
     }
 
-    /// Polls the calls woken since the last poll; those that finish leave the set. Calls woken
-    /// while this runs (one that yields) are polled next time: the task is woken for them.
+    /// Polls the calls woken since the last poll; those that finish leave the set. With more
+    /// than one call in flight the answers written meanwhile are held and go out in one write
+    /// (answers that came from the app in one read cost one write).
     fn poll_woken(&mut self, cx: &mut Context<'_>) {
-        {
-            let mut state = self.woken.lock();
-            if !state.task.as_ref().is_some_and(|t| t.will_wake(cx.waker())) {
-                state.task = Some(cx.waker().clone());
-            }
-            std::mem::swap(&mut state.indices, &mut self.batch);
-        }
-        let together = self.batch.len() > 1;
+        let together = match self.calls.len() {
+            0 => return,
+            n => n > 1,
+        };
         if together {
             self.output.hold();
         }
-        for i in 0..self.batch.len() {
-            let index = self.batch[i];
-            let slot = &mut self.slots[index];
-            // Cleared before polling, so a wake-up during the poll queues the call again.
-            slot.flag.queued.store(false, Ordering::Release);
-            let Some(call) = slot.call.as_mut() else { continue };
-            if call.as_mut().poll(&mut Context::from_waker(&slot.waker)).is_ready() {
-                slot.call = None;
-                self.free.push(index);
-                self.len -= 1;
-            }
-        }
-        self.batch.clear();
+        while let Poll::Ready(Some(())) = self.calls.poll_next_unpin(cx) {}
         if together {
             self.output.release();
         }
@@ -186,7 +84,7 @@ impl Running {
     pub(crate) async fn finish(&mut self) {
         std::future::poll_fn(|cx| {
             self.poll_woken(cx);
-            if self.len == 0 { Poll::Ready(()) } else { Poll::Pending }
+            if self.calls.is_empty() { Poll::Ready(()) } else { Poll::Pending }
         })
         .await
     }
@@ -205,7 +103,9 @@ impl Running {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
     use tokio::sync::oneshot;
 
     #[tokio::test]
@@ -227,17 +127,13 @@ mod tests {
         running.beside(tokio::task::yield_now()).await;
         running.beside(tokio::task::yield_now()).await;
         assert_eq!(done.load(Ordering::SeqCst), 1);
-        assert_eq!(running.len, 2);
+        assert_eq!(running.calls.len(), 2);
         for tx in senders {
             tx.send(()).unwrap();
         }
         running.finish().await;
         assert_eq!(done.load(Ordering::SeqCst), 3);
-        assert_eq!(running.len, 0);
-        // Slots are reused.
-        running.push(Box::pin(async {}));
-        running.finish().await;
-        assert_eq!(running.slots.len(), 3);
+        assert!(running.calls.is_empty());
     }
 
     #[tokio::test]
