@@ -1,10 +1,7 @@
 //! Unix-domain listeners: bound relative to the verified runtime dir under umask 077 (no instant
 //! where a socket is wider than 0600), stale sockets removed first (sockets only), the peer's uid
 //! checked on every accept before a byte is read, and an accept loop that backs off instead of
-//! spinning when the process is out of descriptors. The streams it hands out are `stream::Stream`,
-//! registered for the readiness the daemon needs rather than tokio's read-and-write.
-
-mod stream;
+//! spinning when the process is out of descriptors. The streams it hands out are tokio's.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -14,7 +11,8 @@ use tokio::net::UnixListener;
 
 use crate::runtime_dir::{DirError, RuntimeDir, remove_stale_socket};
 
-pub use stream::Stream;
+/// An accepted, identity-checked connection.
+pub type Stream = tokio::net::UnixStream;
 
 /// Who is on the other end (from `SO_PEERCRED` / `getpeereid`), for logs and the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,13 +156,7 @@ impl Listener {
             match self.inner.accept().await {
                 Ok((stream, _)) => {
                     let Some(peer) = self.admit(&stream) else { continue };
-                    // tokio registered the socket for read and write readiness; it is handed
-                    // out registered for reading only.
-                    match stream.into_std().and_then(Stream::new) {
-                        Ok(stream) => return (stream, peer),
-                        Err(e) => tracing::debug!(socket = %self.path.display(), error = %e,
-                            "could not register an accepted connection"),
-                    }
+                    return (stream, peer);
                 }
                 Err(e) if is_exhaustion(&e) => {
                     let now = Instant::now();
@@ -184,7 +176,7 @@ impl Listener {
     }
 
     /// The peer check: same uid, or root, which can bypass file modes anyway.
-    fn admit(&mut self, stream: &tokio::net::UnixStream) -> Option<Peer> {
+    fn admit(&mut self, stream: &Stream) -> Option<Peer> {
         let cred = match stream.peer_cred() {
             Ok(cred) => cred,
             Err(e) => {
