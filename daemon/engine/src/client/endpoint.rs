@@ -47,40 +47,16 @@ where
 }
 
 /// Completes when the app leaves or the daemon shuts down: one future for the connection's
-/// life, so its wake-up registrations are made once, not twice per line. It is polled in every
-/// `select!` of the connection loop, several times per call, and polling the waits inside takes
-/// their `Notify` locks; so after the first poll (which registers them) they are polled again
-/// only once one of the two values changed (a version check: a change always comes with that
-/// version's bump).
+/// life, so its wake-up registrations are made once, not twice per line.
 async fn app_left_or_shutdown(
     mut status: watch::Receiver<Status>,
     mut shutdown: watch::Receiver<bool>,
 ) -> &'static str {
-    let mut seen = (status.clone(), shutdown.clone());
-    let waits = async {
-        tokio::select! {
-            biased;
-            _ = until(&mut status, |s| *s != Status::Enabled) => "app left",
-            _ = until(&mut shutdown, |s| *s) => "shutdown",
-        }
-    };
-    tokio::pin!(waits);
-    let mut registered = false;
-    std::future::poll_fn(move |cx| {
-        let (status, shutdown) = &mut seen;
-        // A closed channel counts as changed: the waits then complete.
-        let changed =
-            status.has_changed().unwrap_or(true) || shutdown.has_changed().unwrap_or(true);
-        if registered && !changed {
-            return std::task::Poll::Pending;
-        }
-        registered = true;
-        // Marked before the poll, so a change during it is seen next time.
-        status.mark_unchanged();
-        shutdown.mark_unchanged();
-        waits.as_mut().poll(cx)
-    })
-    .await
+    tokio::select! {
+        biased;
+        _ = until(&mut status, |s| *s != Status::Enabled) => "app left",
+        _ = until(&mut shutdown, |s| *s) => "shutdown",
+    }
 }
 
 /// One endpoint connection's protocol state.
