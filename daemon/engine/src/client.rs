@@ -7,7 +7,6 @@
 //! |---|---|
 //! | the one line loop every client socket runs | `client/connection.rs` |
 //! | what a connection's next request waits for (in-flight slots, response budget) | `client/backpressure.rs` |
-//! | a connection's writer: direct writes, the writer task | `client/output.rs` |
 //! | the calls waiting for an app, polled by the connection's own task | `client/running.rs` |
 //! | bounded lines with the partial-line deadline | `client/lines.rs` |
 //! | one app's endpoint: JSON-1 or MCP | `client/endpoint.rs`, `client/select.rs` |
@@ -28,7 +27,6 @@ mod mcp;
 mod method;
 mod methods;
 mod observer;
-mod output;
 mod peer_warnings;
 mod running;
 pub(crate) mod select;

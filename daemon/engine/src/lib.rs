@@ -11,12 +11,12 @@
 //! | every enabled app at once over MCP (`mcp.sock`) | [`Engine::serve_mcp`] | `client/mcp/all_apps.rs` |
 //! | the control socket | [`Engine::serve_control`], [`Engine::serve_control_with`] | `client/control.rs` |
 //!
-//! Two sides, imports pointing down: the client side (`client/`) uses the app side (`app/`)
-//! through `App`, and both use the floor: the task records (`tasks.rs`, written by
-//! the app side alone), the audit log (`audit/`), the partial-input budget (`partial.rs`), the
-//! write-now helper (`sink.rs`) and the log backlog (`backlog.rs`). The ten JSON-1 methods are
-//! implemented once in `client/methods.rs`, protocol-neutral, so MCP reuses them. Lines are
-//! framed by proto's `LineDecoder` (`client/lines.rs` adds the partial-line deadline).
+//! Two sides, imports pointing down: the client side (`client/`) uses the app side (`app/`) through
+//! `App`, and both use the floor: the task records (`tasks.rs`, written by the app side alone), the
+//! audit log (`audit/`), the partial-input budget (`partial.rs`), every connection's writer
+//! (`output.rs`) and the log backlog (`backlog.rs`). The ten JSON-1 methods are implemented once in
+//! `client/methods.rs`, protocol-neutral, so MCP reuses them. Lines are framed by proto's
+//! `LineDecoder` (`client/lines.rs` adds the partial-line deadline).
 //!
 //! The engine reads no process state: what the process knows (the log writer's drop count, the
 //! audit log, the runtime dir) reaches it in [`EngineConfig`], and the control methods only the OS
@@ -35,8 +35,8 @@ mod app;
 pub mod audit;
 mod backlog;
 mod client;
+mod output;
 mod partial;
-mod sink;
 mod tasks;
 #[cfg(test)]
 mod tests;

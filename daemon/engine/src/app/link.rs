@@ -7,10 +7,9 @@
 //!
 //! | part | file |
 //! |---|---|
-//! | the calls: ids, the pending table, deadlines, the link's own errors, the writer task | `link/calls.rs` |
+//! | the calls: ids, the pending table, deadlines, the link's own errors, the writer task (over the connection's outbox, `output.rs`) | `link/calls.rs` |
 //! | hello → action pages → ready → welcome / refused | `link/handshake.rs` |
 //! | the reading side of one connection, its deadlines, its end | `link/io.rs` |
-//! | what is on its way to the app: direct writes by the caller, the writer task's queue | `link/writer.rs` |
 //!
 //! A connection goes [`accept`] (handshake under its deadline) → [`Handshaken::link`] (once the
 //! registry named it) → [`Handshaken::start`] (`welcome`, writer started) →
@@ -19,7 +18,6 @@
 mod calls;
 mod handshake;
 mod io;
-mod writer;
 
 use std::sync::Arc;
 

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::output::Output;
 use crate::EngineConfig;
+use crate::output::Output;
 
 /// What a connection's next request must wait for: a free in-flight slot, room in the output
 /// buffer, and its share of the response-byte budget ([`Admission`]).

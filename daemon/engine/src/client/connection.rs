@@ -24,8 +24,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use super::backpressure::{Backpressure, CallPermit};
 use super::lines::{Line, LineReader};
 use super::observer::ClientFate;
-use super::output::Output;
 use super::running::{Call, Running};
+use crate::output::Output;
 use crate::partial::Partial;
 use crate::{EngineConfig, PeerInfo};
 

@@ -16,8 +16,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use super::backpressure::CallPermit;
 use super::connection::{Connection, Ending, Handler};
 use super::json1::{self, code};
-use super::output::Output;
 use super::running::Call;
+use crate::output::Output;
 use crate::{Engine, PeerInfo, until};
 
 /// Control methods beyond the engine's own, with state that belongs to one control connection:

@@ -13,11 +13,11 @@ use super::backpressure::CallPermit;
 use super::connection::{Connection, Ending, Handler};
 use super::json1;
 use super::mcp::{self, Incoming};
-use super::output::Output;
 use super::peer_warnings::PeerWarnings;
 use super::running::Call;
 use super::select::{Route, Selection};
 use crate::app::Status;
+use crate::output::Output;
 use crate::{Engine, PeerInfo, until};
 
 /// Runs the connection of a client from `peer` to `target`'s endpoint until EOF, the app

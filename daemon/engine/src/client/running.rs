@@ -17,7 +17,7 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 
 use super::observer::ClientFate;
-use super::output::Output;
+use crate::output::Output;
 
 /// A running call: its response is written by the call itself.
 pub(crate) type Call = Pin<Box<dyn Future<Output = ()> + Send>>;

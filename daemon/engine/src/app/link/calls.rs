@@ -17,7 +17,7 @@
 //!
 //! "Written" starts when a request is taken for a write: by the calling task itself when no
 //! other call is outstanding and nothing is ahead of it, else by the link's writer task for its
-//! next write (the requests queued meanwhile are coalesced into one write; `writer.rs`). So a
+//! next write (the requests queued meanwhile are coalesced into one write; `output.rs`). So a
 //! request inside a write the app has not fully read yet counts as sent: its outcome is the
 //! app's to report.
 //!
@@ -45,9 +45,9 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
-use super::writer::{Outbox, Sink};
 use crate::EngineConfig;
 use crate::app::notices::Notices;
+use crate::output::{self, Drain, Outbox, Sink};
 
 /// What a call's caller receives: the app's result or error, unread, or the link's own error.
 pub type CallOutcome = Result<CallResult, ActionError>;
@@ -86,8 +86,9 @@ struct Calls {
     watched: bool,
     /// `activity` notices waiting for the next write.
     notices: Notices,
-    /// The frames on their way to the app and the write half (`writer.rs`).
-    out: Outbox,
+    /// The frames on their way to the app, tagged with their call's id, and the write half
+    /// (`output.rs`).
+    out: Outbox<u64>,
 }
 
 /// Marks request `id` as taken for a write; false if it was failed or forgotten before its turn
@@ -171,7 +172,7 @@ impl Link {
     /// Installs the write half of the connection once the app was welcomed: from now on a
     /// request with nothing ahead of it is written by its caller.
     pub(super) fn attach_writer(&self, sink: Sink) {
-        self.lock_calls().out.attach(sink);
+        self.lock_calls().out.put_back(sink);
     }
 
     /// Takes the write half for good (the link ended, or a write failed) with the rest of a
@@ -181,30 +182,9 @@ impl Link {
         self.lock_calls().out.detach()
     }
 
-    /// Completes when the writer task has something to look at ([`Link::next_write`]).
+    /// Completes when the writer task has something to look at ([`Drain::next_write`]).
     pub(super) async fn writer_woken(&self) {
         self.0.writer.notified().await;
-    }
-
-    /// The writer task's next write with the write half to write it with: the rest of a direct
-    /// write, the queued requests still pending (marked sent; coalesced), then the held
-    /// notices. `None` when there is nothing to write (or no write half).
-    pub(super) fn next_write(&self) -> Option<(Vec<u8>, Sink)> {
-        let mut calls = self.lock_calls();
-        let calls = &mut *calls;
-        let pending = &mut calls.pending;
-        let (mut batch, sink) = calls.out.take_write(|id| mark_sent(pending, id))?;
-        calls.notices.take(&mut batch);
-        if batch.is_empty() {
-            calls.out.put_back(sink);
-            return None;
-        }
-        Some((batch, sink))
-    }
-
-    /// Gives the write half back after the writer task's write.
-    pub(super) fn writer_done(&self, sink: Sink) {
-        self.lock_calls().out.put_back(sink);
     }
 
     /// The engine configuration.
@@ -265,7 +245,7 @@ impl Link {
                 mark_sent(&mut calls.pending, id);
                 let mut batch = frame;
                 calls.notices.take(&mut batch);
-                calls.out.write_direct(batch)
+                calls.out.write_direct(batch) > 0
             } else {
                 calls.out.push(id, frame);
                 true
@@ -397,6 +377,28 @@ impl Link {
     }
 }
 
+impl Drain for Link {
+    /// The writer task's next write with the write half to write it with: the rest of a direct
+    /// write, the queued requests still pending (marked sent; coalesced), then the held
+    /// notices. `None` when there is nothing to write (or no write half).
+    fn next_write(&self) -> Option<(Vec<u8>, Sink)> {
+        let mut calls = self.lock_calls();
+        let calls = &mut *calls;
+        let pending = &mut calls.pending;
+        let (mut batch, sink) = calls.out.take_write(|id| mark_sent(pending, *id))?;
+        calls.notices.take(&mut batch);
+        if batch.is_empty() {
+            calls.out.put_back(sink);
+            return None;
+        }
+        Some((batch, sink))
+    }
+
+    fn written(&self, sink: Sink, _len: usize) {
+        self.lock_calls().out.put_back(sink);
+    }
+}
+
 /// Removes a call's pending entry when its caller stops waiting (e.g. a client connection
 /// closed), so the late reply is recognised as unknown.
 struct ForgetOnDrop<'a> {
@@ -427,7 +429,7 @@ fn closed_error(reason: Reason) -> ActionError {
     ActionError::new(reason, message)
 }
 
-/// The writer task: whenever woken, writes what [`Link::next_write`] gives it until nothing is
+/// The writer task: whenever woken, writes what [`Drain::next_write`] gives it until nothing is
 /// left; on `bye`, writes the rest of a begun write, then `bye`, and shuts the write side down.
 /// Calls failed or timed out before their turn are not written at all.
 pub(super) async fn write_requests(link: Link, mut bye: oneshot::Receiver<Vec<u8>>) {
@@ -444,15 +446,12 @@ pub(super) async fn write_requests(link: Link, mut bye: oneshot::Receiver<Vec<u8
             }
             () = link.writer_woken() => {}
         }
-        while let Some((batch, mut wr)) = link.next_write() {
-            if let Err(e) = wr.write_all(&batch).await {
-                // The reader sees the same broken transport and ends the link; new calls fail
-                // at once meanwhile.
-                tracing::debug!(app = %link.0.slug, "write to app failed: {e}");
-                drop(link.detach_writer());
-                return;
-            }
-            link.writer_done(wr);
+        if let Err(e) = output::drain(&link).await {
+            // The reader sees the same broken transport and ends the link; new calls fail at
+            // once meanwhile.
+            tracing::debug!(app = %link.0.slug, "write to app failed: {e}");
+            drop(link.detach_writer());
+            return;
         }
     }
 }

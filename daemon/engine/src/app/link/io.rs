@@ -1,6 +1,6 @@
 //! The reading side of one app connection: frames in (bounded, with the partial-frame
 //! deadline), correlated replies and the app's other messages out to the engine; the calls'
-//! deadlines (one timer per link); the writer task's start (`writer.rs`) and the drain on
+//! deadlines (one timer per link); the writer task's start (`calls.rs`, over `output.rs`) and the drain on
 //! shutdown.
 
 use std::fmt;
@@ -150,7 +150,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
 }
 
 /// A registered app's connection: the reading side here, the writing side shared by the
-/// callers and a task of its own (`writer.rs`; so a slow app reader never stalls the replies).
+/// callers and a task of its own (`output.rs`; so a slow app reader never stalls the replies).
 pub struct LinkReader<R> {
     app: Link,
     reader: FrameReader<R>,

@@ -12,8 +12,8 @@ use jfgui_proto::{Limits, Map, Value};
 use crate::audit::{record::dropped_line, time::now_ms};
 use crate::backlog::RecvError;
 use crate::client::json1::{self, code};
-use crate::client::output::Output;
 use crate::client::running::Call;
+use crate::output::Output;
 use crate::{Engine, until};
 
 /// The method name.

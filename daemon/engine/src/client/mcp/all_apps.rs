@@ -38,8 +38,8 @@ use crate::client::json1;
 use crate::client::method::{Method, MethodError};
 use crate::client::methods;
 use crate::client::observer::ClientFate;
-use crate::client::output::Output;
 use crate::client::running::Call;
+use crate::output::Output;
 use crate::{AppSummary, Engine, PeerInfo, until};
 
 /// The name the all-apps server gives itself (`serverInfo.title`).
