@@ -1,6 +1,6 @@
 //! The audit log: every external call that reaches an app and can change it, recorded as one
 //! strict-JSON line in a private per-user state directory (see `docs/ARCHITECTURE.md`,
-//! "Audit").
+//! "The audit log").
 //!
 //! | part | file |
 //! |---|---|

@@ -856,7 +856,7 @@ async fn disabling_fails_queued_calls_and_closes_clients_but_sent_calls_finish()
     assert_eq!(events.next().await.unwrap(), EndpointEvent::Up { slug: "notepad".into() });
     let mut c = Client::connect(&engine, &app.slug);
     // A fresh connection starts a few calls at a time until small responses show it may run
-    // more (session.rs, Admission): warm it up.
+    // more (`client/backpressure.rs`, `Admission`): warm it up.
     for i in 100..108 {
         c.send(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"agent/info"}}"#)).await;
         let req = app.request().await;
@@ -912,8 +912,8 @@ async fn disabling_fails_queued_calls_and_closes_clients_but_sent_calls_finish()
 }
 
 /// A connection between calls (its last call answered, the next line not come) closes when its
-/// app is disabled, and on shutdown: what it watches for that is registered once and only looked
-/// at again when it changed (session.rs), so a change while it idles must still wake it.
+/// app is disabled, and on shutdown: what it watches for that is one wait for the connection's
+/// life (`client/endpoint.rs`), so a change while it idles must still wake it.
 #[tokio::test]
 async fn idle_clients_close_when_their_app_is_disabled_and_on_shutdown() {
     let engine = Engine::new(config());

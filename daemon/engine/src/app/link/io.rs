@@ -1,6 +1,6 @@
-//! The reading side of one app connection: frames in (bounded, with the partial-frame
-//! deadline), correlated replies and the app's other messages out to the engine; the calls'
-//! deadlines (one timer per link); the writer task's start (`calls.rs`, over `output.rs`) and the drain on
+//! The reading side of one app connection: frames in (bounded, with the partial-frame deadline),
+//! correlated replies and the app's other messages out to the engine; the calls' deadlines (one
+//! timer per link); the writer task's start (`calls.rs`, over `output.rs`) and the drain on
 //! shutdown.
 
 use std::fmt;
