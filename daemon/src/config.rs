@@ -265,9 +265,8 @@ impl Config {
 
     /// The audit log's settings.
     pub fn audit(&self) -> jfgui_engine::audit::AuditConfig {
-        let defaults = jfgui_engine::audit::AuditConfig::default();
         jfgui_engine::audit::AuditConfig {
-            dir: self.audit_dir.clone().or(defaults.dir),
+            dir: self.audit_dir.clone().or_else(jfgui_engine::audit::location::default_dir),
             max_bytes: self.audit_max_bytes,
             queue: to_usize(self.audit_queue),
             reads: self.audit_reads,

@@ -7,7 +7,7 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use clap::Args;
-use jfgui_engine::audit::{Audit, AuditConfig, Transport};
+use jfgui_engine::audit::{Audit, AuditConfig, Transport, location};
 use jfgui_engine::{EndpointEvent, EndpointEvents, Engine, EngineConfig, PeerInfo};
 use jfgui_proto::locations::ENV_HOST_CHANNEL;
 use tokio::process::{Child, Command};
@@ -79,7 +79,11 @@ pub async fn run(args: HeadlessArgs, ctx: Context) -> Result<(), Failure> {
     };
 
     // Calls are audited as the daemon's are, into the same log.
-    let audit = AuditConfig { max_bytes: args.audit_max_bytes, ..AuditConfig::default() };
+    let audit = AuditConfig {
+        dir: location::default_dir(),
+        max_bytes: args.audit_max_bytes,
+        ..AuditConfig::default()
+    };
     let audit = Some(Audit::start(audit));
     let engine = Engine::new(EngineConfig { audit, ..EngineConfig::default() });
     let mut events = engine.subscribe();

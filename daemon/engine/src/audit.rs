@@ -49,10 +49,11 @@ pub struct AuditConfig {
 }
 
 impl Default for AuditConfig {
-    /// The default directory ([`location::default_dir`]) and bounds, writes only.
+    /// No directory and the default bounds, writes only. The engine reads no environment: the
+    /// caller names the directory, usually [`location::default_dir`].
     fn default() -> Self {
         AuditConfig {
-            dir: location::default_dir(),
+            dir: None,
             max_bytes: DEFAULT_MAX_BYTES,
             queue: DEFAULT_QUEUE,
             reads: false,
