@@ -241,7 +241,7 @@ pub struct Config {
     #[arg(long)]
     pub audit_inputs: bool,
 
-    /// Browser bridge: /rpc clients (distinct `session` values) per attached tab.
+    /// Browser bridge: /rpc clients (distinct session values) per attached tab.
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
     pub bridge_max_sessions: u64,
 }
