@@ -1,7 +1,7 @@
-//! A small JSON-RPC 2.0 line client over a `transport` connection: the control socket
-//! `agentd.sock` and the per-app endpoint sockets (named pipes on Windows) speak the same
-//! framing (one strict-JSON object per line, see docs/PROTOCOL.md, "Lines").
-//! Every line in and out goes through `jfgui_proto::parse` / `encode` with the default limits.
+//! A small JSON-RPC 2.0 line client over a `transport` connection: the control socket `agentd.sock`
+//! and the per-app endpoint sockets (named pipes on Windows) speak the same framing (one
+//! strict-JSON object per line). Every line in and out goes through `jfgui_proto::parse` / `encode`
+//! with the default limits.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -43,14 +43,14 @@ impl std::fmt::Debug for Client {
     }
 }
 
-/// Connects to `path`, mapping the OS error to the CLI's exit codes ([`Exit`]).
+/// Connects to `path`, mapping the OS error to the CLI's exit codes.
 pub async fn connect_stream(path: &Path, peer: &Peer) -> Result<(Reader, Writer), Failure> {
     transport::connect(path).await.map_err(|e| connect_failure(path, peer, &e))
 }
 
-/// The failure for a connect error on `path`. A refusal by the client-side trust checks (the runtime dir
-/// passes the daemon's rule, the listener runs as us or root) is exit 5 with the refusal's one line, which names the directory (path, owner uid,
-/// mode) or the listener's uid.
+/// The failure for a connect error on `path`. A refusal by the client-side trust checks is exit 5
+/// with the refusal's one line, which names the directory (path, owner uid, mode) or the listener's
+/// uid.
 pub fn connect_failure(path: &Path, peer: &Peer, e: &io::Error) -> Failure {
     if let Some(refusal) = Refusal::find(e) {
         let reason = match refusal {
@@ -100,6 +100,32 @@ impl Client {
             answered: false,
             timeout,
         }
+    }
+
+    /// Every action of the endpoint (matching `query`), all pages of `actions/list` merged.
+    pub async fn all_actions(&mut self, query: Option<&str>) -> Result<Vec<Value>, Failure> {
+        let mut actions: Vec<Value> = Vec::new();
+        let mut cursor: Option<Value> = None;
+        for _ in 0..MAX_PAGES {
+            let mut params = Map::new();
+            if let Some(q) = query {
+                params.insert("query", q);
+            }
+            if let Some(c) = cursor.take() {
+                params.insert("cursor", c);
+            }
+            params.insert("limit", 100u64);
+            let mut page = self.request("actions/list", params).await?;
+            match page.remove("actions") {
+                Some(Value::Array(items)) => actions.extend(items),
+                _ => return Err(malformed("without an `actions` array")),
+            }
+            match page.remove("nextCursor") {
+                None | Some(Value::Null) => return Ok(actions),
+                Some(next) => cursor = Some(next),
+            }
+        }
+        Err(malformed(&format!("more than {MAX_PAGES} pages")))
     }
 
     /// Sends one request and waits for its answer: the `result` object, or the failure the
@@ -247,6 +273,14 @@ fn interpret(value: &Value, id: u64, method: &str) -> Result<Map, Failure> {
     }
 }
 
+/// Pages of `actions/list` fetched at most: 100 actions each, far more than any app registers;
+/// a daemon that keeps returning cursors beyond this is broken, not large.
+const MAX_PAGES: usize = 1000;
+
+fn malformed(what: &str) -> Failure {
+    Failure::new(Exit::Protocol, "malformed_response", format!("actions/list answered {what}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,9 +330,10 @@ mod tests {
         );
     }
 
-    /// A squatted runtime dir, as far as one user can stage it: a dir writable by others is refused before
-    /// connecting (exit 5, the line names the dir, owner and mode; the listener saw nothing),
-    /// and "not running" names the dir looked in and how to start the daemon exactly there.
+    /// A runtime dir planted by someone else, as far as one user can stage it: a dir writable by
+    /// others is refused before connecting (exit 5, the line names the dir, owner and mode; the
+    /// listener saw nothing), and "not running" names the dir looked in and how to start the daemon
+    /// exactly there.
     #[cfg(unix)]
     #[tokio::test]
     async fn untrusted_dirs_are_refused_and_a_missing_daemon_names_its_dir() {

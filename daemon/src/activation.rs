@@ -1,6 +1,6 @@
-//! Socket activation and readiness for systemd (FAULTS A9, SPEC S8 idle exit): the listening
-//! sockets a service manager hands over (`LISTEN_PID`, `LISTEN_FDS`, `LISTEN_FDNAMES`, as
-//! sd_listen_fds(3) defines them) and the `sd_notify` states READY=1 and STOPPING=1.
+//! Socket activation and readiness for systemd: the listening sockets a service manager hands over
+//! (`LISTEN_PID`, `LISTEN_FDS`, `LISTEN_FDNAMES`, as sd_listen_fds(3) defines them) and the
+//! `sd_notify` states READY=1 and STOPPING=1.
 //!
 //! Pinned semantics:
 //! - No `LISTEN_PID`: not activated; the daemon binds its own sockets.
@@ -26,7 +26,8 @@ use std::time::Duration;
 pub const HOST_NAME: &str = "host";
 /// `FileDescriptorName=` of the control socket (`agentd.sock`).
 pub const CONTROL_NAME: &str = "control";
-/// `--idle-exit` when activated and the flag is not given (SPEC S8).
+/// `--idle-exit` when activated and the flag is not given (a socket-activated daemon is restarted
+/// on demand, so it may leave when idle).
 const ACTIVATED_IDLE_EXIT: Duration = Duration::from_secs(30);
 
 const LISTEN_PID: &str = "LISTEN_PID";

@@ -1,12 +1,12 @@
-//! The browser bridge (SPEC S10): a web app in a browser tab registers with the daemon like any
-//! other app, over HTTP/1.1 on 127.0.0.1.
+//! The browser bridge: a web app in a browser tab registers with the daemon like any other app,
+//! over HTTP/1.1 on 127.0.0.1.
 //!
 //! The bridge is one more transport of the host channel. `/connect` turns the tab's
 //! registration into the native handshake frames and runs [`Engine::serve_app`] over an
 //! in-memory pipe, so the tab gets a slug, an endpoint socket, a place in `apps/list` and the
 //! all-apps MCP server exactly like a native app; the daemon's `request` frames become `/poll`
 //! items and `/result` bodies become `reply` frames. `/rpc` gives token holders JSON-1 or MCP
-//! sessions on the attached app through [`Engine::serve_client`], again over in-memory pipes.
+//! clients of the attached app through [`Engine::serve_client`], again over in-memory pipes.
 //! The bridge itself has no app state and no actions.
 //!
 //! It exists only while the control connection that opened it (`bridge/open`, sent by
@@ -21,7 +21,7 @@
 //! | Host, Origin, token and CORS checks | `bridge/guard.rs`, `bridge/token.rs` |
 //! | routes and request bodies | `bridge/routes.rs`, `bridge/http.rs` |
 //! | the attached browser: queue, delivered ids, expiry | `bridge/browser.rs` |
-//! | `/rpc` sessions | `bridge/sessions.rs` |
+//! | the `/rpc` clients, one per `session` value | `bridge/rpc_clients.rs` |
 
 // A refusal is an HTTP answer, built where the reason is known and returned as is: boxing the
 // cold error path of every guard would only add noise.
@@ -33,24 +33,23 @@ mod guard;
 mod http;
 mod listener;
 mod routes;
-mod sessions;
+mod rpc_clients;
 mod token;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use jfgui_engine::Engine;
 use tokio::task::JoinHandle;
-
-use crate::Engine;
 
 pub use control::Bridges;
 
 use browser::Attachment;
 use token::Token;
 
-/// Every bound of the bridge (SPEC S10); [`Default`] gives the shipped values, and each is a
-/// daemon flag (`--bridge-*`) so tests reach them in milliseconds.
+/// Every bound of the bridge; [`Default`] gives the shipped values, and each is a daemon flag
+/// (`--bridge-*`) so tests reach them in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BridgeLimits {
     /// Requests queued for, or delivered to and not yet answered by, the browser (64). One
@@ -70,7 +69,7 @@ pub struct BridgeLimits {
     pub header_deadline: Duration,
     /// A request body must arrive within this (10 s); 408 otherwise.
     pub body_deadline: Duration,
-    /// `/rpc` sessions per attached browser (16).
+    /// `/rpc` clients (one per `session` value) per attached browser (16).
     pub max_sessions: usize,
 }
 
@@ -90,7 +89,7 @@ impl Default for BridgeLimits {
     }
 }
 
-/// Most items one `/poll` answer carries (SPEC S10).
+/// Most items one `/poll` answer carries.
 pub const ITEMS_PER_POLL: usize = 8;
 
 /// What every connection of one open bridge shares.

@@ -1,7 +1,7 @@
 //! Command-line flags of `jfgui-agentd` (clap) and the validated `Config` built from them.
 //!
-//! Every bound and deadline of SPEC S8 "Defaults" is a flag with the spec value as its default,
-//! so tests can hit a limit in milliseconds (FAULTS §0.2) and nobody needs a config file.
+//! Every bound and deadline is a flag with the shipped value as its default, so tests can hit a
+//! limit in milliseconds and nobody needs a config file.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -25,7 +25,7 @@ pub mod exit {
 }
 
 const AFTER_HELP: &str = "\
-Files (ARCHITECTURE \"Locations\"): the runtime dir is --runtime-dir, else $JFGUI_RUNTIME_DIR, \
+Files: the runtime dir is --runtime-dir, else $JFGUI_RUNTIME_DIR, \
 else $XDG_RUNTIME_DIR/jfgui-agent, else /run/user/UID/jfgui-agent when /run/user/UID is a \
 directory of ours not writable by others (where clients started without XDG_RUNTIME_DIR, as \
 MCP clients start servers, look too), else /tmp/jfgui-agent-UID. It holds agentd.lock, \
@@ -223,12 +223,12 @@ pub struct Config {
     pub audit_dir: Option<PathBuf>,
 
     /// Rotate the audit log before it grows beyond this; 4 files are kept.
-    #[arg(long, value_name = "BYTES", env = "JFGUI_AUDIT_MAX_BYTES", default_value_t = crate::audit::DEFAULT_MAX_BYTES, value_parser = clap::value_parser!(u64).range(256..))]
+    #[arg(long, value_name = "BYTES", env = "JFGUI_AUDIT_MAX_BYTES", default_value_t = jfgui_engine::audit::DEFAULT_MAX_BYTES, value_parser = clap::value_parser!(u64).range(256..))]
     pub audit_max_bytes: u64,
 
     /// Audit records waiting for the disk; beyond this they are dropped and counted
     /// (daemon/status auditDropped), never delaying a call.
-    #[arg(long, value_name = "N", default_value_t = crate::audit::DEFAULT_QUEUE as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = jfgui_engine::audit::DEFAULT_QUEUE as u64, value_parser = clap::value_parser!(u64).range(1..))]
     pub audit_queue: u64,
 
     /// Also record calls that only read (read actions, state/inspect, resources/read,
@@ -241,13 +241,14 @@ pub struct Config {
     #[arg(long)]
     pub audit_inputs: bool,
 
-    /// Browser bridge: /rpc sessions per attached tab.
+    /// Browser bridge: /rpc clients (distinct session values) per attached tab.
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
     pub bridge_max_sessions: u64,
 }
 
 impl Config {
     /// The browser bridge's bounds.
+    #[cfg(feature = "server")]
     pub fn bridge_limits(&self) -> crate::bridge::BridgeLimits {
         crate::bridge::BridgeLimits {
             queue: to_usize(self.bridge_queue),
@@ -263,10 +264,9 @@ impl Config {
     }
 
     /// The audit log's settings.
-    pub fn audit(&self) -> crate::audit::AuditConfig {
-        let defaults = crate::audit::AuditConfig::default();
-        crate::audit::AuditConfig {
-            dir: self.audit_dir.clone().or(defaults.dir),
+    pub fn audit(&self) -> jfgui_engine::audit::AuditConfig {
+        jfgui_engine::audit::AuditConfig {
+            dir: self.audit_dir.clone().or_else(jfgui_engine::audit::location::default_dir),
             max_bytes: self.audit_max_bytes,
             queue: to_usize(self.audit_queue),
             reads: self.audit_reads,
@@ -349,6 +349,7 @@ mod tests {
         assert_eq!(c.partial_idle, Duration::from_secs(30));
         assert_eq!(c.shutdown_drain, Duration::from_secs(5));
         assert_eq!(c.json_limits(), jfgui_proto::Limits::DEFAULT);
+        #[cfg(feature = "server")]
         assert_eq!(c.bridge_limits(), crate::bridge::BridgeLimits::default());
         assert_eq!(c.idle_exit, None);
         assert!(!c.demo);

@@ -2,27 +2,19 @@
 // what its library holds.
 #![doc = include_str!("../README.md")]
 
-pub mod audit;
-mod backlog;
-mod engine;
-
-pub use engine::{
-    AppSummary, Connections, ControlError, ControlMethods, EndpointEvent, EndpointEvents,
-    EndpointNaming, Engine, EngineConfig, OfflineMcp, PeerInfo, drop_non_mcp_error_id,
-    is_mcp_request_id, mcp_error_line,
-};
-
-// OS layer (daemon-os): runtime dir and lock (Unix), listeners, endpoints, process life. Only
-// what `main.rs` needs is public: configuration, logging and the server's entry point.
-#[cfg(unix)]
-mod activation;
-pub mod bridge;
 pub mod config;
-mod endpoints;
-#[cfg(unix)]
+
+#[cfg(all(unix, feature = "server"))]
+mod activation;
+#[cfg(feature = "server")]
+pub mod bridge;
+#[cfg(all(unix, feature = "server"))]
 mod lock;
+#[cfg(feature = "server")]
 pub mod logging;
-#[cfg(unix)]
+#[cfg(all(unix, feature = "server"))]
 mod runtime_dir;
+#[cfg(feature = "server")]
 pub mod server;
+#[cfg(feature = "server")]
 mod transport;

@@ -1,7 +1,7 @@
-//! The single-instance lock `agentd.lock` (SPEC S8, FAULTS A6, A12): `flock(LOCK_EX|LOCK_NB)`
-//! on a file opened `O_NOFOLLOW|O_NONBLOCK` (a planted symlink is refused, a planted FIFO
-//! cannot block us), holding the winner's pid. A lock file nobody holds (a crashed daemon's)
-//! is simply taken over: the kernel released the flock when its holder died.
+//! The single-instance lock `agentd.lock`: `flock(LOCK_EX|LOCK_NB)` on a file opened
+//! `O_NOFOLLOW|O_NONBLOCK` (a planted symlink is refused, a planted FIFO cannot block us), holding
+//! the winner's pid. A lock file nobody holds (a crashed daemon's) is simply taken over: the kernel
+//! released the flock when its holder died.
 
 use std::fmt;
 use std::fs::{File, OpenOptions};

@@ -6,8 +6,9 @@
 //! a pipe a supervisor stopped reading, journald's stream socket while journald is busy. A
 //! plain `write(2)` to a full pipe blocks, and every connection would stop with it. So events
 //! are formatted on the event loop but written by a background thread ([`writer`]) through a
-//! queue of at most `--log-queue-lines` lines; when it is full, further lines are dropped and counted rather than waited for. The
-//! count is `logDropped` of `daemon/status` ([`dropped_lines`]), and once the queue takes
+//! queue of at most `--log-queue-lines` lines; when it is full, further lines are dropped and
+//! counted rather than waited for. The count goes to the engine as a handle ([`init`]'s
+//! `dropped`), which reports it as `logDropped` of `daemon/status`, and once the queue takes
 //! lines again the log itself says how many were lost ([`DropNotice`]).
 //!
 //! Why not journald's socket instead: it covers only a daemon started by systemd (the plain
@@ -19,9 +20,10 @@
 mod writer;
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use jfgui_engine::Counter;
 use tracing::{Event, Subscriber};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
@@ -33,10 +35,6 @@ use crate::config::LogFormat;
 /// The filter used when neither variable is set.
 pub const DEFAULT_FILTER: &str = "info";
 
-/// The installed writer's queue, for its dropped-line count (unset before [`init`], and in
-/// processes that never call it, such as the CLI running the engine headless).
-static QUEUE: OnceLock<Arc<Queue>> = OnceLock::new();
-
 /// Keeps the background writer alive; dropping it (at the end of `main`) writes out what is
 /// queued. That final flush waits about a second at most, so even a stalled stderr cannot
 /// keep the daemon from exiting.
@@ -46,16 +44,16 @@ pub struct LogGuard {
     _writer: WriterGuard,
 }
 
-/// Installs the global subscriber writing through a queue of `queue_lines` lines. A bad filter
-/// is reported on stderr and replaced by the default, so a typo in `RUST_LOG` never keeps the
-/// daemon from starting. Fails only when the writer thread cannot be started.
-pub fn init(format: LogFormat, queue_lines: usize) -> std::io::Result<LogGuard> {
+/// Installs the global subscriber writing through a queue of `queue_lines` lines, counting the
+/// lines it drops in `dropped`. A bad filter is reported on stderr and replaced by the default,
+/// so a typo in `RUST_LOG` never keeps the daemon from starting. Fails only when the writer
+/// thread cannot be started.
+pub fn init(format: LogFormat, queue_lines: usize, dropped: Counter) -> std::io::Result<LogGuard> {
     let (filter, problem) = filter_from(|name| std::env::var(name).ok());
     // Colours only for a person at a terminal, never in journald or a captured log file.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let (writer, guard) = writer::spawn(queue_lines, std::io::stderr())?;
-    let notice = DropNotice { queue: Arc::clone(writer.queue()), reported: AtomicUsize::new(0) };
-    let _ = QUEUE.set(Arc::clone(writer.queue()));
+    let (writer, guard) = writer::spawn(queue_lines, std::io::stderr(), dropped)?;
+    let notice = DropNotice { queue: Arc::clone(writer.queue()), reported: AtomicU64::new(0) };
     let fmt = tracing_subscriber::fmt::layer().with_writer(writer).with_ansi(ansi);
     let fmt = match format {
         LogFormat::Text => fmt.boxed(),
@@ -66,11 +64,6 @@ pub fn init(format: LogFormat, queue_lines: usize) -> std::io::Result<LogGuard> 
         tracing::warn!("{problem}; using the default filter {DEFAULT_FILTER:?}");
     }
     Ok(LogGuard { _writer: guard })
-}
-
-/// Log lines dropped so far because stderr did not keep up (`daemon/status` `logDropped`).
-pub fn dropped_lines() -> u64 {
-    QUEUE.get().map_or(0, |q| q.dropped_lines() as u64)
 }
 
 thread_local! {
@@ -85,7 +78,7 @@ thread_local! {
 struct DropNotice {
     queue: Arc<Queue>,
     /// The dropped-line count the log has already reported.
-    reported: AtomicUsize,
+    reported: AtomicU64,
 }
 
 impl<S: Subscriber> Layer<S> for DropNotice {

@@ -7,18 +7,21 @@ use std::process::ExitCode;
 use clap::Parser;
 use jfgui_daemon::config::{Config, exit, to_usize};
 use jfgui_daemon::{logging, server};
+use jfgui_engine::Counter;
 
 fn main() -> ExitCode {
     let config = Config::parse();
+    let log_dropped = Counter::default();
     // Held until the daemon has stopped, so what is still queued gets written out.
-    let _log = match logging::init(config.log_format, to_usize(config.log_queue_lines)) {
+    let lines = to_usize(config.log_queue_lines);
+    let _log = match logging::init(config.log_format, lines, log_dropped.clone()) {
         Ok(guard) => guard,
         Err(e) => {
             eprintln!("jfgui-agentd: cannot start the log writer thread: {e}");
             return ExitCode::from(exit::RUNTIME);
         }
     };
-    ExitCode::from(server::run(config, server::engine))
+    ExitCode::from(server::run(config, log_dropped))
 }
 
 /// The C library's `pow`, defined by the binary itself. It is the only function the daemon

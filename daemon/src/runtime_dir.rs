@@ -1,7 +1,7 @@
-//! The runtime dir (SPEC S8, S11; FAULTS A3–A7, A14): create it 0700 or adopt an existing one
-//! only after checking it through an open directory fd, then make it the working directory so
-//! every later file and socket is created relative to the verified inode, never re-resolved by
-//! path (a swapped symlink after the check cannot redirect us: FAULTS A7).
+//! The runtime dir: create it 0700 or adopt an existing one only after checking it through an open
+//! directory fd, then make it the working directory so every later file and socket is created
+//! relative to the verified inode, never re-resolved by path (a swapped symlink after the check
+//! cannot redirect us).
 //!
 //! Rules: the final component must not be a symlink (parents may be: macOS `/var` is one); the
 //! owner must be our uid; group/other write bits are refused (entries may have been planted);
@@ -98,7 +98,7 @@ pub enum Opened {
 }
 
 /// Endpoints need room for at least this many slug characters in `sun_path`, or the runtime
-/// dir is refused at start-up rather than every app failing later (FAULTS A13).
+/// dir is refused at start-up rather than every app failing later.
 pub const MIN_SLUG_ROOM: usize = 8;
 
 /// Refuses a runtime dir whose socket paths would not fit `sun_path` (checked before anything
@@ -236,8 +236,8 @@ impl RuntimeDir {
         }
     }
 
-    /// False once the dir was removed or replaced under us (logout cleanup, FAULTS E3): its
-    /// link count dropped to zero, or the path now names another inode.
+    /// False once the dir was removed or replaced under us (logout cleanup): its link count dropped
+    /// to zero, or the path now names another inode.
     pub fn still_present(&self) -> bool {
         let alive = self.dir.metadata().map(|m| m.nlink() > 0).unwrap_or(false);
         let same = std::fs::symlink_metadata(&self.path)
@@ -247,8 +247,9 @@ impl RuntimeDir {
     }
 }
 
-/// Removes `name` from the dir only if it is a socket (lstat, never following a link). A
-/// missing entry is fine; anything else is refused with a message naming it (FAULTS A6).
+/// Removes `name` from the dir only if it is a socket (lstat, never following a link). A missing
+/// entry is fine; anything else is refused with a message naming it (a planted file or link is
+/// never deleted).
 pub fn remove_stale_socket(rt: &RuntimeDir, name: &str) -> Result<(), DirError> {
     let path = rt.path.join(name);
     match std::fs::symlink_metadata(name) {
@@ -294,7 +295,7 @@ fn refused(path: &Path, reason: String) -> DirError {
     DirError::Refused { path: path.into(), reason }
 }
 
-/// The S11 rule (`jfgui_proto::locations::judge_dir`, which clients apply too) for a
+/// The runtime dir rule (`jfgui_proto::locations::judge_dir`, which clients apply too) for a
 /// directory with owner `owner` and permission bits `mode`, run as `me`, with the daemon's
 /// advice for a refusal.
 fn judge(owner: u32, mode: u32, me: u32) -> Verdict {

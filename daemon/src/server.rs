@@ -1,16 +1,15 @@
 //! The daemon's life: start-up, listeners (`agentd.sock`, `host.sock`, `mcp.sock` and the
-//! endpoints, or their named pipes), engine, stop (SPEC S8). Everything platform lives
-//! here and below (`unix`, `windows`); the engine only ever sees accepted, peer-checked
-//! streams through the [`port::EnginePort`] trait, which `engine_adapter.rs` implements for
-//! the engine.
+//! endpoints, or their named pipes), engine, stop. Everything platform lives here and below
+//! (`unix`, `windows`); the engine only ever sees accepted, peer-checked streams, handed to it
+//! by the [`Service`] (`service.rs`).
 
-pub(crate) mod accept;
+mod accept;
 mod demo;
 #[cfg(unix)]
 mod dir_watch;
-mod engine_adapter;
-pub(crate) mod gate;
-pub mod port;
+mod endpoints;
+mod gate;
+mod service;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod trim;
 #[cfg(unix)]
@@ -25,12 +24,11 @@ use tokio::task::JoinHandle;
 
 use accept::{TurnAway, accept_loop};
 use gate::{Class, Gate};
-use port::EnginePort;
 
 use crate::config::{Config, to_usize};
 use crate::transport::Listener;
 
-pub use engine_adapter::engine;
+pub use service::Service;
 #[cfg(unix)]
 pub use unix::run;
 #[cfg(windows)]
@@ -38,7 +36,7 @@ pub use windows::run;
 
 /// Slack on top of `--shutdown-drain` before the daemon stops waiting for the engine: its
 /// grace for peers that do not let go, then the audit flush.
-const SHUTDOWN_SLACK: Duration = Duration::from_secs(2).saturating_add(crate::engine::AUDIT_FLUSH);
+const SHUTDOWN_SLACK: Duration = Duration::from_secs(2).saturating_add(jfgui_engine::AUDIT_FLUSH);
 
 /// The async runtime: the current thread by default, a pool of `--worker-threads` workers
 /// otherwise (the same on every platform).
@@ -78,7 +76,7 @@ struct Listeners {
 /// Accepts on the control, host and MCP listeners (the same on every platform), each in a
 /// task of its own; abort the tasks to stop accepting. The MCP listener counts as a client
 /// listener under the connection cap.
-fn listen<E: EnginePort>(listeners: Listeners, gate: &Gate, engine: &E) -> [JoinHandle<()>; 3] {
+fn listen(listeners: Listeners, gate: &Gate, engine: &Service) -> [JoinHandle<()>; 3] {
     let Listeners { control, host, mcp } = listeners;
     [
         tokio::spawn(accept_loop(control, gate.clone(), Class::Client, TurnAway::JsonRpc, {

@@ -1,10 +1,10 @@
 //! Dispatch overhead: a trivial action through the `Dispatcher` (every check it makes:
 //! lookup, input schema, capabilities, availability, revision, output schema) against calling
-//! the host's method directly, and one request through the sans-IO endpoint (decode the
+//! the host's method directly, and one request through the sans-IO host channel (decode the
 //! frame, dispatch, encode the reply frame). Run: `cargo bench -p jfgui-host-sdk --bench dispatch`.
 
 use divan::Bencher;
-use jfgui_host_sdk::channel::{Endpoint, Identity};
+use jfgui_host_sdk::channel::{HostChannel, Identity};
 use jfgui_host_sdk::{
     ActionError, ActionSpec, Context, Dispatcher, Execution, Host, Map, Property, Schema, Value,
     schema,
@@ -89,7 +89,7 @@ fn dispatched_noop(bencher: Bencher<'_, '_>) {
     d.set_enabled(true);
     let call = ExecuteCall {
         action: "noop".into(),
-        input: Value::Object(Map::new()),
+        input: Value::Object(Map::new()).into(),
         expected_revision: None,
     };
     bencher.bench_local(|| divan::black_box(d.execute(&mut host, 1, &call)));
@@ -107,8 +107,11 @@ fn dispatched_write(bencher: Bencher<'_, '_>) {
     let mut host = Bench::default();
     let mut d = Dispatcher::new(&host).unwrap();
     d.set_enabled(true);
-    let mut call =
-        ExecuteCall { action: "counter.add".into(), input: add_input(), expected_revision: None };
+    let mut call = ExecuteCall {
+        action: "counter.add".into(),
+        input: add_input().into(),
+        expected_revision: None,
+    };
     bencher.bench_local(|| {
         call.expected_revision = Some(host.revision);
         divan::black_box(d.execute(&mut host, 1, &call))
@@ -116,11 +119,11 @@ fn dispatched_write(bencher: Bencher<'_, '_>) {
 }
 
 #[divan::bench]
-fn endpoint_roundtrip_noop(bencher: Bencher<'_, '_>) {
+fn channel_roundtrip_noop(bencher: Bencher<'_, '_>) {
     let mut host = Bench::default();
     let mut d = Dispatcher::new(&host).unwrap();
     d.set_enabled(true);
-    let mut e = Endpoint::new(d, Identity { display_name: "Bench".into(), pid: 1 }).unwrap();
+    let mut e = HostChannel::new(d, Identity { display_name: "Bench".into(), pid: 1 }).unwrap();
     let limits = frame_limits(&Limits::DEFAULT, DEFAULT_MAX_FRAME);
     let frame = |m: &DaemonMessage| encode_frame(m, &limits, DEFAULT_MAX_FRAME).unwrap();
     let welcome = DaemonMessage::Welcome(Welcome {
@@ -135,7 +138,7 @@ fn endpoint_roundtrip_noop(bencher: Bencher<'_, '_>) {
     e.consume_output(n);
     let call = ExecuteCall {
         action: "noop".into(),
-        input: Value::Object(Map::new()),
+        input: Value::Object(Map::new()).into(),
         expected_revision: None,
     };
     let request = frame(&DaemonMessage::Request(Request { id: 1, call: Call::Execute(call) }));

@@ -1,9 +1,9 @@
 //! The browser bridge's app side, sans-IO: the bridge's JSON bodies in and out
 //! (`docs/PROTOCOL.md`, "The browser bridge"), with the same [`Dispatcher`] behind them as on
 //! a socket. Whoever does the HTTP (a browser's `fetch`, through a small JavaScript loop)
-//! posts [`BridgeEndpoint::connect_body`] to `/connect`, gives the answer to
-//! [`BridgeEndpoint::connected`] and every `/poll` answer to [`BridgeEndpoint::handle_poll`],
-//! and posts each [`Post`] that [`BridgeEndpoint::next_post`] hands out, in order.
+//! posts [`BridgeChannel::connect_body`] to `/connect`, gives the answer to
+//! [`BridgeChannel::connected`] and every `/poll` answer to [`BridgeChannel::handle_poll`],
+//! and posts each [`Post`] that [`BridgeChannel::next_post`] hands out, in order.
 //!
 //! Bodies are strict JSON throughout, so ids and revisions keep their exact value even where
 //! the transport's own JSON would turn them into floats: the transport only moves bytes.
@@ -83,7 +83,7 @@ impl fmt::Display for BridgeError {
 
 /// The app's end of the bridge. See the module docs.
 #[derive(Debug)]
-pub struct BridgeEndpoint {
+pub struct BridgeChannel {
     dispatcher: Dispatcher,
     identity: Identity,
     client: Option<String>,
@@ -125,10 +125,10 @@ macro_rules! value {
     };
 }
 
-impl BridgeEndpoint {
-    /// An endpoint for `dispatcher`, not yet connected.
-    pub fn new(dispatcher: Dispatcher, identity: Identity) -> BridgeEndpoint {
-        BridgeEndpoint {
+impl BridgeChannel {
+    /// A bridge channel for `dispatcher`, not yet connected.
+    pub fn new(dispatcher: Dispatcher, identity: Identity) -> BridgeChannel {
+        BridgeChannel {
             dispatcher,
             identity,
             client: None,
@@ -144,7 +144,7 @@ impl BridgeEndpoint {
         &self.dispatcher
     }
 
-    /// The dispatcher, mutably. Enable and disable through [`BridgeEndpoint::set_enabled`] so
+    /// The dispatcher, mutably. Enable and disable through [`BridgeChannel::set_enabled`] so
     /// the daemon is told.
     pub fn dispatcher_mut(&mut self) -> &mut Dispatcher {
         &mut self.dispatcher
@@ -375,16 +375,16 @@ mod tests {
     use jfgui_proto::channel::{ActionInfo, AppMessage, Hello};
     use jfgui_proto::{Limits, Value};
 
-    use super::{BridgeEndpoint, PostRoute};
+    use super::{BridgeChannel, PostRoute};
     use crate::Dispatcher;
     use crate::channel::Identity;
     use crate::test_support::EchoHost;
 
-    fn connected(enabled: bool) -> (BridgeEndpoint, EchoHost) {
+    fn connected(enabled: bool) -> (BridgeChannel, EchoHost) {
         let host = EchoHost::default();
         let mut d = Dispatcher::new(&host).unwrap();
         d.set_enabled(enabled);
-        let mut b = BridgeEndpoint::new(d, Identity { display_name: "Web".into(), pid: 7 });
+        let mut b = BridgeChannel::new(d, Identity { display_name: "Web".into(), pid: 7 });
         let _ = b.connect_body();
         b.connected(br#"{"client":"c1","channelVersion":1,"maxMessageBytes":4096}"#).unwrap();
         (b, host)
@@ -397,7 +397,7 @@ mod tests {
     #[test]
     fn the_connect_body_is_hello_and_every_action() {
         let host = EchoHost::default();
-        let mut b = BridgeEndpoint::new(
+        let mut b = BridgeChannel::new(
             Dispatcher::new(&host).unwrap(),
             Identity { display_name: "Web".into(), pid: 7 },
         );
@@ -499,7 +499,7 @@ mod tests {
     #[test]
     fn a_switch_while_connecting_is_told_once_connected() {
         let host = EchoHost::default();
-        let mut b = BridgeEndpoint::new(
+        let mut b = BridgeChannel::new(
             Dispatcher::new(&host).unwrap(),
             Identity { display_name: "Web".into(), pid: 7 },
         );

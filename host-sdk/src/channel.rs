@@ -1,13 +1,13 @@
-//! The sans-IO host-channel endpoint (docs/PROTOCOL.md, "The host channel"): bytes from the daemon go in with
-//! [`Endpoint::feed`], bytes for the daemon come out of [`Endpoint::pending_output`], and
-//! [`Endpoint::pump`] runs at most `budget` queued requests through the [`Dispatcher`]. The
+//! The sans-IO side of the host channel (docs/PROTOCOL.md, "The host channel"): bytes from the daemon go in with
+//! [`HostChannel::feed`], bytes for the daemon come out of [`HostChannel::pending_output`], and
+//! [`HostChannel::pump`] runs at most `budget` queued requests through the [`Dispatcher`]. The
 //! same state machine serves a Unix socket, a named pipe, stdio pipes and the browser bridge.
 //!
-//! Lifecycle: [`Endpoint::new`] queues the handshake (`hello`, `actions` pages, `ready`); the
+//! Lifecycle: [`HostChannel::new`] queues the handshake (`hello`, `actions` pages, `ready`); the
 //! daemon answers `welcome` ([`Status::Registered`]) or `refused` ([`Status::Refused`]); then
 //! `request`s are queued by `feed` and answered by `pump`, in order. A malformed,
 //! unknown-field or over-limit frame, or a message out of order, is a fatal
-//! [`ProtocolError`]: the transport must be dropped, and [`Endpoint::reset`] starts over on a
+//! [`ProtocolError`]: the transport must be dropped, and [`HostChannel::reset`] starts over on a
 //! new connection (re-registering).
 
 use alloc::collections::VecDeque;
@@ -33,15 +33,15 @@ use crate::{Dispatcher, Host};
 pub const MAX_QUEUED_REQUESTS: usize = 256;
 
 /// Output bytes not yet taken by the transport above which `pump` stops running requests and
-/// [`Endpoint::wants_read`] turns false: a daemon that does not read gets backpressure, not an
+/// [`HostChannel::wants_read`] turns false: a daemon that does not read gets backpressure, not an
 /// app that buffers without bound. Four maximal frames.
 pub const OUTPUT_HIGH_WATER: usize = 4 * DEFAULT_MAX_FRAME;
 
 /// `activity` notices held between `feed` and `pump`; beyond it the oldest is dropped (and
-/// counted: [`Endpoint::activities_dropped`]): an app shows the latest, never a backlog.
+/// counted: [`HostChannel::activities_dropped`]): an app shows the latest, never a backlog.
 ///
 /// A notice is held as its frame body, not decoded: it arrives in the same read as the
-/// daemon's next requests, and decoding it ([`Endpoint::deliver_activities`]) waits until
+/// daemon's next requests, and decoding it ([`HostChannel::deliver_activities`]) waits until
 /// their replies are written.
 pub const MAX_QUEUED_ACTIVITIES: usize = 16;
 
@@ -54,7 +54,7 @@ pub struct Identity {
     pub pid: u32,
 }
 
-/// Where the endpoint is in its lifecycle.
+/// Where the channel is in its lifecycle.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Status {
     /// The handshake is queued or sent; no `welcome` yet.
@@ -101,7 +101,7 @@ impl fmt::Display for ProtocolError {
 #[cfg(feature = "std")]
 impl std::error::Error for ProtocolError {}
 
-/// What one [`Endpoint::pump`] did.
+/// What one [`HostChannel::pump`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pump {
     /// Requests answered.
@@ -114,7 +114,7 @@ pub struct Pump {
 
 /// The app's end of the host channel. See the module docs.
 #[derive(Debug)]
-pub struct Endpoint {
+pub struct HostChannel {
     dispatcher: Dispatcher,
     identity: Identity,
     max_frame: usize,
@@ -132,11 +132,11 @@ pub struct Endpoint {
     out_pos: usize,
 }
 
-impl Endpoint {
-    /// An endpoint for `dispatcher` with the handshake already queued. Frames from the daemon
+impl HostChannel {
+    /// A channel for `dispatcher` with the handshake already queued. Frames from the daemon
     /// may be at most [`DEFAULT_MAX_FRAME`] bytes.
-    pub fn new(dispatcher: Dispatcher, identity: Identity) -> Result<Endpoint, ProtocolError> {
-        let mut e = Endpoint {
+    pub fn new(dispatcher: Dispatcher, identity: Identity) -> Result<HostChannel, ProtocolError> {
+        let mut e = HostChannel {
             dispatcher,
             identity,
             max_frame: DEFAULT_MAX_FRAME,
@@ -155,10 +155,10 @@ impl Endpoint {
         Ok(e)
     }
 
-    /// The same endpoint asking the daemon for an `activity` notice after each call it
+    /// The same channel asking the daemon for an `activity` notice after each call it
     /// records for this app ([`Host::activity`] receives them). Call before any output is
     /// taken: the handshake is queued again with the request in `hello`.
-    pub fn with_activity(mut self) -> Result<Endpoint, ProtocolError> {
+    pub fn with_activity(mut self) -> Result<HostChannel, ProtocolError> {
         self.activity = true;
         self.reset()?;
         Ok(self)
@@ -203,7 +203,7 @@ impl Endpoint {
         &self.dispatcher
     }
 
-    /// The dispatcher, mutably. Enable and disable through [`Endpoint::set_enabled`] so the
+    /// The dispatcher, mutably. Enable and disable through [`HostChannel::set_enabled`] so the
     /// daemon is told.
     pub fn dispatcher_mut(&mut self) -> &mut Dispatcher {
         &mut self.dispatcher
@@ -234,7 +234,7 @@ impl Endpoint {
         }
     }
 
-    /// Queues `bye{reason}` and closes the endpoint; send the remaining output, then close
+    /// Queues `bye{reason}` and closes the channel; send the remaining output, then close
     /// the transport.
     pub fn bye(&mut self, reason: &str) {
         if self.is_open() {
@@ -262,7 +262,7 @@ impl Endpoint {
     }
 
     /// Takes bytes read from the daemon. Whole frames are decoded at once; requests are
-    /// queued for [`pump`](Endpoint::pump). An error is fatal for this connection.
+    /// queued for [`pump`](HostChannel::pump). An error is fatal for this connection.
     pub fn feed(&mut self, bytes: &[u8]) -> Result<(), ProtocolError> {
         if !self.is_open() {
             return match self.status {
@@ -334,7 +334,7 @@ impl Endpoint {
     }
 
     /// Answers at most `budget` queued requests, hands queued `activity` notices to the host
-    /// unless replies wait for the transport ([`Endpoint::deliver_activities`]), lets the host
+    /// unless replies wait for the transport ([`HostChannel::deliver_activities`]), lets the host
     /// advance its tasks ([`Host::tick`]) and queues their state changes for the daemon. Call
     /// it after `feed`, or from a UI tick; while output is backed up past
     /// [`OUTPUT_HIGH_WATER`] no request runs.
@@ -350,7 +350,7 @@ impl Endpoint {
             executed += 1;
         }
         if self.pending_output().is_empty() {
-            // An error is the endpoint's status now, which the transport checks.
+            // An error is the channel's status now, which the transport checks.
             let _ = self.deliver_activities(host);
         }
         let next_tick = self.tick(host);
@@ -358,8 +358,8 @@ impl Endpoint {
     }
 
     /// Lets the host advance its deferred work ([`Host::tick`]) and queues the tasks' state
-    /// changes for the daemon; answers when the host wants this again. [`Endpoint::pump`]
-    /// does it every time; a loop calls it itself after [`Endpoint::deliver_activities`]
+    /// changes for the daemon; answers when the host wants this again. [`HostChannel::pump`]
+    /// does it every time; a loop calls it itself after [`HostChannel::deliver_activities`]
     /// handed over notices, since a notice may give the host something to show later.
     pub fn tick<H: Host + ?Sized>(&mut self, host: &mut H) -> Option<Duration> {
         let next_tick = self.dispatcher.tick(host);
@@ -372,15 +372,15 @@ impl Endpoint {
     }
 
     /// Decodes the queued `activity` notices and hands them to [`Host::activity`], in order.
-    /// [`Endpoint::pump`] does it only once the output is taken, so neither decoding nor
+    /// [`HostChannel::pump`] does it only once the output is taken, so neither decoding nor
     /// showing a notice delays a reply (the daemon sends notices along with its next
     /// requests); a loop that writes the output after `pump` calls this after writing it.
     ///
     /// Answers how many were handed over: when any was, the loop lets the host tick
-    /// ([`Endpoint::tick`]) so that what the notices left it to do later has its deadline.
+    /// ([`HostChannel::tick`]) so that what the notices left it to do later has its deadline.
     ///
     /// A malformed notice is the fatal [`ProtocolError`] a malformed frame is in
-    /// [`Endpoint::feed`] (the status turns [`Status::Failed`]); the requests that came in
+    /// [`HostChannel::feed`] (the status turns [`Status::Failed`]); the requests that came in
     /// the same read have run by then.
     pub fn deliver_activities<H: Host + ?Sized>(
         &mut self,
@@ -405,7 +405,7 @@ impl Endpoint {
         &self.out[self.out_pos..]
     }
 
-    /// Marks `n` bytes of [`pending_output`](Endpoint::pending_output) as written.
+    /// Marks `n` bytes of [`pending_output`](HostChannel::pending_output) as written.
     pub fn consume_output(&mut self, n: usize) {
         self.out_pos = (self.out_pos + n).min(self.out.len());
         if self.out_pos == self.out.len() {

@@ -1,6 +1,6 @@
 //! The OS side of the host channel (feature `std`): a [`Connector`] that finds the daemon
 //! (`host.sock` in the runtime dir, or the named pipe on Windows), keeps the
-//! [`Endpoint`] connected, reconnects with capped, jittered backoff and re-registers after the
+//! [`HostChannel`] connected, reconnects with capped, jittered backoff and re-registers after the
 //! daemon restarts; [`serve_stdio`] for headless mode; and [`run`], a tiny loop for apps
 //! without an event loop.
 //!
@@ -52,7 +52,7 @@ use jfgui_proto::locations::Refusal;
 pub use stdio::{headless_requested, serve_stdio};
 
 use crate::Host;
-use crate::channel::{Endpoint, Status};
+use crate::channel::{HostChannel, Status};
 
 /// Requests answered per [`Connector::poll`] by [`run`]: enough to drain a burst, small enough
 /// that task ticks and writes interleave.
@@ -71,11 +71,11 @@ pub struct Wait {
     pub timeout: Option<Duration>,
 }
 
-/// Keeps an [`Endpoint`] connected to the daemon. Non-blocking: every call to
+/// Keeps an [`HostChannel`] connected to the daemon. Non-blocking: every call to
 /// [`poll`](Connector::poll) does what is possible now and says what to wait for.
 #[derive(Debug)]
 pub struct Connector {
-    endpoint: Endpoint,
+    channel: HostChannel,
     address: PathBuf,
     link: Option<platform::Link>,
     backoff: Backoff,
@@ -92,14 +92,14 @@ impl Connector {
     /// A connector for the daemon of this user (`host.sock` in the runtime dir; on Windows
     /// the user's host pipe). Fails only when the location cannot be resolved (e.g. a relative
     /// `JFGUI_RUNTIME_DIR`). Nothing is connected until the first [`poll`](Connector::poll).
-    pub fn new(endpoint: Endpoint) -> io::Result<Connector> {
-        Ok(Connector::with_address(endpoint, platform::default_address()?))
+    pub fn new(channel: HostChannel) -> io::Result<Connector> {
+        Ok(Connector::with_address(channel, platform::default_address()?))
     }
 
     /// A connector for an explicit socket path (or pipe name).
-    pub fn with_address(endpoint: Endpoint, address: impl Into<PathBuf>) -> Connector {
+    pub fn with_address(channel: HostChannel, address: impl Into<PathBuf>) -> Connector {
         Connector {
-            endpoint,
+            channel,
             address: address.into(),
             link: None,
             backoff: Backoff::new(),
@@ -115,23 +115,23 @@ impl Connector {
     /// stream ends, it reconnects to `address`.
     #[cfg(unix)]
     pub fn from_stream(
-        endpoint: Endpoint,
+        channel: HostChannel,
         stream: std::os::unix::net::UnixStream,
         address: impl Into<PathBuf>,
     ) -> io::Result<Connector> {
-        let mut c = Connector::with_address(endpoint, address);
+        let mut c = Connector::with_address(channel, address);
         c.link = Some(platform::Link::from_stream(stream)?);
         Ok(c)
     }
 
-    /// The endpoint (status, slug, dispatcher).
-    pub fn endpoint(&self) -> &Endpoint {
-        &self.endpoint
+    /// The host channel (status, slug, dispatcher).
+    pub fn channel(&self) -> &HostChannel {
+        &self.channel
     }
 
-    /// The endpoint, mutably (`set_enabled`, `dispatcher_mut().execute_local`).
-    pub fn endpoint_mut(&mut self) -> &mut Endpoint {
-        &mut self.endpoint
+    /// The host channel, mutably (`set_enabled`, `dispatcher_mut().execute_local`).
+    pub fn channel_mut(&mut self) -> &mut HostChannel {
+        &mut self.channel
     }
 
     /// The socket path or pipe name.
@@ -167,21 +167,21 @@ impl Connector {
         if self.link.is_some() {
             self.read_available();
         }
-        let pump = self.endpoint.pump(host, budget);
+        let pump = self.channel.pump(host, budget);
         if self.link.is_some() {
             self.flush();
         }
         // After the replies are written: a notice never delays one.
         let mut next_tick = pump.next_tick;
-        match self.endpoint.deliver_activities(host) {
+        match self.channel.deliver_activities(host) {
             Ok(0) => {}
             // What the notices gave the host to show later has its deadline in this tick.
-            Ok(_) => next_tick = self.endpoint.tick(host),
+            Ok(_) => next_tick = self.channel.tick(host),
             Err(e) if self.link.is_some() => self.disconnect(e.to_string()),
             Err(_) => {}
         }
         if self.link.is_some() {
-            match self.endpoint.status() {
+            match self.channel.status() {
                 Status::Registered => self.backoff.reset(),
                 Status::Registering => {}
                 Status::Refused(r) => {
@@ -191,7 +191,7 @@ impl Connector {
                     );
                     self.disconnect(why);
                 }
-                Status::Closed { reason } if self.endpoint.pending_output().is_empty() => {
+                Status::Closed { reason } if self.channel.pending_output().is_empty() => {
                     let why = format!("the channel was closed ({reason})");
                     self.disconnect(why);
                 }
@@ -200,7 +200,7 @@ impl Connector {
             }
         }
         let mut timeout = next_tick;
-        if self.endpoint.queued_requests() > 0 {
+        if self.channel.queued_requests() > 0 {
             timeout = Some(Duration::ZERO);
         }
         if self.link.is_none() && !self.leaving {
@@ -209,8 +209,8 @@ impl Connector {
         }
         let connected = self.link.is_some();
         Wait {
-            read: connected && self.endpoint.wants_read(),
-            write: connected && !self.endpoint.pending_output().is_empty(),
+            read: connected && self.channel.wants_read(),
+            write: connected && !self.channel.pending_output().is_empty(),
             timeout,
         }
     }
@@ -229,10 +229,10 @@ impl Connector {
     /// Sends `bye{reason}`, writes what is pending (waiting at most `grace`), and closes. No
     /// reconnect follows.
     pub fn close(&mut self, reason: &str, grace: Duration) {
-        self.endpoint.bye(reason);
+        self.channel.bye(reason);
         self.leaving = true;
         let deadline = Instant::now() + grace;
-        while self.link.is_some() && !self.endpoint.pending_output().is_empty() {
+        while self.link.is_some() && !self.channel.pending_output().is_empty() {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
@@ -251,7 +251,7 @@ impl Connector {
                 self.link = Some(link);
                 self.retry_at = None;
                 self.logged_refusal = None;
-                if let Err(e) = self.endpoint.reset() {
+                if let Err(e) = self.channel.reset() {
                     self.disconnect(e.to_string());
                 }
             }
@@ -280,12 +280,12 @@ impl Connector {
     }
 
     fn read_available(&mut self) {
-        while self.endpoint.wants_read() {
+        while self.channel.wants_read() {
             let Some(link) = self.link.as_mut() else { return };
             match link.read(&mut self.buf) {
                 Ok(0) => return self.disconnect("the daemon closed the connection".to_string()),
                 Ok(n) => {
-                    if let Err(e) = self.endpoint.feed(&self.buf[..n]) {
+                    if let Err(e) = self.channel.feed(&self.buf[..n]) {
                         return self.disconnect(e.to_string());
                     }
                     // A short read took everything the transport had: another read would only
@@ -303,11 +303,11 @@ impl Connector {
     }
 
     fn flush(&mut self) {
-        while !self.endpoint.pending_output().is_empty() {
+        while !self.channel.pending_output().is_empty() {
             let Some(link) = self.link.as_mut() else { return };
-            match link.write(self.endpoint.pending_output()) {
+            match link.write(self.channel.pending_output()) {
                 Ok(0) => return self.disconnect("the daemon stopped reading".to_string()),
-                Ok(n) => self.endpoint.consume_output(n),
+                Ok(n) => self.channel.consume_output(n),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return self.disconnect(format!("write failed: {e}")),

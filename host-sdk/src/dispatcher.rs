@@ -56,7 +56,7 @@ impl Dispatcher {
     }
 
     /// Enables or disables external calls; returns whether the state changed. Through a
-    /// channel endpoint, use [`Endpoint::set_enabled`](crate::channel::Endpoint::set_enabled)
+    /// host channel, use [`HostChannel::set_enabled`](crate::channel::HostChannel::set_enabled)
     /// so the daemon is told.
     pub fn set_enabled(&mut self, enabled: bool) -> bool {
         core::mem::replace(&mut self.enabled, enabled) != enabled
@@ -125,10 +125,16 @@ impl Dispatcher {
     ) -> Result<CallResult, ActionError> {
         self.check_enabled()?;
         let spec = self.lookup(&call.action)?;
-        check_call(host, &spec, &call.input)?;
+        check_call(host, &spec, &call.input.as_value())?;
         check_revision(&spec, call.expected_revision, host.revision())?;
-        let produced =
-            self.invoke(host, &spec, &call.input, Origin::External { request }, None, false)?;
+        let produced = self.invoke(
+            host,
+            &spec,
+            &call.input.as_value(),
+            Origin::External { request },
+            None,
+            false,
+        )?;
         Ok(result_of(produced, host.revision()))
     }
 
@@ -321,7 +327,7 @@ pub(crate) fn check_revision(
 
 fn result_of(produced: Produced, revision: u64) -> CallResult {
     match produced {
-        Produced::Output(output) => CallResult::Executed { output, revision },
+        Produced::Output(output) => CallResult::Executed { output: output.into(), revision },
         Produced::Task(task) => CallResult::Deferred { task, revision },
     }
 }

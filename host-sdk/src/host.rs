@@ -128,7 +128,7 @@ pub trait Host {
 
     /// Advances deferred work: report progress, finish tasks, and move tasks whose cancel was
     /// requested (state `cancelling`) to `cancelled` at a safe checkpoint; show what
-    /// [`Host::activity`] kept for later. Called by the endpoint after every pump and by the
+    /// [`Host::activity`] kept for later. Called by the channel after every pump and by the
     /// run loops, also after they delivered `activity` notices. Returns how soon it wants to
     /// be called again (`None`: only when a request arrives, so an idle app never wakes up).
     fn tick(&mut self, tasks: &mut TaskTable) -> Option<Duration> {
@@ -139,9 +139,9 @@ pub trait Host {
     /// An external call this app served was recorded in the daemon's audit log: who (a client
     /// name the app cannot know itself), what, and how it ended; for a "last agent action"
     /// display. Delivered after the replies are written
-    /// ([`Endpoint::deliver_activities`](crate::channel::Endpoint::deliver_activities)) and
+    /// ([`HostChannel::deliver_activities`](crate::channel::HostChannel::deliver_activities)) and
     /// only when the app asked for it
-    /// ([`Endpoint::with_activity`](crate::channel::Endpoint::with_activity)).
+    /// ([`HostChannel::with_activity`](crate::channel::HostChannel::with_activity)).
     ///
     /// A UI shows it at its own pace, not one repaint per notice: keep the latest and show it
     /// from [`Host::tick`] (which is called after notices are delivered, so a deadline it

@@ -1,5 +1,5 @@
 //! `TaskTable`: the app-side state of deferred work and the queue of state changes
-//! the endpoint reports to the daemon as `task` messages.
+//! the channel reports to the daemon as `task` messages.
 
 use alloc::collections::VecDeque;
 use alloc::string::String;
@@ -68,7 +68,7 @@ impl From<TaskError> for ActionError {
 /// [`request_cancel`](TaskTable::request_cancel) (from a client's `tasks/cancel`) only moves a
 /// running task to `cancelling`; the host calls [`cancelled`](TaskTable::cancelled) at its next
 /// safe checkpoint. Every change is queued for the daemon; several changes of one task before
-/// the endpoint sends them collapse into the latest, so the queue is bounded by the number of
+/// the channel sends them collapse into the latest, so the queue is bounded by the number of
 /// tasks.
 #[derive(Debug, Default)]
 pub struct TaskTable {

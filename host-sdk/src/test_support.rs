@@ -1,4 +1,4 @@
-//! Test doubles shared by the endpoint and connector tests: a small host and an in-memory
+//! Test doubles shared by the channel and connector tests: a small host and an in-memory
 //! daemon peer that speaks the host channel with proto's messages.
 
 use alloc::string::String;
@@ -10,7 +10,7 @@ use jfgui_proto::channel::{
 };
 use jfgui_proto::{ActionError, ActionSpec, Limits, Map, Property, Schema, Value, schema};
 
-use crate::channel::{Endpoint, Identity};
+use crate::channel::{HostChannel, Identity};
 use crate::{Context, Dispatcher, Execution, Host, TaskTable};
 
 static BIG_INPUT: Schema = Schema::Object {
@@ -115,10 +115,10 @@ impl Host for Registers {
     }
 }
 
-pub(crate) fn endpoint(host: &EchoHost, enabled: bool) -> Endpoint {
+pub(crate) fn channel(host: &EchoHost, enabled: bool) -> HostChannel {
     let mut d = Dispatcher::new(host).unwrap();
     d.set_enabled(enabled);
-    Endpoint::new(d, Identity { display_name: "Echo — tést".into(), pid: 42 }).unwrap()
+    HostChannel::new(d, Identity { display_name: "Echo — tést".into(), pid: 42 }).unwrap()
 }
 
 /// The daemon's side, in memory.
@@ -146,8 +146,8 @@ impl Peer {
         out
     }
 
-    /// Takes the endpoint's output and decodes it.
-    pub(crate) fn drain(&mut self, e: &mut Endpoint) -> Vec<AppMessage> {
+    /// Takes the channel's output and decodes it.
+    pub(crate) fn drain(&mut self, e: &mut HostChannel) -> Vec<AppMessage> {
         let bytes = e.pending_output().to_vec();
         e.consume_output(bytes.len());
         self.receive(&bytes)
@@ -173,7 +173,7 @@ impl Peer {
             id,
             Call::Execute(ExecuteCall {
                 action: action.into(),
-                input,
+                input: input.into(),
                 expected_revision: expected,
             }),
         )

@@ -6,7 +6,6 @@ use alloc::string::{String, ToString};
 use core::fmt;
 
 use crate::Schema;
-use crate::channel::ActionInfo;
 use crate::schema;
 
 /// Longest action name, in bytes (names are ASCII).
@@ -85,33 +84,14 @@ impl ActionSpec {
     pub const fn schemas(self, input: &'static Schema, output: &'static Schema) -> Self {
         ActionSpec { input, output, ..self }
     }
-
-    /// The spec as registered on the host channel and shown by `actions/describe`, with both
-    /// schemas rendered to JSON Schema. Fails when the name is not 1–128 ASCII letters, digits, `.`, `_` or `-`.
-    pub fn info(&self) -> Result<ActionInfo, RegistrationError> {
-        ActionName::try_from(self.name).map_err(|error| RegistrationError::InvalidName {
-            name: self.name.to_string(),
-            error,
-        })?;
-        Ok(ActionInfo {
-            name: self.name.to_string(),
-            description: self.description.to_string(),
-            kind: self.kind,
-            input_schema: self.input.to_json_schema(),
-            output_schema: self.output.to_json_schema(),
-            capabilities: self.capabilities,
-            undo: self.undo,
-            transaction: self.transaction.map(ToString::to_string),
-            command_id: self.command_id,
-        })
-    }
 }
 
 /// Checks an app's whole action list: every name valid, names unique, command ids
 /// unique. The first problem in list order is reported, naming the offending name or id.
 ///
 /// `host-sdk`'s `Dispatcher` calls this before it accepts a host; the daemon runs the same
-/// rule over the received [`ActionInfo`]s with [`validate_action_infos`].
+/// rule over the received [`ActionInfo`](crate::channel::ActionInfo)s with
+/// [`validate_action_infos`](crate::validate_action_infos).
 ///
 /// ```
 /// # use jfgui_proto::{ActionSpec, RegistrationError, validate_registration};
@@ -124,13 +104,8 @@ pub fn validate_registration(specs: &[ActionSpec]) -> Result<(), RegistrationErr
     check_registration(specs.iter().map(|s| (s.name, s.command_id)))
 }
 
-/// [`validate_registration`] for actions as received on the host channel.
-pub fn validate_action_infos(actions: &[ActionInfo]) -> Result<(), RegistrationError> {
-    check_registration(actions.iter().map(|a| (a.name.as_str(), a.command_id)))
-}
-
 /// One pass with ordered sets, so a registration of any size costs `O(n log n)`.
-fn check_registration<'a>(
+pub(crate) fn check_registration<'a>(
     actions: impl Iterator<Item = (&'a str, Option<u32>)>,
 ) -> Result<(), RegistrationError> {
     let mut names = BTreeMap::new();
@@ -261,7 +236,7 @@ mod tests {
     use alloc::format;
 
     use super::*;
-    use crate::Property;
+    use crate::{Property, validate_action_infos};
 
     static INPUT: Schema = Schema::Object {
         properties: &[Property { name: "text", schema: &schema::STRING, required: true }],

@@ -10,7 +10,7 @@
 //! `bye` before closing. `docs/PROTOCOL.md` is the full wire reference.
 //!
 //! The daemon checks the handshake with [`Hello::check_version`] and
-//! [`validate_action_infos`](crate::validate_action_infos) (a failure becomes the
+//! [`validate_action_infos`] (a failure becomes the
 //! [`Refused`] to send); both ends parse and encode frame bodies with [`frame_limits`].
 //!
 //! | part | file |

@@ -21,12 +21,13 @@ pub mod schema;
 
 pub use action::{
     ActionKind, ActionName, ActionSpec, MAX_ACTION_NAME, NameError, RegistrationError,
-    validate_action_infos, validate_registration,
+    validate_registration,
 };
 pub use action_error::{ActionError, AppRef, ErrorClass, Reason};
+pub use channel::validate_action_infos;
 pub use json::{
-    DecodeError, JsonError, JsonErrorKind, Limits, Map, Number, RawJson, Value, encode,
-    encode_into, encode_placed, from_value, parse, parse_with_raw, to_value, write_string,
+    DecodeError, Encode, JsonError, JsonErrorKind, Limits, Map, Number, Payload, RawJson, Value,
+    encode, encode_into, encode_placed, from_value, parse, parse_with_raw, to_value, write_string,
 };
 pub use line::{Line, LineDecoder};
 pub use schema::{Property, Schema, SchemaViolation};

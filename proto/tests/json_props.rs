@@ -171,7 +171,7 @@ fn fragment_agrees_with_tree(
 ) -> Result<(), TestCaseError> {
     let tree = parse(bytes, limits);
     let spliced = parse_with_raw(bytes, limits, path);
-    let (tree, mut spliced) = match (tree, spliced) {
+    let (tree, (mut spliced, fragment)) = match (tree, spliced) {
         (Ok(t), Ok(s)) => (t, s),
         (Err(a), Err(b)) => {
             prop_assert_eq!((a.kind(), a.offset()), (b.kind(), b.offset()));
@@ -189,6 +189,7 @@ fn fragment_agrees_with_tree(
                 s = m.get_mut(name).unwrap();
             }
             (None, other) => {
+                prop_assert!(fragment.is_none(), "a fragment where there is no value");
                 prop_assert_eq!(&*other, t);
                 return Ok(());
             }
@@ -197,9 +198,10 @@ fn fragment_agrees_with_tree(
             }
         }
     }
-    let Value::Raw(raw) = s.clone() else {
+    let Some(raw) = fragment else {
         return Err(TestCaseError::fail(format!("no fragment at {path:?}: {s:?}")));
     };
+    prop_assert_eq!(&*s, &Value::Null, "the fragment's place holds null");
     prop_assert_eq!(raw.as_bytes(), &encode(t, &Limits::DEFAULT).unwrap()[..]);
     prop_assert_eq!(&raw.to_value(), t);
     *s = raw.to_value();

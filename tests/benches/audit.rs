@@ -2,7 +2,7 @@
 //! without the `activity` notice the app gets about it.
 //!
 //! ```text
-//! cargo bench -p jfgui-tests --bench audit
+//! cargo bench -p jfgui-tests --features bench --bench audit
 //! ```
 //!
 //! Writes are always recorded, so the cost is measured where the daemon has a switch: three

@@ -2,7 +2,7 @@
 //! pipeline the costliest legal requests, and the daemon's memory after attack rounds.
 //!
 //! ```text
-//! cargo bench -p jfgui-tests --bench fairness
+//! cargo bench -p jfgui-tests --features bench --bench fairness
 //! ```
 //!
 //! (release build; the harness builds the daemon and apps in release first.)

@@ -16,7 +16,7 @@ calls=${1:-2000}
 top=${2:-25}
 . tests/benches/setup.sh
 needs valgrind callgrind_control callgrind_annotate python3
-binaries daemon notepad
+binaries jfgui-daemon jfgui-example-notepad
 
 counted() {
     exec valgrind --tool=callgrind --instr-atstart=no --dump-instr=no \

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/../.."
 calls=${1:-3000}
 . tests/benches/setup.sh
 needs strace python3
-binaries daemon notepad cli
+binaries jfgui-daemon jfgui-example-notepad jfgui-agent
 export JFGUI_AUDIT_DIR=$work/audit
 daemon_with_notepad Profile "$(python3 -c 'print("a"*64)')"
 mkfifo "$work/go"

@@ -30,7 +30,7 @@ clients=${3:-1}
 calls=$((calls / clients * clients)) # every client makes the same number of calls
 . tests/benches/setup.sh
 needs perf python3
-binaries daemon notepad
+binaries jfgui-daemon jfgui-example-notepad
 on_exit() { perf probe -q -d 'probe_libc:jfgui_*' 2>/dev/null || true; }
 daemon_with_notepad Profile "$(python3 -c "print(''.join(chr(97 + i % 26) for i in range($size)))")"
 

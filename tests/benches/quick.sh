@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The latency bench's --quick mode for CI (called by .ci/run): every comparison path of
 # tests/benches/latency/ (raw relay, JSON relay, dbus-broker, the daemon over JSON-1 and over
-# MCP through the gateway, rmcp) answers a handful of calls, each reply checked exactly.
+# MCP through the gateway, rmcp; the MCP cold sessions of jfgui-agent mcp and rmcp; the 16 MiB
+# jfgui-agent read and raw socket copy) answers a handful of calls, each reply checked exactly.
 # Nothing about time is asserted. dbus-broker and systemd-socket-activate (its launcher's
 # socket activation) are installed here when missing, and the bench is told to insist on
 # dbus-broker, so the D-Bus row can never be skipped silently in CI.
@@ -17,4 +18,4 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends "${missing[@]}"
 fi
 
-JFGUI_BENCH_BUS=dbus-broker cargo test -p jfgui-tests --bench latency -- --quick
+JFGUI_BENCH_BUS=dbus-broker cargo test -p jfgui-tests --features bench --bench latency -- --quick

@@ -22,7 +22,7 @@ cd "$(dirname "$0")/../.."
 top=${1:-25}
 . tests/benches/setup.sh
 needs python3 nm readelf
-binaries daemon notepad
+binaries jfgui-daemon jfgui-example-notepad
 daemon_with_notepad Rss idle
 readiness_checks
 

@@ -28,6 +28,7 @@ use serde_json::{Value, json};
 
 pub mod bridge;
 pub mod cli;
+pub mod imports;
 pub mod terminal;
 
 pub use serde_json;

@@ -308,7 +308,7 @@ impl StandIn {
     fn execute_error(&mut self, id: u64, action: &str) -> (String, Map) {
         let call = ExecuteCall {
             action: action.into(),
-            input: ProtoValue::Object(Map::new()),
+            input: ProtoValue::Object(Map::new()).into(),
             expected_revision: None,
         };
         self.send(&DaemonMessage::Request(Request { id, call: Call::Execute(call) }));

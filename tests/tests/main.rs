@@ -29,6 +29,7 @@ mod fairness;
 mod flood;
 mod framing;
 mod host_faults;
+mod imports;
 mod json1_bounds;
 mod lifecycle;
 mod run_user;

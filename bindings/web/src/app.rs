@@ -7,7 +7,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use jfgui_host_sdk::bridge::BridgeEndpoint;
+use jfgui_host_sdk::bridge::BridgeChannel;
 use jfgui_host_sdk::bridge::web::WebApp;
 use jfgui_host_sdk::channel::Identity;
 use jfgui_host_sdk::declare::{DeclarationError, Registration};
@@ -20,12 +20,12 @@ use crate::script::{SCRIPT_JSON_LIMITS, Script};
 #[derive(Debug)]
 pub struct ScriptApp {
     /// First: its dispatcher holds copies of the host's specs, so it is dropped before them.
-    link: BridgeEndpoint,
+    link: BridgeChannel,
     host: ScriptHost,
 }
 
 impl WebApp for ScriptApp {
-    fn parts(&mut self) -> (&mut BridgeEndpoint, &mut dyn Host) {
+    fn parts(&mut self) -> (&mut BridgeChannel, &mut dyn Host) {
         (&mut self.link, &mut self.host)
     }
 }
@@ -71,7 +71,7 @@ impl ScriptApp {
         let host = ScriptHost::new(registration, hooks, script);
         let dispatcher = Dispatcher::new(&host).map_err(|e| e.to_string())?;
         let identity = Identity { display_name: name, pid: 0 };
-        Ok(ScriptApp { link: BridgeEndpoint::new(dispatcher, identity), host })
+        Ok(ScriptApp { link: BridgeChannel::new(dispatcher, identity), host })
     }
 
     /// Applies the app's task reports, a JSON array of `{"task": ID, "progress": {done,

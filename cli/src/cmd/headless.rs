@@ -7,8 +7,8 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use clap::Args;
-use jfgui_daemon::audit::{Audit, AuditConfig, Transport};
-use jfgui_daemon::{EndpointEvent, EndpointEvents, Engine, EngineConfig, PeerInfo};
+use jfgui_engine::audit::{Audit, AuditConfig, Transport, location};
+use jfgui_engine::{EndpointEvent, EndpointEvents, Engine, EngineConfig, PeerInfo};
 use jfgui_proto::locations::ENV_HOST_CHANNEL;
 use tokio::process::{Child, Command};
 
@@ -51,7 +51,7 @@ pub struct HeadlessArgs {
     pub protocol: Protocol,
     /// Rotate the audit log before it grows beyond this; 4 files are kept (as the daemon's
     /// option: both append to the same log).
-    #[arg(long, value_name = "BYTES", env = "JFGUI_AUDIT_MAX_BYTES", default_value_t = jfgui_daemon::audit::DEFAULT_MAX_BYTES, value_parser = clap::value_parser!(u64).range(256..))]
+    #[arg(long, value_name = "BYTES", env = "JFGUI_AUDIT_MAX_BYTES", default_value_t = jfgui_engine::audit::DEFAULT_MAX_BYTES, value_parser = clap::value_parser!(u64).range(256..))]
     pub audit_max_bytes: u64,
     /// Arguments for APP, after `--`, passed unchanged.
     #[arg(last = true, value_name = "APP_ARGS")]
@@ -78,9 +78,13 @@ pub async fn run(args: HeadlessArgs, ctx: Context) -> Result<(), Failure> {
         ));
     };
 
-    // Calls are audited as the daemon's are, into the same log and with the
-    // same rotation, so `jfgui-agent log` shows both.
-    let audit = AuditConfig { max_bytes: args.audit_max_bytes, ..AuditConfig::default() };
+    // Calls are audited as the daemon's are, into the same log and with the same rotation, so
+    // `jfgui-agent log` shows both.
+    let audit = AuditConfig {
+        dir: location::default_dir(),
+        max_bytes: args.audit_max_bytes,
+        ..AuditConfig::default()
+    };
     let audit = Some(Audit::start(audit));
     let engine = Engine::new(EngineConfig { audit, ..EngineConfig::default() });
     let mut events = engine.subscribe();

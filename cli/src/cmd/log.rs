@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 
 use clap::Args;
-use jfgui_daemon::audit::{AuditFile, KEPT_FILES, location, time};
+use jfgui_engine::audit::{AuditFile, KEPT_FILES, location, time};
 use jfgui_proto::{Limits, Map, Value};
 
 use super::{Context, daemon};

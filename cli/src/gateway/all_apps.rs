@@ -1,5 +1,5 @@
-//! The gateway of `jfgui-agent mcp` (docs/PROTOCOL.md, "All apps"): MCP lines between our
-//! stdin/stdout and the daemon's all-apps server (`mcp.sock`), kept up while the daemon is not.
+//! The gateway of `jfgui-agent mcp`: MCP lines between our stdin/stdout and the daemon's all-apps
+//! server (`mcp.sock`), kept up while the daemon is not.
 //!
 //! The daemon may not be started yet, may restart, or may go away mid-session; the MCP client
 //! must never notice more than failed tool calls. So the gateway:
@@ -27,7 +27,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use jfgui_daemon::{OfflineMcp, is_mcp_request_id, mcp_error_line};
+use jfgui_engine::{OfflineMcp, is_mcp_request_id, mcp_error_line};
 use jfgui_proto::{Limits, Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
@@ -361,8 +361,7 @@ impl Gateway {
                 }
             }
             (Some("notifications/cancelled"), None) => {
-                // The daemon suppresses the answer to a cancelled request: nothing
-                // will come back for it.
+                // The daemon suppresses the answer to a cancelled request.
                 let request =
                     message.as_ref().and_then(|m| m.get("params")).and_then(|p| p.get("requestId"));
                 if let Some(k) = request.and_then(key) {

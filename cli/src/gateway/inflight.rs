@@ -7,8 +7,8 @@ use std::collections::HashSet;
 use clap::ValueEnum;
 use jfgui_proto::{ErrorClass, Limits, Map, Value};
 
-/// The protocol spoken on stdin/stdout. The daemon selects the protocol from the traffic
-/// itself (docs/PROTOCOL.md, "Selection"); this only decides the shape of the errors the gateway writes on its own.
+/// The protocol spoken on stdin/stdout. The daemon selects the protocol from the traffic itself;
+/// this only decides the shape of the errors the gateway writes on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Protocol {
     /// MCP (2026-07-28 or 2025-11-25): local errors are JSON-RPC `-32603` errors.
@@ -22,10 +22,10 @@ pub enum Protocol {
 /// memory stays bounded.
 const MAX_TRACKED: usize = 4096;
 
-/// The requests in flight, keyed by the exact encoding of their id (ids are echoed with their
-/// exact token), plus a count of lines the daemon will answer without a usable id
-/// (unparsable lines, invalid ids: `null` in JSON-1, no `id` member in MCP), so the gateway
-/// knows when everything sent was answered.
+/// The requests in flight, keyed by the exact encoding of their id (ids are echoed with their exact
+/// token), plus a count of lines the daemon will answer without a usable id (unparsable lines,
+/// invalid ids: `null` in JSON-1, no `id` member in MCP), so the gateway knows when everything sent
+/// was answered.
 #[derive(Debug)]
 pub struct InFlight {
     protocol: Protocol,
@@ -47,8 +47,7 @@ impl InFlight {
         };
         match (message.get("id"), message.get("method").and_then(Value::as_str)) {
             (None, Some("notifications/cancelled")) => {
-                // The daemon suppresses the answer to a cancelled request: nothing
-                // will come back for it.
+                // The daemon suppresses the answer to a cancelled request.
                 let id = message.get("params").and_then(|p| p.get("requestId"));
                 if let Some(key) = id.and_then(|id| self.key(id)) {
                     self.ids.remove(&key);
@@ -86,7 +85,7 @@ impl InFlight {
                 None => self.null_answers = self.null_answers.saturating_sub(1),
             }
         }
-        if self.protocol == Protocol::Mcp && jfgui_daemon::drop_non_mcp_error_id(&mut message) {
+        if self.protocol == Protocol::Mcp && jfgui_engine::drop_non_mcp_error_id(&mut message) {
             return jfgui_proto::encode(&message, &Limits::DEFAULT).ok();
         }
         Some(line)
@@ -98,7 +97,7 @@ impl InFlight {
     fn key(&self, id: &Value) -> Option<Vec<u8>> {
         let allowed = match self.protocol {
             Protocol::Json => matches!(id, Value::String(_) | Value::Number(_)),
-            Protocol::Mcp => jfgui_daemon::is_mcp_request_id(id),
+            Protocol::Mcp => jfgui_engine::is_mcp_request_id(id),
         };
         if allowed { jfgui_proto::encode(id, &Limits::DEFAULT).ok() } else { None }
     }
@@ -155,7 +154,7 @@ pub enum Unanswered {
 }
 
 /// The answer to a request left unanswered. JSON-1 gets the application error
-/// `1001 outcome_unknown` with one of its documented reasons (`daemon_shutdown` for a lost daemon,
+/// `1001 outcome_unknown` with one of its reasons (`daemon_shutdown` for a lost daemon,
 /// `timeout`); MCP gets a JSON-RPC error, which every MCP request may receive.
 fn lost_error(protocol: Protocol, why: Unanswered, id: Value, message: &str) -> Vec<u8> {
     let mut data = Map::new();
@@ -177,8 +176,8 @@ fn lost_error(protocol: Protocol, why: Unanswered, id: Value, message: &str) -> 
     response(Some(id), error)
 }
 
-/// The answer to a line longer than the message bound (the same as the daemon's: the
-/// id cannot be known, so it is `null` in JSON-1 and omitted in MCP).
+/// The answer to a line longer than the message bound (the same as the daemon's: the id cannot be
+/// known, so it is `null` in JSON-1 and omitted in MCP).
 pub fn too_large_error(protocol: Protocol) -> Vec<u8> {
     let mut data = Map::new();
     data.insert("reason", "too_large");

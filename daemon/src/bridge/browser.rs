@@ -2,7 +2,7 @@
 //! `/poll`, the ids delivered and not yet answered, and its expiry.
 //!
 //! `/connect` writes the native handshake (`hello`, action pages, `ready`) into an in-memory
-//! pipe served by [`Engine::serve_app`](crate::Engine::serve_app) and waits for `welcome` or
+//! pipe served by [`Engine::serve_app`](jfgui_engine::Engine::serve_app) and waits for `welcome` or
 //! `refused`. From then on every frame the engine writes is read here: a `request{id, call}`
 //! becomes a queued item, anything else (a `bye`) a notice with id `null`. A request beyond
 //! the queue bound (queued plus delivered-but-unanswered) is answered `not_executed/busy` at
@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use hyper::StatusCode;
+use jfgui_engine::PeerInfo;
 use jfgui_proto::channel::{
     ActionInfo, ActionsPage, AppMessage, Bye, CHANNEL_VERSION, DaemonMessage, FrameDecoder,
     FrameError, Hello, MAX_ACTIONS_PER_PAGE, Outcome, Ready, Reply as ReplyFrame, decode_message,
@@ -30,9 +31,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::http::{Reply, bad_body, error, members, parse_object};
-use super::sessions::Table;
+use super::rpc_clients::RpcClients;
 use super::{BridgeLimits, BridgeState, ITEMS_PER_POLL};
-use crate::PeerInfo;
 
 /// Most actions a tab registers at once (the native bound: 16 pages of 256).
 const MAX_ACTIONS: usize = 16 * MAX_ACTIONS_PER_PAGE;
@@ -43,7 +43,7 @@ const PIPE_BUFFER: usize = 64 * 1024;
 /// Bytes asked of the pipe per read.
 const READ_CHUNK: usize = 16 * 1024;
 
-/// Whether a browser is attached to a bridge (one at a time, SPEC S10).
+/// Whether a browser is attached to a bridge (one at a time).
 #[derive(Debug, Default)]
 pub enum Attachment {
     /// Nobody.
@@ -71,7 +71,7 @@ pub struct Browser {
     queue: Mutex<Queue>,
     /// Bumped on every change a waiting poll or the expiry timer must see.
     changed: watch::Sender<u64>,
-    sessions: Table,
+    rpc_clients: RpcClients,
 }
 
 #[derive(Debug)]
@@ -117,9 +117,9 @@ impl Browser {
         &self.slug
     }
 
-    /// The `/rpc` sessions of this browser.
-    pub fn sessions(&self) -> &Table {
-        &self.sessions
+    /// The `/rpc` clients of this browser.
+    pub fn rpc_clients(&self) -> &RpcClients {
+        &self.rpc_clients
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
@@ -522,7 +522,7 @@ pub async fn attach(state: &Arc<BridgeState>, body: &[u8]) -> Result<Map, Reply>
             ended: false,
         }),
         changed: watch::Sender::new(0),
-        sessions: Table::new(state.limits.max_sessions),
+        rpc_clients: RpcClients::new(state.limits.max_sessions),
     });
     *state.lock_attachment() = Attachment::Attached(browser.clone());
     drop(reservation);
@@ -638,7 +638,7 @@ pub async fn detach(state: &Weak<BridgeState>, browser: &Arc<Browser>, reason: &
             .collect()
     };
     browser.bump();
-    browser.sessions.clear();
+    browser.rpc_clients.clear();
     for id in never_delivered {
         let e = ActionError::new(
             Reason::Unavailable {

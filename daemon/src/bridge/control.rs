@@ -1,14 +1,15 @@
 //! `bridge/open` and `bridge/close` on the control socket. A control connection holds at most
 //! one bridge; it closes when the connection ends, so the listener exists exactly while
-//! `jfgui-agent browser-bridge` runs. After a daemon restart that command opens the bridge
-//! again with the port and token of its first answer (`bridge/open {origin, port, token}`), so
-//! the page and the CLI clients that hold them carry on.
+//! `jfgui-agent browser-bridge` runs (a listener nobody watches is a door left open). After a
+//! daemon restart that command opens the bridge again with the port and token of its first
+//! answer (`bridge/open {origin, port, token}`), so the page and the CLI clients that hold them
+//! carry on.
 
+use jfgui_engine::{ControlError, ControlMethods, Engine};
 use jfgui_proto::{Map, Value};
 
 use super::token::Token;
 use super::{Bridge, BridgeLimits};
-use crate::{ControlError, ControlMethods, Engine};
 
 /// Opens bridges for control connections; one per daemon.
 #[derive(Debug, Clone)]

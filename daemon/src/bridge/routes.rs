@@ -15,16 +15,16 @@ use std::sync::Arc;
 use hyper::body::{Body, Bytes};
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, StatusCode};
+use jfgui_engine::json1;
 use jfgui_proto::{Limits, Map, Value};
 
 use super::BridgeState;
 use super::browser::{self, Browser};
 use super::guard::{self, OriginCheck};
 use super::http::{self, Reply, bad_body, error, members, parse_object};
-use super::sessions::{IdKey, RpcFailure};
-use crate::engine::json1;
+use super::rpc_clients::{IdKey, RpcFailure};
 
-/// The routes (SPEC S10).
+/// The routes, as docs/PROTOCOL.md "The browser bridge" lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
     /// `POST /connect`.
@@ -243,7 +243,7 @@ async fn rpc(state: &Arc<BridgeState>, bytes: &[u8]) -> Result<Reply, Reply> {
         error(StatusCode::PAYLOAD_TOO_LARGE, "too_large", "The request exceeds the message bound.")
     })?;
     // The engine's own envelope check: what it would refuse is answered here, and takes no
-    // session slot (malformed envelopes reserve nothing).
+    // client slot (malformed envelopes reserve nothing).
     let envelope = match json1::parse_envelope(&line, &engine_limits, true) {
         Ok(envelope) => envelope,
         Err(Some(response)) => return Ok(http::json_bytes(StatusCode::OK, response)),
@@ -267,7 +267,7 @@ async fn rpc(state: &Arc<BridgeState>, bytes: &[u8]) -> Result<Reply, Reply> {
             "No browser app with agent access enabled is attached to the bridge; nothing was executed.",
         ));
     };
-    let session = match browser.sessions().get_or_create(
+    let client = match browser.rpc_clients().get_or_create(
         &name,
         &state.engine,
         browser.slug(),
@@ -283,7 +283,7 @@ async fn rpc(state: &Arc<BridgeState>, bytes: &[u8]) -> Result<Reply, Reply> {
     };
     let key = id.as_ref().map(|v| IdKey::of(Some(v)));
     let initialize = envelope.method == "initialize";
-    match session.call(&line, key, initialize, state.limits.rpc_deadline).await {
+    match client.call(&line, key, initialize, state.limits.rpc_deadline).await {
         Ok(Some(response)) => Ok(http::json_bytes(StatusCode::OK, response)),
         Ok(None) => Ok(accepted()),
         Err(RpcFailure::DuplicateId) => Ok(fail(
@@ -312,7 +312,7 @@ fn session_close(state: &Arc<BridgeState>, bytes: &[u8]) -> Result<Reply, Reply>
     let body = parse_object(bytes, &body_limits(state))?;
     let [session] = members(body, ["session"])?;
     let name = session_name(session)?;
-    let closed = browser::attached(state).is_some_and(|b| b.sessions().close(&name));
+    let closed = browser::attached(state).is_some_and(|b| b.rpc_clients().close(&name));
     if !closed {
         return Err(error(StatusCode::NOT_FOUND, "unknown_session", "No such session is open."));
     }

@@ -1,18 +1,17 @@
-//! Unit tests of the request pipeline (`routes::handle`) on an in-process bridge state: every
-//! route needs the token (FAULTS F3: one comparison, on every path), and the guards run before
-//! any body is read.
+//! Unit tests of the request pipeline (`routes::handle`) on an in-process bridge state: every route
+//! needs the token (one comparison, on every path), and the guards run before any body is read.
 
 use std::sync::{Arc, Mutex};
 
 use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::{Request, StatusCode};
+use jfgui_engine::{Engine, EngineConfig};
 
 use super::browser::Attachment;
 use super::routes::{Route, handle};
 use super::token::Token;
 use super::{BridgeLimits, BridgeState};
-use crate::{Engine, EngineConfig};
 
 const ORIGIN: &str = "http://127.0.0.1:8765";
 const HOST: &str = "127.0.0.1:4000";

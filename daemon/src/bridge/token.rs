@@ -11,7 +11,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use subtle::ConstantTimeEq;
 
-/// Random bytes in a token (256 bits, SPEC S10).
+/// Random bytes in a token (256 bits).
 pub const TOKEN_BYTES: usize = 32;
 
 /// A bridge's bearer token.
@@ -118,8 +118,9 @@ mod tests {
         }
     }
 
-    /// FAULTS F3: the comparison is constant-time by construction. `subtle`'s `ct_eq` is the
-    /// only comparison of token bytes in the bridge, and it lives in `Token::matches` alone.
+    /// The comparison is constant-time by construction (no timing tells how much of a guess
+    /// matched). `subtle`'s `ct_eq` is the only comparison of token bytes in the bridge, and it
+    /// lives in `Token::matches` alone.
     #[test]
     fn ct_eq_is_the_only_token_comparison() {
         let sources = [
@@ -127,7 +128,7 @@ mod tests {
             ("guard.rs", include_str!("guard.rs")),
             ("routes.rs", include_str!("routes.rs")),
             ("browser.rs", include_str!("browser.rs")),
-            ("sessions.rs", include_str!("sessions.rs")),
+            ("rpc_clients.rs", include_str!("rpc_clients.rs")),
             ("listener.rs", include_str!("listener.rs")),
             ("control.rs", include_str!("control.rs")),
             ("http.rs", include_str!("http.rs")),

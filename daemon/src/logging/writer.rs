@@ -8,11 +8,11 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use jfgui_engine::Counter;
 use tracing_subscriber::fmt::MakeWriter;
 
 /// How long the final flush at exit may take: a stalled stderr must not keep the daemon from
@@ -26,7 +26,8 @@ pub struct Queue {
     /// Signalled when a line is queued or the writer is asked to finish.
     ready: Condvar,
     limit: usize,
-    dropped: AtomicUsize,
+    /// The lines dropped; the engine reports it (`daemon/status` `logDropped`).
+    dropped: Counter,
 }
 
 #[derive(Debug, Default)]
@@ -39,15 +40,15 @@ struct State {
 
 impl Queue {
     /// Lines dropped so far because `limit` lines were already waiting.
-    pub fn dropped_lines(&self) -> usize {
-        self.dropped.load(Ordering::Relaxed)
+    pub fn dropped_lines(&self) -> u64 {
+        self.dropped.get()
     }
 
     fn push(&self, line: &[u8]) {
         let mut state = self.lock();
         if state.waiting.len() + state.writing >= self.limit {
             drop(state);
-            self.dropped.fetch_add(1, Ordering::Relaxed);
+            self.dropped.add(1);
             return;
         }
         state.waiting.push_back(line.to_vec());
@@ -129,16 +130,18 @@ impl Drop for WriterGuard {
     }
 }
 
-/// Starts the thread writing queued lines to `out`, with at most `limit` lines waiting.
+/// Starts the thread writing queued lines to `out`, with at most `limit` lines waiting; the
+/// lines dropped are counted in `dropped`.
 pub fn spawn(
     limit: usize,
     mut out: impl Write + Send + 'static,
+    dropped: Counter,
 ) -> io::Result<(Lines, WriterGuard)> {
     let queue = Arc::new(Queue {
         state: Mutex::default(),
         ready: Condvar::new(),
         limit: limit.max(1),
-        dropped: AtomicUsize::new(0),
+        dropped,
     });
     let (finished_tx, finished) = mpsc::channel();
     let worker = Arc::clone(&queue);
@@ -201,7 +204,7 @@ mod tests {
     fn lines_reach_the_output_in_order_and_the_guard_flushes_them() {
         let gate = Gate::default();
         gate.open();
-        let (lines, guard) = spawn(8, gate.clone()).unwrap();
+        let (lines, guard) = spawn(8, gate.clone(), Counter::default()).unwrap();
         for i in 0..5 {
             write(&lines, &format!("line {i}\n"));
         }
@@ -213,7 +216,7 @@ mod tests {
     #[test]
     fn a_stalled_output_drops_and_counts_lines_beyond_the_limit() {
         let gate = Gate::default();
-        let (lines, guard) = spawn(3, gate.clone()).unwrap();
+        let (lines, guard) = spawn(3, gate.clone(), Counter::default()).unwrap();
         for i in 0..10 {
             write(&lines, &format!("{i}\n"));
         }
@@ -228,7 +231,7 @@ mod tests {
     fn an_idle_queue_holds_nothing() {
         let gate = Gate::default();
         gate.open();
-        let (lines, guard) = spawn(8192, gate).unwrap();
+        let (lines, guard) = spawn(8192, gate, Counter::default()).unwrap();
         assert_eq!(lines.queue().lock().waiting.capacity(), 0);
         drop(guard);
     }
@@ -236,7 +239,7 @@ mod tests {
     #[test]
     fn a_stalled_output_does_not_keep_the_guard_from_dropping() {
         let gate = Gate::default();
-        let (lines, guard) = spawn(4, gate.clone()).unwrap();
+        let (lines, guard) = spawn(4, gate.clone(), Counter::default()).unwrap();
         write(&lines, "stuck\n");
         drop(guard);
         gate.open();

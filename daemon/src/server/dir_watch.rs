@@ -1,7 +1,6 @@
-//! Notices the runtime dir being removed or replaced under the daemon (FAULTS E3, logout
-//! cleanup) without waking an idle daemon: on Linux an inotify watch on the dir itself reports
-//! it (an event, never a timer); elsewhere, or if inotify cannot be had, the dir is checked
-//! every `--dir-check`.
+//! Notices the runtime dir being removed or replaced under the daemon (logout cleanup) without
+//! waking an idle daemon: on Linux an inotify watch on the dir itself reports it (an event, never a
+//! timer); elsewhere, or if inotify cannot be had, the dir is checked every `--dir-check`.
 
 use std::time::Duration;
 

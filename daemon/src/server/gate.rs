@@ -1,5 +1,6 @@
-//! Connection caps and the live-connection count (FAULTS C1, SPEC S8 idle exit): every
-//! accepted stream holds a [`Ticket`] for as long as it is served.
+//! Connection caps and the live-connection count (a flood of connections is refused at the cap, and
+//! `--idle-exit` counts from the last one closing): every accepted stream holds a [`Ticket`] for as
+//! long as it is served.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,9 +1,9 @@
-//! Memory given back after large frees (SPEC S8: after an attack round the daemon's RSS returns
-//! within 10 % of its baseline; FAULTS C8 measured 4.9 → 131 MB kept). glibc's allocator keeps
-//! freed heap pages for reuse, and after large blocks are freed its dynamic mmap threshold rises,
-//! so the buffers of the next round come from the heap too and stay. When connections have
-//! closed and the count has stayed still for [`QUIET`], this asks glibc to return free pages
-//! (`malloc_trim(0)`), on a blocking thread so the event loop never waits for it.
+//! Memory given back after large frees (after an attack round the daemon's RSS must return to
+//! within 10 % of its baseline; without this it kept 131 MB of a 4.9 MB baseline). glibc's
+//! allocator keeps freed heap pages for reuse, and after large blocks are freed its dynamic mmap
+//! threshold rises, so the buffers of the next round come from the heap too and stay. When
+//! connections have closed and the count has stayed still for [`QUIET`], this asks glibc to return
+//! free pages (`malloc_trim(0)`), on a blocking thread so the event loop never waits for it.
 //!
 //! Only on Linux with glibc (the other allocators we ship on return memory themselves or do
 //! not offer this). It wakes only after connections close, never while the daemon is idle.

@@ -1,4 +1,4 @@
-//! The daemon's life on Unix: runtime dir, lock, sockets, engine, stop (SPEC S8).
+//! The daemon's life on Unix: runtime dir, lock, sockets, engine, stop.
 //!
 //! Start: umask 077 → runtime dir (verified through its fd, then the working directory) →
 //! `agentd.lock` → stale sockets removed → `agentd.sock`, `host.sock`, `mcp.sock` bound → engine
@@ -13,35 +13,31 @@
 //! instead of being bound, are never unlinked, and `--idle-exit` defaults to 30 s; `mcp.sock`
 //! is bound by the daemon either way.
 //!
-//! Runtime dir removed under us (FAULTS E3): watched with inotify on Linux (no wake-up while
+//! Runtime dir removed under us (logout cleanup): watched with inotify on Linux (no wake-up while
 //! idle), checked every `--dir-check` elsewhere (`dir_watch.rs`); a missing or replaced dir
 //! makes the daemon exit with status 1, so it never keeps serving sockets nobody can find.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use jfgui_engine::Counter;
 use jfgui_proto::locations::{self, CONTROL_SOCKET, HOST_SOCKET, MCP_SOCKET};
 use tokio::sync::watch;
 
 use super::dir_watch::dir_gone;
+use super::endpoints::EndpointSpace;
 use super::gate::{self, Gate};
-use super::port::EnginePort;
-use super::{Listeners, SHUTDOWN_SLACK, demo, idle, listen};
-use crate::EndpointNaming;
+use super::{Listeners, SHUTDOWN_SLACK, Service, demo, idle, listen};
 use crate::activation::Inherited;
 use crate::config::{Config, exit, to_usize};
-use crate::endpoints::EndpointSpace;
 use crate::lock::{Lock, LockError};
 use crate::runtime_dir::{DirError, Opened, RuntimeDir};
 use crate::transport::{Listener, restrict_umask};
 
 /// Runs the daemon until it stops; returns the process exit status (see `config::exit`).
-/// `make` builds the engine once the runtime dir is known and locked.
-pub fn run<E, F>(config: Config, make: F) -> u8
-where
-    E: EnginePort,
-    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> E,
-{
+/// The engine is built once the runtime dir is known and locked; `log_dropped` is the log
+/// writer's count of dropped lines, which it reports.
+pub fn run(config: Config, log_dropped: Counter) -> u8 {
     // First, while the process has a single thread (it edits the environment).
     let inherited = match crate::activation::take() {
         Ok(inherited) => inherited,
@@ -88,7 +84,7 @@ where
             return exit::RUNTIME;
         }
     };
-    let code = runtime.block_on(serve(config, rt, make, demo_app, inherited));
+    let code = runtime.block_on(serve(config, rt, log_dropped, demo_app, inherited));
     lock.remove();
     code
 }
@@ -133,17 +129,13 @@ enum Stop {
     DirGone,
 }
 
-async fn serve<E, F>(
+async fn serve(
     config: Config,
     rt: Arc<RuntimeDir>,
-    make: F,
+    log_dropped: Counter,
     demo_app: Option<PathBuf>,
     inherited: Option<Inherited>,
-) -> u8
-where
-    E: EnginePort,
-    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> E,
-{
+) -> u8 {
     // Socket activation: systemd owns agentd.sock and host.sock (never unlinked here) and
     // restarts the daemon on the next connection after an idle exit.
     let activated = inherited.is_some();
@@ -157,7 +149,7 @@ where
         }
     };
     let bound = rt.ensure_apps_dir().and_then(|()| {
-        crate::endpoints::remove_stale(&rt);
+        super::endpoints::remove_stale(&rt);
         let (control, host) = match inherited {
             Some(Inherited { host, control }) => (
                 Listener::adopt(&rt, CONTROL_SOCKET, control)?,
@@ -199,7 +191,8 @@ where
         }
     };
     raise_descriptor_limit(&config);
-    let engine = make(&config, Some(rt.path()), rt.naming(), rt.max_slug_len());
+    let engine =
+        Service::new(&config, Some(rt.path()), rt.naming(), rt.max_slug_len(), log_dropped);
     let gate = Gate::new(to_usize(config.max_clients), to_usize(config.max_apps));
     let (stop_tx, stop_rx) = watch::channel(false);
 
@@ -207,7 +200,7 @@ where
     let mut spare = idle_after.and_then(|_| spares(&listeners));
     let mut accepting = listen(listeners, &gate, &engine);
     let endpoints_task =
-        tokio::spawn(crate::endpoints::run(engine.clone(), rt.clone(), gate.clone(), stop_rx));
+        tokio::spawn(super::endpoints::run(engine.clone(), rt.clone(), gate.clone(), stop_rx));
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     tokio::spawn(super::trim::run(gate.live()));
     // The effective idle exit is logged so it can be checked without waiting for it.

@@ -9,23 +9,18 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use jfgui_engine::Counter;
 use jfgui_proto::locations::Pipe;
 use tokio::sync::watch;
 
+use super::endpoints::EndpointSpace;
 use super::gate::Gate;
-use super::port::EnginePort;
-use super::{Listeners, SHUTDOWN_SLACK, demo, idle, listen};
-use crate::EndpointNaming;
+use super::{Listeners, SHUTDOWN_SLACK, Service, demo, idle, listen};
 use crate::config::{Config, exit, to_usize};
-use crate::endpoints::EndpointSpace;
 use crate::transport::{Listener, PipeSpace, is_taken};
 
 /// Runs the daemon until it stops; returns the process exit status (see `config::exit`).
-pub fn run<E, F>(config: Config, make: F) -> u8
-where
-    E: EnginePort,
-    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> E,
-{
+pub fn run(config: Config, log_dropped: Counter) -> u8 {
     let demo_app = match demo::locate_if_wanted(config.demo) {
         Ok(app) => app,
         Err(code) => return code,
@@ -37,14 +32,10 @@ where
             return exit::RUNTIME;
         }
     };
-    runtime.block_on(serve(config, make, demo_app))
+    runtime.block_on(serve(config, log_dropped, demo_app))
 }
 
-async fn serve<E, F>(config: Config, make: F, demo_app: Option<PathBuf>) -> u8
-where
-    E: EnginePort,
-    F: FnOnce(&Config, Option<&std::path::Path>, EndpointNaming, usize) -> E,
-{
+async fn serve(config: Config, log_dropped: Counter, demo_app: Option<PathBuf>) -> u8 {
     let space = match PipeSpace::new() {
         Ok(space) => space,
         Err(e) => {
@@ -81,11 +72,11 @@ where
         }
     };
     // Pipe names have room for any slug the spec allows (48 characters).
-    let engine = make(&config, None, space.naming(), usize::MAX);
+    let engine = Service::new(&config, None, space.naming(), usize::MAX, log_dropped);
     let gate = Gate::new(to_usize(config.max_clients), to_usize(config.max_apps));
     let (stop_tx, stop_rx) = watch::channel(false);
     let accepting = listen(Listeners { control, host, mcp }, &gate, &engine);
-    let endpoints_task = tokio::spawn(crate::endpoints::run(
+    let endpoints_task = tokio::spawn(super::endpoints::run(
         engine.clone(),
         std::sync::Arc::new(space.clone()),
         gate.clone(),

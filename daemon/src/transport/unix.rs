@@ -1,11 +1,7 @@
-//! Unix-domain listeners (FAULTS A1, A6, A8, A13, C1): bound relative to the verified runtime
-//! dir under umask 077 (no instant where a socket is wider than 0600), stale sockets removed
-//! first (sockets only), the peer's uid checked on every accept before a byte is read, and an
-//! accept loop that backs off instead of spinning when the process is out of descriptors.
-//! The streams it hands out are `stream::Stream`, registered for the readiness the daemon
-//! needs rather than tokio's read-and-write.
-
-mod stream;
+//! Unix-domain listeners: bound relative to the verified runtime dir under umask 077 (no instant
+//! where a socket is wider than 0600), stale sockets removed first (sockets only), the peer's uid
+//! checked on every accept before a byte is read, and an accept loop that backs off instead of
+//! spinning when the process is out of descriptors. The streams it hands out are tokio's.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -15,7 +11,8 @@ use tokio::net::UnixListener;
 
 use crate::runtime_dir::{DirError, RuntimeDir, remove_stale_socket};
 
-pub use stream::Stream;
+/// An accepted, identity-checked connection.
+pub type Stream = tokio::net::UnixStream;
 
 /// Who is on the other end (from `SO_PEERCRED` / `getpeereid`), for logs and the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +34,7 @@ const REJECTION_LOG_EVERY: Duration = Duration::from_secs(1);
 const EXHAUSTED_LOG_EVERY: Duration = Duration::from_secs(10);
 
 /// Sets the process umask to 077, before the runtime dir, lock or any socket is created, so
-/// every node we create starts private whatever umask we were started with (FAULTS A8).
+/// every node we create starts private whatever umask we were started with.
 pub fn restrict_umask() {
     set_umask(0o077);
 }
@@ -159,13 +156,7 @@ impl Listener {
             match self.inner.accept().await {
                 Ok((stream, _)) => {
                     let Some(peer) = self.admit(&stream) else { continue };
-                    // tokio registered the socket for read and write readiness; it is handed
-                    // out registered for reading only.
-                    match stream.into_std().and_then(Stream::new) {
-                        Ok(stream) => return (stream, peer),
-                        Err(e) => tracing::debug!(socket = %self.path.display(), error = %e,
-                            "could not register an accepted connection"),
-                    }
+                    return (stream, peer);
                 }
                 Err(e) if is_exhaustion(&e) => {
                     let now = Instant::now();
@@ -184,8 +175,8 @@ impl Listener {
         }
     }
 
-    /// The peer check (S11): same uid, or root, which can bypass file modes anyway.
-    fn admit(&mut self, stream: &tokio::net::UnixStream) -> Option<Peer> {
+    /// The peer check: same uid, or root, which can bypass file modes anyway.
+    fn admit(&mut self, stream: &Stream) -> Option<Peer> {
         let cred = match stream.peer_cred() {
             Ok(cred) => cred,
             Err(e) => {

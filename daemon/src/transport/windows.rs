@@ -1,10 +1,9 @@
-//! Windows named pipes (ARCHITECTURE "Locations", DEPENDENCIES.md §1): every pipe is named by
-//! `jfgui_proto::locations::pipe_name` (shared with the connector, so both sides agree), each
-//! instance created with a DACL granting the current user SID alone (`D:P(A;;GA;;;SID)`; the
-//! default DACL would let Everyone read), remote clients rejected, and the first instance with
-//! `FILE_FLAG_FIRST_PIPE_INSTANCE` so nobody can squat a name before us. The DACL is the identity check: another user's open
-//! fails before the daemon sees it, so there is no per-accept uid to compare (the client pid
-//! is logged).
+//! Windows named pipes: every pipe is named by `jfgui_proto::locations::pipe_name` (shared with the
+//! connector, so both sides agree), each instance created with a DACL granting the current user SID
+//! alone (`D:P(A;;GA;;;SID)`; the default DACL would let Everyone read), remote clients rejected,
+//! and the first instance with `FILE_FLAG_FIRST_PIPE_INSTANCE` so nobody can squat a name before
+//! us. The DACL is the identity check: another user's open fails before the daemon sees it, so
+//! there is no per-accept uid to compare (the client pid is logged).
 //!
 //! The accept loop keeps one listening instance ready: after a client connects, the next
 //! instance (same descriptor) is created before the connected one is handed off.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use jfgui_example_notepad::{Clock, Notepad};
 use jfgui_host_sdk::Dispatcher;
-use jfgui_host_sdk::channel::{Endpoint, Identity};
+use jfgui_host_sdk::channel::{HostChannel, Identity};
 use jfgui_host_sdk::connector::{Connector, headless_requested, run, serve_stdio};
 
 use crate::args::{Command, USAGE};
@@ -63,10 +63,10 @@ fn main() -> ExitCode {
     let identity = Identity { display_name: args.name.clone(), pid: std::process::id() };
     // Ask for the daemon's `activity` notices (unless `--no-activity`): the app reports each
     // on stderr.
-    let endpoint = Endpoint::new(dispatcher, identity);
-    let endpoint =
-        if args.activity { endpoint.and_then(Endpoint::with_activity) } else { endpoint };
-    let endpoint = match endpoint {
+    let channel = HostChannel::new(dispatcher, identity);
+    let channel =
+        if args.activity { channel.and_then(HostChannel::with_activity) } else { channel };
+    let channel = match channel {
         Ok(e) => e,
         Err(e) => {
             eprintln!("jfgui-notepad: {e}");
@@ -75,7 +75,7 @@ fn main() -> ExitCode {
     };
 
     if headless {
-        return match serve_stdio(&mut app, endpoint) {
+        return match serve_stdio(&mut app, channel) {
             Ok(()) => ExitCode::SUCCESS,
             // The peer went away while we were answering: the same as stdin EOF.
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -86,7 +86,7 @@ fn main() -> ExitCode {
         };
     }
 
-    let mut connector = match Connector::new(endpoint) {
+    let mut connector = match Connector::new(channel) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("jfgui-notepad: cannot locate the daemon: {e}");

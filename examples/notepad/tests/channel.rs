@@ -39,7 +39,7 @@ fn execute(id: u64, action: &str, input: Value, expected: Option<u64>) -> Vec<u8
         id,
         call: Call::Execute(ExecuteCall {
             action: action.into(),
-            input,
+            input: input.into(),
             expected_revision: expected,
         }),
     }))

@@ -81,13 +81,13 @@ impl AgentLink {
 
     /// Whether agents may call the app.
     pub fn enabled(&self) -> bool {
-        self.connector.endpoint().dispatcher().is_enabled()
+        self.connector.channel().dispatcher().is_enabled()
     }
 
     /// Turns agent access on or off and tells the daemon at once: off closes the endpoint
     /// and every client connection to it, and fails queued calls with `disabled`.
     pub fn set_enabled(&mut self, host: &mut Sketch, ctx: &egui::Context, enabled: bool) {
-        self.connector.endpoint_mut().set_enabled(enabled);
+        self.connector.channel_mut().set_enabled(enabled);
         self.pump(host, ctx);
     }
 
@@ -99,13 +99,13 @@ impl AgentLink {
         action: &str,
         input: &Value,
     ) -> Result<(), ActionError> {
-        self.connector.endpoint_mut().dispatcher_mut().execute_local(host, action, input).map(drop)
+        self.connector.channel_mut().dispatcher_mut().execute_local(host, action, input).map(drop)
     }
 
     /// The connection and registration state.
     pub fn state(&self) -> LinkState {
-        let endpoint = self.connector.endpoint();
-        match (self.connector.is_connected(), endpoint.status(), endpoint.slug()) {
+        let channel = self.connector.channel();
+        match (self.connector.is_connected(), channel.status(), channel.slug()) {
             (true, Status::Registered, Some(slug)) => LinkState::Registered(slug.to_string()),
             (true, _, _) => LinkState::Registering,
             (false, _, _) => LinkState::Disconnected(

@@ -40,7 +40,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use eframe::egui;
 use jfgui_host_sdk::Dispatcher;
-use jfgui_host_sdk::channel::{Endpoint, Identity};
+use jfgui_host_sdk::channel::{HostChannel, Identity};
 use jfgui_host_sdk::connector::{Connector, headless_requested, serve_stdio};
 
 use crate::app::Sketch;
@@ -66,7 +66,8 @@ fn main() -> ExitCode {
     dispatcher.set_enabled(headless || args.agent_enable);
     let identity = Identity { display_name: args.name.clone(), pid: std::process::id() };
     // The "last agent action" line comes from the daemon's `activity` notices.
-    let endpoint = match Endpoint::new(dispatcher, identity).and_then(Endpoint::with_activity) {
+    let channel = match HostChannel::new(dispatcher, identity).and_then(HostChannel::with_activity)
+    {
         Ok(e) => e,
         Err(e) => {
             eprintln!("jfgui-sketch: {e}");
@@ -74,7 +75,7 @@ fn main() -> ExitCode {
         }
     };
     if headless {
-        return match serve_stdio(&mut app, endpoint) {
+        return match serve_stdio(&mut app, channel) {
             Ok(()) => ExitCode::SUCCESS,
             // The peer went away while we were answering: the same as stdin EOF.
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -84,7 +85,7 @@ fn main() -> ExitCode {
             }
         };
     }
-    let connector = match Connector::new(endpoint) {
+    let connector = match Connector::new(channel) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("jfgui-sketch: cannot locate the daemon: {e}");

@@ -208,7 +208,7 @@ impl Window {
                 self.link.set_enabled(&mut self.app, &ctx, enabled);
             }
             ui.separator();
-            let endpoint = match (self.link.enabled(), self.link.state()) {
+            let channel = match (self.link.enabled(), self.link.state()) {
                 (false, _) => "off: no agent can reach this window".to_string(),
                 (true, LinkState::Registered(slug)) => format!("endpoint: {slug}"),
                 (true, LinkState::Registering) => "registering with jfgui-agentd…".to_string(),
@@ -216,7 +216,7 @@ impl Window {
                     format!("jfgui-agentd not reachable ({why}); retrying")
                 }
             };
-            ui.label(endpoint);
+            ui.label(channel);
             ui.separator();
             let (line, next) = self.app.activity().describe(Instant::now());
             if let Some(next) = next {

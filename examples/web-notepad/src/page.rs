@@ -1,5 +1,5 @@
 //! The web Notepad's state behind the wasm exports: the shared Notepad model, its dispatcher
-//! inside host-sdk's bridge endpoint, the page's clock, and the user's own edits.
+//! inside host-sdk's bridge channel, the page's clock, and the user's own edits.
 //!
 //! The user types into a `<textarea>`; the page hands over the whole new text and selection,
 //! and [`Page::user_edit`] turns the difference into `document.text.replace` and
@@ -12,7 +12,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use jfgui_example_notepad::{Clock, Notepad, Selection};
-use jfgui_host_sdk::bridge::BridgeEndpoint;
+use jfgui_host_sdk::bridge::BridgeChannel;
 use jfgui_host_sdk::bridge::web::WebApp;
 use jfgui_host_sdk::channel::Identity;
 use jfgui_host_sdk::{ActionError, Dispatcher, Host, Map, Value};
@@ -37,7 +37,7 @@ impl Clock for PageClock {
 #[derive(Debug)]
 pub struct Page {
     app: Notepad,
-    link: BridgeEndpoint,
+    link: BridgeChannel,
     clock: PageClock,
 }
 
@@ -49,7 +49,7 @@ impl Page {
             Notepad::new(text, EXPORT_TIME, Box::new(clock.clone())).map_err(|e| e.message)?;
         let dispatcher = Dispatcher::new(&app).map_err(|e| e.to_string())?;
         let identity = Identity { display_name: DISPLAY_NAME.into(), pid: 0 };
-        Ok(Page { app, link: BridgeEndpoint::new(dispatcher, identity), clock })
+        Ok(Page { app, link: BridgeChannel::new(dispatcher, identity), clock })
     }
 
     /// The user's edit: the textarea now holds `text` with `selection` (character offsets).
@@ -97,7 +97,7 @@ impl Page {
 }
 
 impl WebApp for Page {
-    fn parts(&mut self) -> (&mut BridgeEndpoint, &mut dyn Host) {
+    fn parts(&mut self) -> (&mut BridgeChannel, &mut dyn Host) {
         (&mut self.link, &mut self.app)
     }
 

@@ -5,8 +5,6 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::string::String;
 
-use crate::reply::JfguiReply;
-
 /// The result of every `jfgui_*` function. On an error the handle's last error message
 /// (`jfgui_host_last_error`) says what happened.
 #[repr(i32)]
@@ -92,20 +90,6 @@ pub(crate) unsafe fn text<'a>(ptr: *const u8, len: usize, what: &str) -> Result<
     std::str::from_utf8(b).map_err(|e| {
         Error::new(JfguiStatus::InvalidArgument, std::format!("{what} is not UTF-8: {e}"))
     })
-}
-
-/// The reply behind a callback's `reply` pointer.
-///
-/// # Safety
-///
-/// A non-NULL `ptr` must be the reply passed to the callback that is running now.
-pub(crate) unsafe fn reply<'a>(ptr: *mut JfguiReply) -> Result<&'a mut JfguiReply, Error> {
-    if ptr.is_null() {
-        return Err(Error::new(JfguiStatus::InvalidArgument, "reply is NULL"));
-    }
-    // SAFETY: it is the running callback's reply, which nothing else touches until the
-    // callback returns (the library's frame that owns it is suspended in the callback).
-    Ok(unsafe { &mut *ptr })
 }
 
 /// Stores `value` through an out-pointer.

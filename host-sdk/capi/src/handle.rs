@@ -1,5 +1,5 @@
 //! `JfguiHost`, the handle behind every `jfgui_host_*` function, and its lifecycle:
-//! declaring (no actions yet) → ready (a disabled or enabled endpoint, not connected) →
+//! declaring (no actions yet) → ready (a disabled or enabled channel, not connected) →
 //! connected (the std `Connector`: the same location rule, reconnect and re-registration as a
 //! Rust app) or serving stdio → finished. Only safe Rust here; `api.rs` is the C surface.
 
@@ -9,7 +9,7 @@ use std::format;
 use std::rc::Rc;
 use std::string::{String, ToString};
 
-use jfgui_host_sdk::channel::{Endpoint, Identity, Status};
+use jfgui_host_sdk::channel::{HostChannel, Identity, Status};
 use jfgui_host_sdk::connector::{self, Connector, Wait};
 use jfgui_host_sdk::declare::{DeclarationError, Registration};
 use jfgui_host_sdk::testing::{self, Options};
@@ -17,7 +17,8 @@ use jfgui_host_sdk::{Dispatcher, TaskTable};
 
 use crate::callbacks::Callbacks;
 use crate::ffi::{Error, JfguiStatus};
-use crate::host::{APP_JSON_LIMITS, CHost};
+use crate::host::CHost;
+use crate::reply::APP_JSON_LIMITS;
 use crate::shared::Shared;
 
 /// How long `jfgui_host_close` waits to hand `bye` to the daemon.
@@ -68,7 +69,7 @@ impl JfguiHost {
             shared,
             poisoned: Cell::new(false),
             state: RefCell::new(State {
-                session: Session::Declaring,
+                stage: Stage::Declaring,
                 host,
                 display_name,
                 report: None,
@@ -82,33 +83,34 @@ impl JfguiHost {
 pub(crate) struct State {
     /// First: it holds the dispatcher, whose action specs point into `host`'s registration,
     /// so it must be dropped before `host` (fields drop in declaration order).
-    session: Session,
+    stage: Stage,
     host: CHost,
     display_name: String,
     /// The JSON of the last `jfgui_host_check` run, kept for `jfgui_host_check_report`.
     report: Option<String>,
 }
 
+/// Where the handle is in its life: declare, then connect (or serve stdio), then finish.
 #[derive(Debug)]
-enum Session {
+enum Stage {
     /// No valid declarations yet.
     Declaring,
     /// Declared; not connected.
-    Ready(Endpoint),
+    Ready(HostChannel),
     /// Connected (or reconnecting) to the daemon.
     Connected(Connector),
-    /// `serve_stdio` ended, or `connect` failed after consuming the endpoint.
+    /// `serve_stdio` ended, or `connect` failed after consuming the channel.
     Finished(String),
 }
 
-fn wrong_state(what: &str, session: &Session) -> Error {
-    let now = match session {
-        Session::Declaring => {
+fn wrong_state(what: &str, stage: &Stage) -> Error {
+    let now = match stage {
+        Stage::Declaring => {
             String::from("no actions are declared yet (jfgui_host_declare_actions)")
         }
-        Session::Ready(_) => String::from("the handle is not connected (jfgui_host_connect)"),
-        Session::Connected(_) => String::from("the handle is already connected"),
-        Session::Finished(why) => format!("the handle is finished ({why}); close it"),
+        Stage::Ready(_) => String::from("the handle is not connected (jfgui_host_connect)"),
+        Stage::Connected(_) => String::from("the handle is already connected"),
+        Stage::Finished(why) => format!("the handle is finished ({why}); close it"),
     };
     Error::new(JfguiStatus::WrongState, format!("cannot {what}: {now}"))
 }
@@ -117,8 +119,8 @@ impl State {
     /// Reads the declarations and builds the dispatcher from them (`Dispatcher::new`, the
     /// registration check every Rust app goes through).
     pub(crate) fn declare(&mut self, document: &[u8]) -> Result<(), Error> {
-        if !matches!(self.session, Session::Declaring) {
-            return Err(wrong_state("declare actions", &self.session));
+        if !matches!(self.stage, Stage::Declaring) {
+            return Err(wrong_state("declare actions", &self.stage));
         }
         let registration = Registration::from_json(document).map_err(|e| match e {
             DeclarationError::Json(m) => Error::new(JfguiStatus::InvalidJson, m),
@@ -127,15 +129,15 @@ impl State {
         self.host.set_registration(Some(registration));
         let identity =
             Identity { display_name: self.display_name.clone(), pid: std::process::id() };
-        let endpoint = Dispatcher::new(&self.host)
+        let channel = Dispatcher::new(&self.host)
             .map_err(|e| Error::new(JfguiStatus::InvalidRegistration, e.to_string()))
             .and_then(|dispatcher| {
-                Endpoint::new(dispatcher, identity)
+                HostChannel::new(dispatcher, identity)
                     .map_err(|e| Error::new(JfguiStatus::InvalidRegistration, e.to_string()))
             });
-        match endpoint {
-            Ok(endpoint) => {
-                self.session = Session::Ready(endpoint);
+        match channel {
+            Ok(channel) => {
+                self.stage = Stage::Ready(channel);
                 Ok(())
             }
             Err(e) => {
@@ -146,33 +148,33 @@ impl State {
         }
     }
 
-    fn endpoint_mut(&mut self, what: &str) -> Result<&mut Endpoint, Error> {
-        match &mut self.session {
-            Session::Ready(endpoint) => Ok(endpoint),
-            Session::Connected(connector) => Ok(connector.endpoint_mut()),
+    fn channel_mut(&mut self, what: &str) -> Result<&mut HostChannel, Error> {
+        match &mut self.stage {
+            Stage::Ready(channel) => Ok(channel),
+            Stage::Connected(connector) => Ok(connector.channel_mut()),
             other => Err(wrong_state(what, other)),
         }
     }
 
     /// Starts the std connector and makes the first connection attempt now.
     pub(crate) fn connect(&mut self) -> Result<(), Error> {
-        let endpoint = match core::mem::replace(&mut self.session, Session::Declaring) {
-            Session::Ready(endpoint) => endpoint,
+        let channel = match core::mem::replace(&mut self.stage, Stage::Declaring) {
+            Stage::Ready(channel) => channel,
             other => {
                 let e = wrong_state("connect", &other);
-                self.session = other;
+                self.stage = other;
                 return Err(e);
             }
         };
-        match Connector::new(endpoint) {
+        match Connector::new(channel) {
             Ok(mut connector) => {
                 connector.poll(&mut self.host, 0);
-                self.session = Session::Connected(connector);
+                self.stage = Stage::Connected(connector);
                 Ok(())
             }
             Err(e) => {
                 let why = format!("cannot locate the daemon: {e}");
-                self.session = Session::Finished(why.clone());
+                self.stage = Stage::Finished(why.clone());
                 Err(Error::new(JfguiStatus::Io, why))
             }
         }
@@ -180,8 +182,8 @@ impl State {
 
     /// One `Connector::poll`.
     pub(crate) fn pump(&mut self, budget: usize) -> Result<JfguiWait, Error> {
-        let Session::Connected(connector) = &mut self.session else {
-            return Err(wrong_state("pump", &self.session));
+        let Stage::Connected(connector) = &mut self.stage else {
+            return Err(wrong_state("pump", &self.stage));
         };
         let wait = connector.poll(&mut self.host, budget);
         Ok(wait_for_c(connector, &wait))
@@ -189,63 +191,63 @@ impl State {
 
     /// The connection's descriptor, -1 while disconnected.
     pub(crate) fn fd(&self) -> Result<i32, Error> {
-        match &self.session {
-            Session::Connected(connector) => Ok(connection_fd(connector)),
+        match &self.stage {
+            Stage::Connected(connector) => Ok(connection_fd(connector)),
             other => Err(wrong_state("report a file descriptor", other)),
         }
     }
 
     /// Enables or disables external calls and tells the daemon now when connected.
     pub(crate) fn set_enabled(&mut self, enabled: bool) -> Result<(), Error> {
-        self.endpoint_mut("change the enabled state")?.set_enabled(enabled);
+        self.channel_mut("change the enabled state")?.set_enabled(enabled);
         self.flush();
         Ok(())
     }
 
     /// Serves the host channel on stdin/stdout until stdin ends or the peer says `bye`.
-    /// Running headless is the user's explicit enable, so the endpoint is enabled first.
+    /// Running headless is the user's explicit enable, so the channel is enabled first.
     pub(crate) fn serve_stdio(&mut self) -> Result<(), Error> {
-        let mut endpoint = match core::mem::replace(&mut self.session, Session::Declaring) {
-            Session::Ready(endpoint) => endpoint,
+        let mut channel = match core::mem::replace(&mut self.stage, Stage::Declaring) {
+            Stage::Ready(channel) => channel,
             other => {
                 let e = wrong_state("serve stdio", &other);
-                self.session = other;
+                self.stage = other;
                 return Err(e);
             }
         };
-        endpoint.set_enabled(true);
-        let result = connector::serve_stdio(&mut self.host, endpoint);
-        self.session = Session::Finished(String::from("serve_stdio returned"));
+        channel.set_enabled(true);
+        let result = connector::serve_stdio(&mut self.host, channel);
+        self.stage = Stage::Finished(String::from("serve_stdio returned"));
         result.map_err(|e| Error::new(JfguiStatus::Io, format!("serving stdio failed: {e}")))
     }
 
     /// The task table, outside any callback.
     pub(crate) fn tasks_mut(&mut self) -> Result<&mut TaskTable, Error> {
-        Ok(self.endpoint_mut("use tasks")?.dispatcher_mut().tasks_mut())
+        Ok(self.channel_mut("use tasks")?.dispatcher_mut().tasks_mut())
     }
 
     /// Sends queued task changes and enabled-state messages now (when connected), so the app
     /// need not pump just for them.
     pub(crate) fn flush(&mut self) {
-        if let Session::Connected(connector) = &mut self.session {
+        if let Stage::Connected(connector) = &mut self.stage {
             connector.poll(&mut self.host, 0);
         }
     }
 
     pub(crate) fn info(&self) -> JfguiInfo {
-        match &self.session {
-            Session::Ready(endpoint) => JfguiInfo {
+        match &self.stage {
+            Stage::Ready(channel) => JfguiInfo {
                 connected: false,
                 registered: false,
-                enabled: endpoint.dispatcher().is_enabled(),
+                enabled: channel.dispatcher().is_enabled(),
             },
-            Session::Connected(connector) => JfguiInfo {
+            Stage::Connected(connector) => JfguiInfo {
                 connected: connector.is_connected(),
                 registered: connector.is_connected()
-                    && *connector.endpoint().status() == Status::Registered,
-                enabled: connector.endpoint().dispatcher().is_enabled(),
+                    && *connector.channel().status() == Status::Registered,
+                enabled: connector.channel().dispatcher().is_enabled(),
             },
-            Session::Declaring | Session::Finished(_) => {
+            Stage::Declaring | Stage::Finished(_) => {
                 JfguiInfo { connected: false, registered: false, enabled: false }
             }
         }
@@ -258,12 +260,12 @@ impl State {
         &mut self,
         call: &jfgui_proto::channel::Call,
     ) -> Result<jfgui_proto::channel::CallResult, jfgui_host_sdk::ActionError> {
-        let endpoint = match &mut self.session {
-            Session::Ready(endpoint) => endpoint,
-            Session::Connected(connector) => connector.endpoint_mut(),
+        let channel = match &mut self.stage {
+            Stage::Ready(channel) => channel,
+            Stage::Connected(connector) => connector.channel_mut(),
             other => panic!("no endpoint: {other:?}"),
         };
-        endpoint.dispatcher_mut().handle(&mut self.host, 1, call)
+        channel.dispatcher_mut().handle(&mut self.host, 1, call)
     }
 
     /// Runs host-sdk's contract checks in-process on this handle's dispatcher and callbacks
@@ -271,11 +273,11 @@ impl State {
     /// Only between declaring and connecting: the checks call the app as a client would,
     /// without a daemon.
     pub(crate) fn check(&mut self, mutate: bool) -> Result<usize, Error> {
-        let Session::Ready(endpoint) = &mut self.session else {
-            return Err(wrong_state("run the checks", &self.session));
+        let Stage::Ready(channel) = &mut self.stage else {
+            return Err(wrong_state("run the checks", &self.stage));
         };
         let options = if mutate { Options::mutate() } else { Options::read_only() };
-        let report = testing::check(endpoint.dispatcher_mut(), &mut self.host, &options);
+        let report = testing::check(channel.dispatcher_mut(), &mut self.host, &options);
         let json = jfgui_proto::encode(&report.to_json(), &APP_JSON_LIMITS).map_err(|e| {
             Error::new(JfguiStatus::Internal, format!("cannot encode the report: {e}"))
         })?;
@@ -298,7 +300,7 @@ impl State {
 
     /// Says `bye` to the daemon (waiting at most [`CLOSE_GRACE`] for it to be written).
     pub(crate) fn close(&mut self) {
-        if let Session::Connected(connector) = &mut self.session {
+        if let Stage::Connected(connector) = &mut self.stage {
             connector.close("exit", CLOSE_GRACE);
         }
     }

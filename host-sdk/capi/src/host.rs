@@ -13,43 +13,18 @@ use std::vec::Vec;
 use jfgui_host_sdk::declare::Registration;
 use jfgui_host_sdk::{
     ActionError, ActionSpec, Availability, Context, Execution, Host, Map, Origin, Reason,
-    ResourceData, ResourceInfo, TaskTable, Value, host_error,
+    ResourceData, ResourceInfo, TaskTable, Value,
 };
-use jfgui_proto::{Limits, encode};
+use jfgui_proto::encode;
 
 use crate::callbacks::{Callbacks, JfguiCallInfo, Unwound};
-use crate::reply::{JfguiReply, Kind, Written};
+use crate::reply::{APP_JSON_LIMITS, JfguiReply, Kind, Written, app_bug};
 use crate::shared::Shared;
-
-/// Bounds for JSON crossing the boundary in either direction (inputs to callbacks, results
-/// from them). Wider than a message on purpose: an output too large for the daemon must reach
-/// the endpoint's size check and become `internal/response_too_large` naming the action,
-/// not fail earlier as unreadable.
-pub(crate) const APP_JSON_LIMITS: Limits = Limits {
-    max_bytes: 64 * 1024 * 1024,
-    max_depth: 128,
-    max_values: 4 * 1024 * 1024,
-    max_members: 1024 * 1024,
-    max_string_bytes: 64 * 1024 * 1024,
-};
 
 /// Revision reported when the app's revision callback unwinds: no `expectedRevision` (at
 /// most 2^53 - 1) matches it, so no write passes its check, and the daemon refuses a result
 /// carrying it.
 const UNREADABLE_REVISION: u64 = u64::MAX;
-
-/// An internal error for a host bug seen at the boundary (`internal/invalid_reply`).
-pub(crate) fn app_bug(message: String) -> ActionError {
-    ActionError::new(Reason::InvalidReply, message)
-}
-
-/// The app's own failure report: `failed/host_error{code?}`.
-pub(crate) fn failure(code: Option<&str>, message: &str) -> ActionError {
-    match code {
-        Some(code) => host_error(code, message),
-        None => ActionError::new(Reason::HostError { code: None }, message),
-    }
-}
 
 fn unwound(callback: &str) -> ActionError {
     app_bug(format!("the app's {callback} callback panicked or unwound"))

@@ -3,19 +3,45 @@
 //! copies what it is given, so the app's buffers may be freed as soon as the function returns.
 //!
 //! A reply is written at most once. Which functions fit depends on the callback (its kind);
-//! the wrong one returns `JFGUI_STATUS_INVALID_ARGUMENT` and changes nothing.
+//! the wrong one returns `JFGUI_STATUS_INVALID_ARGUMENT` and changes nothing. A reply's JSON is
+//! bounded by [`APP_JSON_LIMITS`], and what the app reports becomes its [`failure`] or, when it
+//! breaks the rules, an [`app_bug`].
 
 use std::format;
 use std::rc::Rc;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
-use jfgui_host_sdk::{ActionError, ResourceData, ResourceInfo, Value};
-use jfgui_proto::{from_value, parse};
+use jfgui_host_sdk::{ActionError, Reason, ResourceData, ResourceInfo, Value, host_error};
+use jfgui_proto::{Limits, from_value, parse};
 
 use crate::ffi::{self, Error, JfguiStatus};
-use crate::host::{APP_JSON_LIMITS, failure};
 use crate::shared::Shared;
+
+/// Bounds for JSON crossing the boundary in either direction (inputs to callbacks, results
+/// from them). Wider than a message on purpose: an output too large for the daemon must reach
+/// the endpoint's size check and become `internal/response_too_large` naming the action,
+/// not fail earlier as unreadable.
+pub(crate) const APP_JSON_LIMITS: Limits = Limits {
+    max_bytes: 64 * 1024 * 1024,
+    max_depth: 128,
+    max_values: 4 * 1024 * 1024,
+    max_members: 1024 * 1024,
+    max_string_bytes: 64 * 1024 * 1024,
+};
+
+/// An internal error for a host bug seen at the boundary (`internal/invalid_reply`).
+pub(crate) fn app_bug(message: String) -> ActionError {
+    ActionError::new(Reason::InvalidReply, message)
+}
+
+/// The app's own failure report: `failed/host_error{code?}`.
+pub(crate) fn failure(code: Option<&str>, message: &str) -> ActionError {
+    match code {
+        Some(code) => host_error(code, message),
+        None => ActionError::new(Reason::HostError { code: None }, message),
+    }
+}
 
 /// Which callback a reply belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,10 +112,7 @@ impl JfguiReply {
             Some(refused) => format!(" (the last reply was refused: {refused})"),
             None => String::new(),
         };
-        crate::host::app_bug(format!(
-            "the app's {} callback returned without a result{why}",
-            self.kind.name()
-        ))
+        app_bug(format!("the app's {} callback returned without a result{why}", self.kind.name()))
     }
 
     fn write(
@@ -160,7 +183,7 @@ pub unsafe extern "C" fn jfgui_reply_json(
 ) -> JfguiStatus {
     ffi::guard(|| {
         // SAFETY: the caller passes the reply of the running callback and a readable buffer.
-        let (reply, json) = unsafe { (ffi::reply(reply)?, ffi::bytes(json, json_len, "json")?) };
+        let (reply, json) = unsafe { (reply_at(reply)?, ffi::bytes(json, json_len, "json")?) };
         reply.json(json)
     })
 }
@@ -186,7 +209,7 @@ pub unsafe extern "C" fn jfgui_reply_error(
         // SAFETY: as documented above.
         let (reply, code, message) = unsafe {
             let code = if code.is_null() { None } else { Some(ffi::text(code, code_len, "code")?) };
-            (ffi::reply(reply)?, code, ffi::text(message, message_len, "message")?)
+            (reply_at(reply)?, code, ffi::text(message, message_len, "message")?)
         };
         reply.error(code, message)
     })
@@ -209,7 +232,7 @@ pub unsafe extern "C" fn jfgui_reply_deferred(
 ) -> JfguiStatus {
     ffi::guard(|| {
         // SAFETY: as documented above.
-        let (reply, id) = unsafe { (ffi::reply(reply)?, ffi::text(id, id_len, "id")?) };
+        let (reply, id) = unsafe { (reply_at(reply)?, ffi::text(id, id_len, "id")?) };
         reply.write(&[Kind::Execute], |_| Ok(Written::Deferred(id.to_string())))
     })
 }
@@ -233,7 +256,7 @@ pub unsafe extern "C" fn jfgui_reply_unavailable(
         // SAFETY: as documented above.
         let (reply, code, explanation) = unsafe {
             (
-                ffi::reply(reply)?,
+                reply_at(reply)?,
                 ffi::text(code, code_len, "code")?,
                 ffi::text(explanation, explanation_len, "explanation")?,
             )
@@ -267,7 +290,7 @@ pub unsafe extern "C" fn jfgui_reply_resource(
         // SAFETY: as documented above.
         let (reply, mime_type, data) = unsafe {
             (
-                ffi::reply(reply)?,
+                reply_at(reply)?,
                 ffi::text(mime_type, mime_type_len, "mime_type")?,
                 ffi::bytes(data, data_len, "data")?,
             )
@@ -280,4 +303,18 @@ pub unsafe extern "C" fn jfgui_reply_resource(
             }))
         })
     })
+}
+
+/// The reply behind a callback's `reply` pointer.
+///
+/// # Safety
+///
+/// A non-NULL `ptr` must be the reply passed to the callback that is running now.
+unsafe fn reply_at<'a>(ptr: *mut JfguiReply) -> Result<&'a mut JfguiReply, Error> {
+    if ptr.is_null() {
+        return Err(Error::new(JfguiStatus::InvalidArgument, "reply is NULL"));
+    }
+    // SAFETY: it is the running callback's reply, which nothing else touches until the
+    // callback returns (the library's frame that owns it is suspended in the callback).
+    Ok(unsafe { &mut *ptr })
 }

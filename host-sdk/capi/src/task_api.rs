@@ -14,8 +14,8 @@ use jfgui_proto::parse;
 
 use crate::ffi::{self, Error, JfguiStatus};
 use crate::handle::JfguiHost;
-use crate::host::{APP_JSON_LIMITS, failure};
 use crate::host_api::{handle, with_state};
+use crate::reply::{APP_JSON_LIMITS, failure};
 
 /// A task's state as `jfgui_host_task_state` reports it.
 #[repr(i32)]

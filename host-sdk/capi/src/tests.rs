@@ -207,7 +207,7 @@ fn dispatch(h: *mut JfguiHost, call: &Call) -> Result<CallResult, ActionError> {
 fn execute_call(action: &str, expected: Option<u64>) -> Call {
     Call::Execute(ExecuteCall {
         action: action.into(),
-        input: Value::Object(Map::new()),
+        input: Value::Object(Map::new()).into(),
         expected_revision: expected,
     })
 }
@@ -371,7 +371,7 @@ fn atomic_batches_run_the_transaction_callbacks() {
             .iter()
             .map(|a| ExecuteCall {
                 action: (*a).into(),
-                input: Value::Object(Map::new()),
+                input: Value::Object(Map::new()).into(),
                 expected_revision: Some(1),
             })
             .collect();

@@ -1,12 +1,13 @@
-//! The wasm side of a web app, shared by every app built on [`BridgeEndpoint`]: the buffer
+//! The wasm side of a web app, shared by every app built on [`BridgeChannel`]: the buffer
 //! protocol and the `jfgui_*` exports that the `jfgui-web-host` npm package (`WasmApp`,
 //! `BridgeLink`) drives, so an app crate writes only what is its own.
 //!
 //! An app crate (a `cdylib` built for `wasm32-unknown-unknown`, no wasm-bindgen) implements
 //! [`WebApp`] for its page state, installs it from an init export of its own with [`init`],
-//! writes its other exports with [`call`], and says [`web_exports!`](crate::web_exports) once:
+//! writes its other exports with [`call`], and says [`web_exports!`](crate::web_exports) once
+//! (the web Notepad's `src/abi.rs` is this, compiled):
 //!
-//! ```ignore
+//! ```text
 //! jfgui_host_sdk::web_exports!(Page);
 //!
 //! #[unsafe(no_mangle)]
@@ -44,14 +45,14 @@ use core::any::Any;
 use core::cell::RefCell;
 use core::time::Duration;
 
-use super::{BridgeEndpoint, BridgeError, PostRoute};
+use super::{BridgeChannel, BridgeError, PostRoute};
 use crate::Host;
 
 /// A web app's state behind the exports: its bridge endpoint and the host the endpoint's
 /// dispatcher runs requests on.
 pub trait WebApp: 'static {
     /// The endpoint and the host, borrowed together.
-    fn parts(&mut self) -> (&mut BridgeEndpoint, &mut dyn Host);
+    fn parts(&mut self) -> (&mut BridgeChannel, &mut dyn Host);
 
     /// The page's clock moved to `now` (it is told before every poll and tick). Default:
     /// ignored, for apps that keep no time of their own.
@@ -60,7 +61,7 @@ pub trait WebApp: 'static {
     }
 
     /// The endpoint alone.
-    fn endpoint(&mut self) -> &mut BridgeEndpoint {
+    fn endpoint(&mut self) -> &mut BridgeChannel {
         self.parts().0
     }
 

@@ -1,4 +1,4 @@
-//! The endpoint end to end against an in-memory daemon peer.
+//! The host channel end to end against an in-memory daemon peer.
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -11,11 +11,11 @@ use jfgui_proto::{ActionSpec, ErrorClass, Reason};
 
 use super::{MAX_QUEUED_ACTIVITIES, MAX_QUEUED_REQUESTS, ProtocolError, Status};
 use crate::Dispatcher;
-use crate::test_support::{EchoHost, Peer, Registers, endpoint, obj};
+use crate::test_support::{EchoHost, Peer, Registers, channel, obj};
 
-fn registered(enabled: bool) -> (super::Endpoint, EchoHost, Peer) {
+fn registered(enabled: bool) -> (super::HostChannel, EchoHost, Peer) {
     let host = EchoHost::default();
-    let mut e = endpoint(&host, enabled);
+    let mut e = channel(&host, enabled);
     let mut peer = Peer::new();
     let hs = peer.drain(&mut e);
     assert_eq!(hs.len(), 3, "hello, one actions page, ready");
@@ -36,7 +36,7 @@ fn reply(msgs: &[AppMessage], id: u64) -> &Outcome {
 #[test]
 fn handshake_then_welcome() {
     let host = EchoHost::default();
-    let mut e = endpoint(&host, false);
+    let mut e = channel(&host, false);
     let mut peer = Peer::new();
     let msgs = peer.drain(&mut e);
     match &msgs[0] {
@@ -69,7 +69,7 @@ fn large_registrations_are_paged() {
             .map(|i| ActionSpec::read(std::string::String::leak(std::format!("a{i}")), "x"))
             .collect()
     });
-    let mut e = super::Endpoint::new(
+    let mut e = super::HostChannel::new(
         Dispatcher::new(&Registers(&MANY)).unwrap(),
         super::Identity { display_name: "Many".into(), pid: 1 },
     )
@@ -122,7 +122,7 @@ fn requests_are_answered_in_order_within_the_budget() {
 }
 
 #[test]
-fn disabled_endpoint_rejects_and_set_enabled_tells_the_daemon() {
+fn disabled_channel_rejects_and_set_enabled_tells_the_daemon() {
     let (mut e, mut host, mut peer) = registered(false);
     e.feed(&Peer::execute(1, "bump", obj(&[]), Some(0))).unwrap();
     e.pump(&mut host, 10);
@@ -145,7 +145,7 @@ fn disabled_endpoint_rejects_and_set_enabled_tells_the_daemon() {
 #[test]
 fn oversize_reply_becomes_response_too_large() {
     let host = EchoHost::default();
-    let mut e = endpoint(&host, true);
+    let mut e = channel(&host, true);
     let mut host = host;
     let mut peer = Peer::new();
     peer.drain(&mut e);
@@ -163,7 +163,7 @@ fn oversize_reply_becomes_response_too_large() {
         }
         other => panic!("{other:?}"),
     }
-    // The endpoint stays usable.
+    // The channel stays usable.
     assert_eq!(e.status(), &Status::Registered);
     assert!(
         matches!(reply(&msgs, 3), Outcome::Error(err) if err.reason.as_str() == "unknown_action")
@@ -236,7 +236,7 @@ fn malformed_frames_are_fatal() {
 #[test]
 fn messages_out_of_order_are_fatal() {
     let host = EchoHost::default();
-    let mut e = endpoint(&host, true);
+    let mut e = channel(&host, true);
     let err = e.feed(&Peer::execute(1, "bump", obj(&[]), Some(0))).unwrap_err();
     assert_eq!(err, ProtocolError::Unexpected("a request before welcome"));
     let (mut e, _, _) = registered(true);
@@ -255,7 +255,7 @@ fn activity(n: u32) -> Vec<u8> {
 #[test]
 fn activity_is_asked_for_in_hello_and_delivered_after_the_replies() {
     let mut host = EchoHost::default();
-    let mut e = endpoint(&host, true).with_activity().unwrap();
+    let mut e = channel(&host, true).with_activity().unwrap();
     let mut peer = Peer::new();
     let msgs = peer.drain(&mut e);
     assert_eq!(msgs.len(), 3, "one handshake, not two: {msgs:?}");
@@ -289,7 +289,7 @@ fn activity_is_asked_for_in_hello_and_delivered_after_the_replies() {
 #[test]
 fn a_malformed_notice_is_decoded_after_the_replies_and_is_a_protocol_error() {
     let mut host = EchoHost::default();
-    let mut e = endpoint(&host, true).with_activity().unwrap();
+    let mut e = channel(&host, true).with_activity().unwrap();
     let mut peer = Peer::new();
     peer.drain(&mut e);
     e.feed(&Peer::welcome(1024 * 1024)).unwrap();
@@ -307,8 +307,8 @@ fn a_malformed_notice_is_decoded_after_the_replies_and_is_a_protocol_error() {
     assert_eq!(e.status(), &Status::Failed);
     assert!(host.activities.is_empty());
     assert!(e.feed(&activity(2)).is_err());
-    // Delivered by `pump` (nothing to write), the error is the endpoint's status the same way.
-    let mut e = endpoint(&host, true).with_activity().unwrap();
+    // Delivered by `pump` (nothing to write), the error is the channel's status the same way.
+    let mut e = channel(&host, true).with_activity().unwrap();
     peer.drain(&mut e);
     e.feed(&Peer::welcome(1024 * 1024)).unwrap();
     e.feed(&bytes[..4 + body.len()]).unwrap();
@@ -319,7 +319,7 @@ fn a_malformed_notice_is_decoded_after_the_replies_and_is_a_protocol_error() {
 #[test]
 fn an_app_that_did_not_ask_keeps_the_old_hello_and_refuses_activity() {
     let host = EchoHost::default();
-    let mut e = endpoint(&host, true);
+    let mut e = channel(&host, true);
     let msgs = Peer::new().drain(&mut e);
     assert!(matches!(&msgs[0], AppMessage::Hello(h) if !h.activity));
     e.feed(&Peer::welcome(1024 * 1024)).unwrap();
@@ -331,7 +331,7 @@ fn an_app_that_did_not_ask_keeps_the_old_hello_and_refuses_activity() {
 #[test]
 fn refused_and_bye() {
     let host = EchoHost::default();
-    let mut e = endpoint(&host, true);
+    let mut e = channel(&host, true);
     let refused =
         Refused { reason: Refused::TOO_MANY_APPS.into(), message: "Too many apps.".into() };
     e.feed(&Peer::frame(&DaemonMessage::Refused(refused.clone()))).unwrap();
@@ -391,7 +391,7 @@ mod properties {
     use super::*;
 
     proptest! {
-        /// Whatever the daemon sends, the endpoint answers with an error or queues requests;
+        /// Whatever the daemon sends, the channel answers with an error or queues requests;
         /// it never panics and never runs the host for a broken stream.
         #[test]
         fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {

@@ -9,7 +9,7 @@ use jfgui_proto::locations::ENV_HOST_CHANNEL;
 
 use super::{DEFAULT_BUDGET, platform};
 use crate::Host;
-use crate::channel::{Endpoint, Status};
+use crate::channel::{HostChannel, Status};
 
 /// True when the app was started to speak the host channel on stdio
 /// (`JFGUI_HOST_CHANNEL=stdio`).
@@ -22,34 +22,34 @@ pub fn headless_requested() -> bool {
 ///
 /// Blocking by design: headless apps have nothing else to do. It still wakes up for
 /// [`Host::tick`] deadlines, so deferred tasks progress between requests. Running headless is
-/// the user's explicit enable: enable the endpoint before calling this (the notepad does).
-pub fn serve_stdio<H: Host + ?Sized>(host: &mut H, mut endpoint: Endpoint) -> io::Result<()> {
+/// the user's explicit enable: enable the channel before calling this (the notepad does).
+pub fn serve_stdio<H: Host + ?Sized>(host: &mut H, mut channel: HostChannel) -> io::Result<()> {
     let mut input = platform::StdinSource::new()?;
     let stdout = io::stdout();
     let mut buf = vec![0u8; 64 * 1024];
     let mut next_tick: Option<Duration> = None;
     loop {
-        let pending = endpoint.pending_output();
+        let pending = channel.pending_output();
         if !pending.is_empty() {
             let n = pending.len();
             let mut out = stdout.lock();
             out.write_all(pending)?;
             out.flush()?;
-            endpoint.consume_output(n);
+            channel.consume_output(n);
         }
         // After the replies are written: a notice never delays one.
-        let delivered = endpoint
+        let delivered = channel
             .deliver_activities(host)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         if delivered > 0 {
             // What the notices gave the host to show later has its deadline in this tick,
             // and the task changes it queued are written first.
-            next_tick = endpoint.tick(host);
-            if !endpoint.pending_output().is_empty() {
+            next_tick = channel.tick(host);
+            if !channel.pending_output().is_empty() {
                 continue;
             }
         }
-        match endpoint.status() {
+        match channel.status() {
             Status::Registering | Status::Registered => {}
             Status::Closed { .. } => return Ok(()),
             Status::Refused(r) => {
@@ -65,17 +65,17 @@ pub fn serve_stdio<H: Host + ?Sized>(host: &mut H, mut endpoint: Endpoint) -> io
                 ));
             }
         }
-        let timeout = if endpoint.queued_requests() > 0 { Some(Duration::ZERO) } else { next_tick };
-        if endpoint.wants_read() && input.wait(timeout)? {
+        let timeout = if channel.queued_requests() > 0 { Some(Duration::ZERO) } else { next_tick };
+        if channel.wants_read() && input.wait(timeout)? {
             match input.read(&mut buf) {
                 Ok(0) => {
-                    endpoint.bye("exit");
-                    let pending = endpoint.pending_output();
+                    channel.bye("exit");
+                    let pending = channel.pending_output();
                     // The reader may be gone already; nothing more to report then.
                     let _ = stdout.lock().write_all(pending).and_then(|()| stdout.lock().flush());
                     return Ok(());
                 }
-                Ok(n) => endpoint
+                Ok(n) => channel
                     .feed(&buf[..n])
                     .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?,
                 Err(e)
@@ -86,6 +86,6 @@ pub fn serve_stdio<H: Host + ?Sized>(host: &mut H, mut endpoint: Endpoint) -> io
                 Err(e) => return Err(e),
             }
         }
-        next_tick = endpoint.pump(host, DEFAULT_BUDGET).next_tick;
+        next_tick = channel.pump(host, DEFAULT_BUDGET).next_tick;
     }
 }

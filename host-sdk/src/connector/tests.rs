@@ -11,7 +11,7 @@ use jfgui_proto::channel::{Activity, AppMessage, CallResult, DaemonMessage, Outc
 
 use super::{Connector, DEFAULT_BUDGET, MAX_DELAY};
 use crate::channel::Status;
-use crate::test_support::{EchoHost, Peer, endpoint, obj};
+use crate::test_support::{EchoHost, Peer, channel, obj};
 
 const DEADLINE: Duration = Duration::from_secs(10);
 
@@ -52,11 +52,11 @@ fn temp_socket(name: &str) -> PathBuf {
 }
 
 #[test]
-fn endpoint_over_a_socket_pair() {
+fn channel_over_a_socket_pair() {
     let mut host = EchoHost::default();
     let (app, mut daemon) = UnixStream::pair().unwrap();
     let mut conn =
-        Connector::from_stream(endpoint(&host, true), app, "/nonexistent/host.sock").unwrap();
+        Connector::from_stream(channel(&host, true), app, "/nonexistent/host.sock").unwrap();
     assert!(conn.as_fd().is_some());
     let mut peer = Peer::new();
     let hs = collect(&mut conn, &mut host, &mut daemon, &mut peer, 3);
@@ -65,7 +65,7 @@ fn endpoint_over_a_socket_pair() {
     daemon.write_all(&Peer::welcome(1024 * 1024)).unwrap();
     daemon.write_all(&Peer::execute(7, "bump", obj(&[]), Some(0))).unwrap();
     let msgs = collect(&mut conn, &mut host, &mut daemon, &mut peer, 1);
-    assert_eq!(conn.endpoint().status(), &Status::Registered);
+    assert_eq!(conn.channel().status(), &Status::Registered);
     match &msgs[0] {
         AppMessage::Reply(r) => {
             assert_eq!(r.id, 7);
@@ -84,8 +84,8 @@ fn a_notice_delivered_after_the_replies_keeps_the_deadline_the_host_sets_for_it(
     let mut host = EchoHost::default();
     host.show_activity_in = Some(later);
     let (app, mut daemon) = UnixStream::pair().unwrap();
-    let endpoint = endpoint(&host, true).with_activity().unwrap();
-    let mut conn = Connector::from_stream(endpoint, app, "/nonexistent/host.sock").unwrap();
+    let channel = channel(&host, true).with_activity().unwrap();
+    let mut conn = Connector::from_stream(channel, app, "/nonexistent/host.sock").unwrap();
     let mut peer = Peer::new();
     collect(&mut conn, &mut host, &mut daemon, &mut peer, 3);
     daemon.write_all(&Peer::welcome(1024 * 1024)).unwrap();
@@ -120,7 +120,7 @@ fn an_over_limit_frame_from_the_daemon_drops_the_connection() {
     let mut host = EchoHost::default();
     let (app, mut daemon) = UnixStream::pair().unwrap();
     let mut conn =
-        Connector::from_stream(endpoint(&host, true), app, "/nonexistent/host.sock").unwrap();
+        Connector::from_stream(channel(&host, true), app, "/nonexistent/host.sock").unwrap();
     let mut peer = Peer::new();
     collect(&mut conn, &mut host, &mut daemon, &mut peer, 3);
     daemon.write_all(&Peer::welcome(1024 * 1024)).unwrap();
@@ -140,7 +140,7 @@ fn reconnects_with_backoff_and_registers_again() {
     let path = temp_socket("reconnect");
     let mut host = EchoHost::default();
     let listener = UnixListener::bind(&path).unwrap();
-    let mut conn = Connector::with_address(endpoint(&host, true), &path);
+    let mut conn = Connector::with_address(channel(&host, true), &path);
     assert!(!conn.is_connected());
     conn.poll(&mut host, DEFAULT_BUDGET);
     assert!(conn.is_connected());
@@ -228,7 +228,7 @@ fn a_runtime_dir_writable_by_others_is_refused_and_retried() {
     let listener = UnixListener::bind(&path).unwrap();
     listener.set_nonblocking(true).unwrap();
     let mut host = EchoHost::default();
-    let mut conn = Connector::with_address(endpoint(&host, true), &path);
+    let mut conn = Connector::with_address(channel(&host, true), &path);
     let start = Instant::now();
     while start.elapsed() < Duration::from_millis(300) {
         let w = conn.poll(&mut host, DEFAULT_BUDGET);

@@ -47,12 +47,12 @@ impl Dispatcher {
         for (i, call) in calls.iter().enumerate() {
             let index = i as u32;
             let outcome = self.lookup(&call.action).and_then(|spec| {
-                check_call(host, &spec, &call.input)?;
+                check_call(host, &spec, &call.input.as_value())?;
                 check_revision(&spec, call.expected_revision, host.revision())?;
                 self.invoke(
                     host,
                     &spec,
-                    &call.input,
+                    &call.input.as_value(),
                     Origin::External { request },
                     Some(index),
                     false,
@@ -86,7 +86,7 @@ impl Dispatcher {
         let mut domains: Vec<&'static str> = Vec::new();
         for (i, call) in calls.iter().enumerate() {
             let checked = self.lookup(&call.action).and_then(|spec| {
-                check_call(host, &spec, &call.input)?;
+                check_call(host, &spec, &call.input.as_value())?;
                 check_revision(&spec, call.expected_revision, initial)?;
                 match spec.transaction {
                     Some(domain) if host.supports_transaction(domain) => {
@@ -127,7 +127,7 @@ impl Dispatcher {
             let cause = match self.invoke(
                 host,
                 spec,
-                &call.input,
+                &call.input.as_value(),
                 Origin::External { request },
                 Some(index),
                 transaction,

@@ -216,7 +216,7 @@ fn empty() -> Value {
 }
 
 fn call(action: &str, input: Value, expected: Option<u64>) -> ExecuteCall {
-    ExecuteCall { action: action.into(), input, expected_revision: expected }
+    ExecuteCall { action: action.into(), input: input.into(), expected_revision: expected }
 }
 
 fn enabled() -> (Dispatcher, Counter) {

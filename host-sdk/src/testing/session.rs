@@ -199,7 +199,7 @@ impl<T: Target> Session<'_, T> {
     ) -> Result<Reply<CallResult>, T::Error> {
         self.target.call(&Call::Execute(ExecuteCall {
             action: String::from(action),
-            input: input.clone(),
+            input: input.clone().into(),
             expected_revision,
         }))
     }

@@ -464,7 +464,7 @@ impl<T: Target> Session<'_, T> {
         let r0 = before.revision;
         let call = |action: &ActionInfo, input: Value| ExecuteCall {
             action: action.name.clone(),
-            input,
+            input: input.into(),
             expected_revision: Some(r0),
         };
         let batch = BatchCall {

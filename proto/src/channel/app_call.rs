@@ -22,7 +22,7 @@ use super::notice::plain_string;
 use super::{
     AppMessage, Call, CallResult, DaemonMessage, ExecuteCall, FrameError, Outcome, Reply, Request,
 };
-use crate::{Limits, Number, Value};
+use crate::{Limits, Number, Payload};
 
 #[cfg(doc)]
 use super::{decode_message, encode_frame};
@@ -77,7 +77,7 @@ fn execute_request(body: &[u8], limits: &Limits) -> Option<Request> {
         max_values: limits.max_values - values,
         ..*limits
     };
-    let input = crate::parse(input, &input_limits).ok()?;
+    let input = Payload::Value(crate::parse(input, &input_limits).ok()?);
     Some(Request { id, call: Call::Execute(ExecuteCall { action, input, expected_revision }) })
 }
 
@@ -113,7 +113,7 @@ pub fn encode_reply_frame_into(
 /// `out` as it was (`false`).
 fn executed_into(
     id: u64,
-    output: &Value,
+    output: &Payload,
     revision: u64,
     limits: &Limits,
     max_frame: usize,
@@ -137,7 +137,7 @@ fn reply_fits(limits: &Limits) -> bool {
 
 fn write_executed(
     id: u64,
-    output: &Value,
+    output: &Payload,
     revision: u64,
     limits: &Limits,
     max_frame: usize,
@@ -185,10 +185,11 @@ mod tests {
     use alloc::format;
     use alloc::string::String;
     use alloc::vec;
+    use alloc::vec::Vec;
 
     use super::*;
     use crate::channel::{DEFAULT_MAX_FRAME, decode_message, encode_frame, frame_limits};
-    use crate::{ActionError, Map, RawJson, Reason, parse};
+    use crate::{ActionError, Map, RawJson, Reason, Value, parse};
 
     fn limits() -> Limits {
         frame_limits(&Limits::DEFAULT, DEFAULT_MAX_FRAME)
@@ -203,7 +204,13 @@ mod tests {
         ours
     }
 
-    fn request(id: u64, action: &str, input: Value, expected_revision: Option<u64>) -> Vec<u8> {
+    fn request(
+        id: u64,
+        action: &str,
+        input: impl Into<Payload>,
+        expected_revision: Option<u64>,
+    ) -> Vec<u8> {
+        let input = input.into();
         let call = Call::Execute(ExecuteCall { action: action.into(), input, expected_revision });
         let message = DaemonMessage::Request(Request { id, call });
         encode_frame(&message, &limits(), DEFAULT_MAX_FRAME).unwrap()[HEADER_LEN..].to_vec()
@@ -332,7 +339,8 @@ mod tests {
         }
     }
 
-    fn executed(id: u64, output: Value, revision: u64) -> Reply {
+    fn executed(id: u64, output: impl Into<Payload>, revision: u64) -> Reply {
+        let output = output.into();
         Reply { id, outcome: Outcome::Ok(CallResult::Executed { output, revision }) }
     }
 
@@ -360,12 +368,13 @@ mod tests {
 
     #[test]
     fn executed_replies_are_the_serde_mapping_byte_for_byte() {
-        let mut outputs = vec![
-            Value::Object(Map::new()),
-            Value::Null,
+        let mut outputs: Vec<Payload> = vec![
+            Value::Object(Map::new()).into(),
+            Value::Null.into(),
             parse(br#"{"length":64,"text":"abc","selection":{"start":0,"end":3}}"#, &limits())
-                .unwrap(),
-            Value::Raw(
+                .unwrap()
+                .into(),
+            Payload::Raw(
                 RawJson::encode(
                     &parse(br#"{"a":[1,2,{"b":null}]}"#, &limits()).unwrap(),
                     &limits(),
@@ -373,7 +382,7 @@ mod tests {
                 .unwrap(),
             ),
         ];
-        outputs.extend(tricky_strings().into_iter().map(Value::String));
+        outputs.extend(tricky_strings().into_iter().map(|s| Value::String(s).into()));
         for output in outputs {
             for id in [0, 5, u64::MAX] {
                 for revision in [0, 17, u64::MAX] {
@@ -406,11 +415,11 @@ mod tests {
             parse(text.as_bytes(), &limits()).unwrap()
         };
         for output in [
-            nested(6),
-            Value::Array(vec![Value::Null; 9]),
-            Value::String("s".repeat(20)),
-            Value::String("\u{1}".repeat(20)),
-            Value::Raw(RawJson::encode(&nested(6), &limits()).unwrap()),
+            nested(6).into(),
+            Value::Array(vec![Value::Null; 9]).into(),
+            Value::String("s".repeat(20)).into(),
+            Value::String("\u{1}".repeat(20)).into(),
+            Payload::Raw(RawJson::encode(&nested(6), &limits()).unwrap()),
         ] {
             let reply = executed(12, output, 345);
             let frame =

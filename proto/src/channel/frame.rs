@@ -153,7 +153,7 @@ pub fn encode_frame<T: serde::Serialize>(
 
 /// [`encode_frame`] of a message already mapped to its value.
 pub(super) fn encode_value_frame(
-    value: &crate::Value,
+    value: &(impl crate::Encode + ?Sized),
     limits: &Limits,
     max_frame: usize,
 ) -> Result<Vec<u8>, FrameError> {

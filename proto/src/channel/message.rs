@@ -9,7 +9,8 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::CHANNEL_VERSION;
-use crate::{ActionError, ActionKind, RegistrationError, Value};
+use crate::action::check_registration;
+use crate::{ActionError, ActionKind, ActionName, ActionSpec, Payload, RegistrationError, Value};
 
 /// App → daemon.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -122,6 +123,34 @@ pub struct ActionInfo {
     /// GUI command id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command_id: Option<u32>,
+}
+
+impl ActionSpec {
+    /// The spec as registered on the host channel and shown by `actions/describe`, with both
+    /// schemas rendered to JSON Schema. Fails when the name breaks the action name rule.
+    pub fn info(&self) -> Result<ActionInfo, RegistrationError> {
+        ActionName::try_from(self.name).map_err(|error| RegistrationError::InvalidName {
+            name: self.name.to_string(),
+            error,
+        })?;
+        Ok(ActionInfo {
+            name: self.name.to_string(),
+            description: self.description.to_string(),
+            kind: self.kind,
+            input_schema: self.input.to_json_schema(),
+            output_schema: self.output.to_json_schema(),
+            capabilities: self.capabilities,
+            undo: self.undo,
+            transaction: self.transaction.map(ToString::to_string),
+            command_id: self.command_id,
+        })
+    }
+}
+
+/// [`validate_registration`](crate::validate_registration) for actions as received on the host
+/// channel.
+pub fn validate_action_infos(actions: &[ActionInfo]) -> Result<(), RegistrationError> {
+    check_registration(actions.iter().map(|a| (a.name.as_str(), a.command_id)))
 }
 
 /// `ready{actionCount}`: ends registration; the count must equal the actions sent.
@@ -270,8 +299,9 @@ pub enum Call {
 pub struct ExecuteCall {
     /// Action name.
     pub action: String,
-    /// Input (`{}` when the client gave none).
-    pub input: Value,
+    /// Input (`{}` when the client gave none): a tree, except that the daemon may send the
+    /// fragment a client's request carried ([`Payload::Raw`]); an app always decodes a tree.
+    pub input: Payload,
     /// Required for external writes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_revision: Option<u64>,
@@ -327,8 +357,9 @@ pub enum Outcome {
 pub enum CallResult {
     /// The action ran synchronously.
     Executed {
-        /// Output (valid against the output schema).
-        output: Value,
+        /// Output (valid against the output schema): a tree as the app sends it, kept as the
+        /// fragment it arrived as on the daemon's side ([`Payload::Raw`]).
+        output: Payload,
         /// Revision read from the host after the call.
         revision: u64,
     },
@@ -527,7 +558,7 @@ mod tests {
     fn execute(action: &str, expected_revision: Option<u64>) -> ExecuteCall {
         ExecuteCall {
             action: action.into(),
-            input: obj(&[("text", "hi".into())]),
+            input: obj(&[("text", "hi".into())]).into(),
             expected_revision,
         }
     }
@@ -561,7 +592,7 @@ mod tests {
             AppMessage::Ready(Ready { action_count: 2 }),
             AppMessage::Enabled(EnabledState { enabled: false }),
             AppMessage::Bye(Bye { reason: Bye::EXIT.into() }),
-            reply(1, Outcome::Ok(CallResult::Executed { output: obj(&[]), revision: 7 })),
+            reply(1, Outcome::Ok(CallResult::Executed { output: obj(&[]).into(), revision: 7 })),
             reply(
                 2,
                 Outcome::Ok(CallResult::Deferred { task: task(TaskState::Running), revision: 8 }),

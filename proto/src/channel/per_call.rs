@@ -1,6 +1,6 @@
 //! The two messages every action call crosses, without building a tree of what the daemon only
 //! passes on: the `request` carrying an `execute` call, whose `input` may be a fragment
-//! ([`Value::Raw`]), and the `reply` carrying its `executed` result, whose `output` is kept as
+//! ([`Payload::Raw`]), and the `reply` carrying its `executed` result, whose `output` is kept as
 //! a fragment straight from the frame ([`parse_with_raw`](crate::parse_with_raw)).
 //!
 //! Both produce exactly what the serde mapping produces ([`encode_frame`] /
@@ -32,7 +32,7 @@ use super::call_wire::{
 use super::frame::{HEADER_LEN, encode_value_frame};
 use super::{AppMessage, Call, CallResult, ExecuteCall, FrameError, Outcome, Reply, Request};
 use crate::json::{Shape, capture_at, write_string};
-use crate::{Limits, Map, Number, Value};
+use crate::{Limits, Number, Payload, Value};
 
 #[cfg(doc)]
 use super::{decode_message, encode_frame};
@@ -53,16 +53,15 @@ pub fn encode_request_frame(
     if let Some(frame) = write_execute_request(request.id, &execute, limits, max_frame) {
         return Ok(frame);
     }
-    let mut call = Map::with_capacity(3);
-    call.insert("action", execute.action);
-    call.insert("input", execute.input);
+    let mut call = Vec::with_capacity(3);
+    call.push(("action".into(), execute.action.into()));
+    call.push(("input".into(), execute.input));
     if let Some(revision) = execute.expected_revision {
-        call.insert("expectedRevision", revision);
+        call.push(("expectedRevision".into(), revision.into()));
     }
-    let mut body = Map::with_capacity(2);
-    body.insert("id", request.id);
-    body.insert("call", member("execute", call.into()));
-    encode_value_frame(&member("request", body.into()), limits, max_frame)
+    let call = Payload::object([("execute", Payload::Object(call))]);
+    let body = Payload::object([("id", request.id.into()), ("call", call)]);
+    encode_value_frame(&Payload::object([("request", body)]), limits, max_frame)
 }
 
 /// The request frame of `execute` written by hand, byte for byte what the encoder writes for
@@ -76,8 +75,8 @@ fn write_execute_request(
 ) -> Option<Vec<u8>> {
     let ExecuteCall { action, input, expected_revision } = execute;
     let (input_bytes, input_shape): (&[u8], Shape) = match input {
-        Value::Raw(raw) => (raw.as_bytes(), *raw.shape()),
-        Value::Object(m) if m.is_empty() => {
+        Payload::Raw(raw) => (raw.as_bytes(), *raw.shape()),
+        Payload::Value(Value::Object(m)) if m.is_empty() => {
             (b"{}", Shape { depth: 1, values: 1, members: 0, string_bytes: 0 })
         }
         _ => return None,
@@ -124,10 +123,21 @@ pub fn decode_app_message(body: &[u8], limits: &Limits) -> Result<AppMessage, Fr
 
 /// [`decode_app_message`] through the value tree (with the `output` fragment).
 fn decode_general(body: &[u8], limits: &Limits) -> Result<AppMessage, FrameError> {
-    let value = crate::parse_with_raw(body, limits, OUTPUT_PATH).map_err(FrameError::Json)?;
-    match executed_reply(value) {
-        Ok(message) => Ok(message),
-        Err(value) => crate::from_value(value).map_err(FrameError::Message),
+    let (value, output) =
+        crate::parse_with_raw(body, limits, OUTPUT_PATH).map_err(FrameError::Json)?;
+    match (executed_ids(&value), output) {
+        (Some((id, revision)), Some(output)) => Ok(AppMessage::Reply(Reply {
+            id,
+            outcome: Outcome::Ok(CallResult::Executed { output: Payload::Raw(output), revision }),
+        })),
+        // Anything else decodes as the serde mapping says, the fragment back in its place.
+        (_, output) => {
+            let value = match output {
+                Some(output) => put(value, OUTPUT_PATH, output.to_value()),
+                None => value,
+            };
+            crate::from_value(value).map_err(FrameError::Message)
+        }
     }
 }
 
@@ -156,22 +166,12 @@ fn match_executed_reply(body: &[u8], limits: &Limits) -> Option<AppMessage> {
     }
     Some(AppMessage::Reply(Reply {
         id,
-        outcome: Outcome::Ok(CallResult::Executed { output: Value::Raw(output), revision }),
+        outcome: Outcome::Ok(CallResult::Executed { output: Payload::Raw(output), revision }),
     }))
 }
 
-/// `{"reply":{"id":I,"outcome":{"ok":{"executed":{"output":O,"revision":R}}}}}` with nothing
-/// else in it, as the message serde would make of it; any other value back unchanged.
-fn executed_reply(value: Value) -> Result<AppMessage, Value> {
-    let Some((id, revision)) = executed_ids(&value) else { return Err(value) };
-    let output = take(value, OUTPUT_PATH);
-    Ok(AppMessage::Reply(Reply {
-        id,
-        outcome: Outcome::Ok(CallResult::Executed { output, revision }),
-    }))
-}
-
-/// The id and revision of an executed reply of exactly that shape (see [`executed_reply`]).
+/// The id and revision of `{"reply":{"id":I,"outcome":{"ok":{"executed":{"output":O,
+/// "revision":R}}}}}` with nothing else in it, as the message serde would make of it.
 fn executed_ids(value: &Value) -> Option<(u64, u64)> {
     let reply = only(value, "reply")?.as_object()?;
     let executed = only(only(reply.get("outcome")?, "ok")?, "executed")?.as_object()?;
@@ -186,29 +186,28 @@ fn only<'v>(value: &'v Value, name: &str) -> Option<&'v Value> {
     value.as_object().filter(|m| m.len() == 1).and_then(|m| m.get(name))
 }
 
-/// Moves the value at `path` out of `value` (`null` where there is none; the caller checked).
-fn take(mut value: Value, path: &[&str]) -> Value {
+/// `value` with `replacement` at `path`, where [`parse_with_raw`](crate::parse_with_raw) left
+/// `null` for the fragment it kept.
+fn put(mut value: Value, path: &[&str], replacement: Value) -> Value {
+    let mut slot = &mut value;
     for name in path {
-        value = match value {
-            Value::Object(mut m) => m.remove(name).unwrap_or_default(),
-            _ => Value::Null,
-        };
+        match slot {
+            Value::Object(m) => match m.get_mut(name) {
+                Some(next) => slot = next,
+                None => return value,
+            },
+            _ => return value,
+        }
     }
+    *slot = replacement;
     value
-}
-
-/// `{name: value}`.
-fn member(name: &str, value: Value) -> Value {
-    let mut m = Map::with_capacity(1);
-    m.insert(name, value);
-    m.into()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::channel::{DaemonMessage, decode_message, encode_frame};
-    use crate::{RawJson, parse};
+    use crate::{Map, RawJson, parse};
     use alloc::string::String;
 
     fn limits() -> Limits {
@@ -219,9 +218,9 @@ mod tests {
     fn request_frames_are_the_serde_mapping_byte_for_byte() {
         let input =
             parse(br#"{"text":"a\nb","n":[1.0,-2e3,{"x":null}]}"#, &Limits::DEFAULT).unwrap();
-        let raw = Value::Raw(RawJson::encode(&input, &Limits::DEFAULT).unwrap());
+        let raw = Payload::Raw(RawJson::encode(&input, &Limits::DEFAULT).unwrap());
         for (input, expected_revision) in
-            [(input.clone(), None), (raw, Some(7)), (Value::Null, Some(0))]
+            [(input.clone().into(), None), (raw, Some(7)), (Value::Null.into(), Some(0))]
         {
             let call = ExecuteCall { action: "document.get".into(), input, expected_revision };
             let request = Request { id: 42, call: Call::Execute(call) };
@@ -237,25 +236,25 @@ mod tests {
         // fragment's error where the fragment starts, not inside it).
         let deep = parse(b"[[[[[[[[1]]]]]]]]", &Limits::DEFAULT).unwrap();
         let tight = Limits { max_depth: 8, ..limits() };
-        let request = |input: Value| Request {
+        let request = |input: Payload| Request {
             id: 1,
             call: Call::Execute(ExecuteCall { action: "a".into(), input, expected_revision: None }),
         };
-        let raw = Value::Raw(RawJson::encode(&deep, &Limits::DEFAULT).unwrap());
+        let raw = Payload::Raw(RawJson::encode(&deep, &Limits::DEFAULT).unwrap());
         let kind = |r: Result<Vec<u8>, FrameError>| match r {
             Err(FrameError::Json(e)) => Some(e.kind()),
             _ => None,
         };
         assert_eq!(
             kind(encode_request_frame(request(raw), &tight, 1 << 20)),
-            kind(encode_frame(&DaemonMessage::Request(request(deep)), &tight, 1 << 20))
+            kind(encode_frame(&DaemonMessage::Request(request(deep.into())), &tight, 1 << 20))
         );
         assert_eq!(
-            kind(encode_request_frame(request(Value::Null), &tight, 1 << 20)),
+            kind(encode_request_frame(request(Value::Null.into()), &tight, 1 << 20)),
             None,
             "a shallow input fits"
         );
-        assert!(encode_request_frame(request(Value::Null), &limits(), 10).is_err());
+        assert!(encode_request_frame(request(Value::Null.into()), &limits(), 10).is_err());
     }
 
     /// A frame, or the kind of error (a fragment's error offset is where it starts on the
@@ -270,9 +269,9 @@ mod tests {
     #[test]
     fn hand_written_request_frames_match_the_serde_mapping_at_every_bound() {
         let tree = |s: &str| parse(s.as_bytes(), &Limits::DEFAULT).unwrap();
-        let raw = |s: &str| Value::Raw(RawJson::encode(&tree(s), &Limits::DEFAULT).unwrap());
+        let raw = |s: &str| Payload::Raw(RawJson::encode(&tree(s), &Limits::DEFAULT).unwrap());
         let inputs = [
-            Value::Object(Map::new()),
+            Value::Object(Map::new()).into(),
             raw(r#"{"text":"a\nb\u2029\"q\"","n":[1.0,-2e3,{"x":null}],"deep":[[[]]]}"#),
             raw(r#""just a string""#),
             raw("12"),
@@ -323,8 +322,11 @@ mod tests {
             }
         }
         // Any other input goes the general way.
-        let call =
-            ExecuteCall { action: "a".into(), input: tree(r#"{"x":1}"#), expected_revision: None };
+        let call = ExecuteCall {
+            action: "a".into(),
+            input: tree(r#"{"x":1}"#).into(),
+            expected_revision: None,
+        };
         assert!(write_execute_request(1, &call, &limits(), 1 << 20).is_none());
     }
 
@@ -406,10 +408,13 @@ mod tests {
         let plain = |m: AppMessage| match m {
             AppMessage::Reply(Reply {
                 id,
-                outcome: Outcome::Ok(CallResult::Executed { output: Value::Raw(raw), revision }),
+                outcome: Outcome::Ok(CallResult::Executed { output: Payload::Raw(raw), revision }),
             }) => AppMessage::Reply(Reply {
                 id,
-                outcome: Outcome::Ok(CallResult::Executed { output: raw.to_value(), revision }),
+                outcome: Outcome::Ok(CallResult::Executed {
+                    output: raw.to_value().into(),
+                    revision,
+                }),
             }),
             other => other,
         };
@@ -419,7 +424,7 @@ mod tests {
             assert_eq!(ours.map(plain), serde, "{body}");
         }
         let Ok(AppMessage::Reply(Reply {
-            outcome: Outcome::Ok(CallResult::Executed { output: Value::Raw(raw), .. }),
+            outcome: Outcome::Ok(CallResult::Executed { output: Payload::Raw(raw), .. }),
             ..
         })) = decode_app_message(bodies[0].as_bytes(), &limits())
         else {

@@ -1,22 +1,59 @@
 //! The encoder: compact output, no literal line breaks, the same bounds as the parser.
 //!
-//! Like the parser it walks containers with an explicit stack, so encoding never recurses.
-//! Pre-encoded fragments ([`Value::Raw`]) are copied verbatim after their recorded shape is
-//! checked against the bounds at the depth where they are placed.
+//! Like the parser it walks containers with an explicit stack, so encoding never recurses. It
+//! writes a [`Value`] tree or a [`Payload`], whose fragments ([`RawJson`]) are copied verbatim
+//! after their recorded shape is checked against the bounds at the depth where they are
+//! placed.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::escape::write_string;
+use super::payload::Payload;
 use super::raw::{RawJson, Shape};
-use super::scan::plain_run_end;
 use super::stack::Stack;
 use super::{JsonError, JsonErrorKind, Limits, Value};
+
+/// What the encoder writes: a [`Value`] tree, or a [`Payload`], which may hold fragments.
+/// Sealed: those two are all there is.
+pub trait Encode: sealed::Sealed {}
+
+impl Encode for Value {}
+impl Encode for Payload {}
+
+mod sealed {
+    /// The node the encoder starts at.
+    pub trait Sealed {
+        fn node(&self) -> super::Node<'_>;
+    }
+
+    impl Sealed for super::Value {
+        fn node(&self) -> super::Node<'_> {
+            super::Node::Value(self)
+        }
+    }
+
+    impl Sealed for super::Payload {
+        fn node(&self) -> super::Node<'_> {
+            super::Node::Payload(self)
+        }
+    }
+}
+
+/// A node of a document: of a tree, or of a payload.
+#[derive(Debug, Clone, Copy)]
+pub enum Node<'a> {
+    /// A tree node.
+    Value(&'a Value),
+    /// A payload node.
+    Payload(&'a Payload),
+}
 
 /// Encodes `value` compactly. Fails (with [`JsonErrorKind`](super::JsonErrorKind) naming the
 /// bound) if the output would break any of `limits`, so whatever we send, the peer's parser
 /// with the same limits accepts. Strings are escaped so the output never contains a literal
 /// line break (U+2028/U+2029 are escaped too, for JavaScript readers).
-pub fn encode(value: &Value, limits: &Limits) -> Result<Vec<u8>, JsonError> {
+pub fn encode(value: &(impl Encode + ?Sized), limits: &Limits) -> Result<Vec<u8>, JsonError> {
     // Most messages are small; start past the first few doublings.
     let mut out = Vec::with_capacity(128);
     encode_into(value, limits, &mut out)?;
@@ -25,19 +62,19 @@ pub fn encode(value: &Value, limits: &Limits) -> Result<Vec<u8>, JsonError> {
 
 /// Appends the encoding of `value` to `out` (see [`encode`]). On error `out` is restored to its
 /// length before the call.
-pub fn encode_into(value: &Value, limits: &Limits, out: &mut Vec<u8>) -> Result<(), JsonError> {
-    encode_shaped(value, limits, out).map(drop)
+pub fn encode_into(
+    value: &(impl Encode + ?Sized),
+    limits: &Limits,
+    out: &mut Vec<u8>,
+) -> Result<(), JsonError> {
+    encode_shaped(value.node(), limits, out).map(drop)
 }
 
 /// [`encode_into`], also giving the shape of what it wrote (for [`RawJson`]).
-pub(super) fn encode_shaped(
-    value: &Value,
-    limits: &Limits,
-    out: &mut Vec<u8>,
-) -> Result<Shape, JsonError> {
+fn encode_shaped(node: Node<'_>, limits: &Limits, out: &mut Vec<u8>) -> Result<Shape, JsonError> {
     let start = out.len();
     let mut encoder = Encoder { out: &mut *out, start, around: 0, limits, shape: Shape::default() };
-    let result = encoder.run(value).map(|()| encoder.shape);
+    let result = encoder.run(node).map(|()| encoder.shape);
     if result.is_err() {
         out.truncate(start);
     }
@@ -52,7 +89,7 @@ pub(super) fn encode_shaped(
 /// Gives the document's value count after `value`; on error `out` is restored to its length
 /// before the call.
 pub fn encode_placed(
-    value: &Value,
+    value: &(impl Encode + ?Sized),
     limits: &Limits,
     open: usize,
     values: usize,
@@ -61,17 +98,30 @@ pub fn encode_placed(
     let before = out.len();
     let shape = Shape { values, ..Shape::default() };
     let mut encoder = Encoder { out: &mut *out, start: 0, around: open, limits, shape };
-    let result = encoder.run(value).map(|()| encoder.shape.values);
+    let result = encoder.run(value.node()).map(|()| encoder.shape.values);
     if result.is_err() {
         out.truncate(before);
     }
     result
 }
 
+impl RawJson {
+    /// Encodes `value` once (see [`encode`]); fails like it if the fragment on its own breaks
+    /// `limits`. Whether it fits where it is later placed is checked there.
+    pub fn encode(value: &(impl Encode + ?Sized), limits: &Limits) -> Result<RawJson, JsonError> {
+        let mut bytes = Vec::new();
+        let shape = encode_shaped(value.node(), limits, &mut bytes)?;
+        bytes.shrink_to_fit();
+        Ok(RawJson::from_encoded(shape, bytes))
+    }
+}
+
 /// An open container and whether a member has been written yet (for the commas).
 enum Frame<'v> {
     Array(core::slice::Iter<'v, Value>, bool),
     Object(core::slice::Iter<'v, (String, Value)>, bool),
+    PayloadArray(core::slice::Iter<'v, Payload>, bool),
+    PayloadObject(core::slice::Iter<'v, (String, Payload)>, bool),
 }
 
 /// An empty slot of the stack (`stack.rs`).
@@ -92,22 +142,42 @@ struct Encoder<'o, 'l> {
 }
 
 impl Encoder<'_, '_> {
-    fn run(&mut self, root: &Value) -> Result<(), JsonError> {
+    fn run(&mut self, root: Node<'_>) -> Result<(), JsonError> {
         let mut stack: Stack<Frame<'_>, 4> = Stack::new();
         let mut next = Some(root);
         loop {
-            if let Some(value) = next.take() {
+            if let Some(node) = next.take() {
                 self.shape.values += 1;
                 if self.shape.values > self.limits.max_values {
                     return Err(self.err(JsonErrorKind::TooManyValues));
                 }
+                let value = match node {
+                    Node::Value(value) => value,
+                    Node::Payload(Payload::Value(value)) => value,
+                    Node::Payload(Payload::Raw(raw)) => {
+                        self.splice(self.around + stack.len(), raw)?;
+                        self.check_size()?;
+                        continue;
+                    }
+                    Node::Payload(Payload::Array(items)) => {
+                        self.open(self.around + stack.len(), items.len())?;
+                        self.out.push(b'[');
+                        stack.push(Frame::PayloadArray(items.iter(), false));
+                        continue;
+                    }
+                    Node::Payload(Payload::Object(members)) => {
+                        self.open(self.around + stack.len(), members.len())?;
+                        self.out.push(b'{');
+                        stack.push(Frame::PayloadObject(members.iter(), false));
+                        continue;
+                    }
+                };
                 match value {
                     Value::Null => self.out.extend_from_slice(b"null"),
                     Value::Bool(true) => self.out.extend_from_slice(b"true"),
                     Value::Bool(false) => self.out.extend_from_slice(b"false"),
                     Value::Number(n) => self.out.extend_from_slice(n.as_bytes()),
                     Value::String(s) => self.string(s)?,
-                    Value::Raw(raw) => self.splice(self.around + stack.len(), raw)?,
                     Value::Array(items) => {
                         self.open(self.around + stack.len(), items.len())?;
                         self.out.push(b'[');
@@ -121,35 +191,38 @@ impl Encoder<'_, '_> {
                 }
                 self.check_size()?;
             }
-            match stack.last_mut() {
-                // Closing brackets are not checked one by one; the final size is.
-                None => return self.check_size(),
-                Some(Frame::Array(items, started)) => match items.next() {
-                    Some(item) => {
-                        if core::mem::replace(started, true) {
-                            self.out.push(b',');
-                        }
-                        next = Some(item);
+            // Closing brackets are not checked one by one; the final size is.
+            let Some(frame) = stack.last_mut() else { return self.check_size() };
+            let (item, started) = match frame {
+                Frame::Array(items, started) => {
+                    (items.next().map(|v| (None, Node::Value(v))), started)
+                }
+                Frame::Object(members, started) => {
+                    (members.next().map(|(k, v)| (Some(k.as_str()), Node::Value(v))), started)
+                }
+                Frame::PayloadArray(items, started) => {
+                    (items.next().map(|p| (None, Node::Payload(p))), started)
+                }
+                Frame::PayloadObject(members, started) => {
+                    (members.next().map(|(k, p)| (Some(k.as_str()), Node::Payload(p))), started)
+                }
+            };
+            match item {
+                Some((key, node)) => {
+                    if core::mem::replace(started, true) {
+                        self.out.push(b',');
                     }
-                    None => {
-                        self.out.push(b']');
-                        stack.pop();
-                    }
-                },
-                Some(Frame::Object(members, started)) => match members.next() {
-                    Some((key, item)) => {
-                        if core::mem::replace(started, true) {
-                            self.out.push(b',');
-                        }
+                    if let Some(key) = key {
                         self.string(key)?;
                         self.out.push(b':');
-                        next = Some(item);
                     }
-                    None => {
-                        self.out.push(b'}');
-                        stack.pop();
-                    }
-                },
+                    next = Some(node);
+                }
+                None => {
+                    let array = matches!(frame, Frame::Array(..) | Frame::PayloadArray(..));
+                    self.out.push(if array { b']' } else { b'}' });
+                    stack.pop();
+                }
             }
         }
     }
@@ -209,68 +282,6 @@ impl Encoder<'_, '_> {
         write_string(s, self.out);
         self.check_size()
     }
-}
-
-/// Writes `s` quoted, in the encoder's one form: runs that need no escaping are copied whole,
-/// the quote, the backslash, the control characters (the short forms where JSON has one, else
-/// `\u00xx`) and U+2028/U+2029 escaped. Public for writers that lay out a fixed
-/// message shape themselves (the daemon's audit lines): their strings must come out exactly
-/// as [`encode`] writes them.
-pub fn write_string(s: &str, out: &mut Vec<u8>) {
-    let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
-    let mut run_start = 0;
-    let mut i = 0;
-    loop {
-        i = plain_run_end::<0xE2>(bytes, i, bytes.len());
-        // `i` is at an ASCII byte or at the lead byte 0xE2, so a character starts there.
-        let Some(c) = s.get(i..).and_then(|rest| rest.chars().next()) else { break };
-        if let Some(escape) = escape_for(c) {
-            out.extend_from_slice(&bytes[run_start..i]);
-            out.extend_from_slice(escape.as_bytes());
-            run_start = i + c.len_utf8();
-        }
-        i += c.len_utf8();
-    }
-    out.extend_from_slice(&bytes[run_start..]);
-    out.push(b'"');
-}
-
-/// The escape sequence of one character, as the encoder writes it.
-pub(super) struct Escape {
-    bytes: [u8; 6],
-    len: usize,
-}
-
-impl Escape {
-    pub(super) fn as_bytes(&self) -> &[u8] {
-        &self.bytes[..self.len]
-    }
-}
-
-/// How the encoder escapes `c` inside a string, or `None` when it writes `c` as it is: the
-/// quote, the backslash and the control characters must be escaped (the short forms where
-/// JSON has one, else `\u00xx` in lower case), and U+2028/U+2029 are, so that no output holds
-/// a literal line break for JavaScript readers. Nothing else is.
-pub(super) fn escape_for(c: char) -> Option<Escape> {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let short = |b: u8| Escape { bytes: [b'\\', b, 0, 0, 0, 0], len: 2 };
-    let code = u32::from(c);
-    Some(match c {
-        '"' => short(b'"'),
-        '\\' => short(b'\\'),
-        '\n' => short(b'n'),
-        '\r' => short(b'r'),
-        '\t' => short(b't'),
-        '\u{8}' => short(b'b'),
-        '\u{c}' => short(b'f'),
-        '\u{0}'..='\u{1f}' | '\u{2028}' | '\u{2029}' => {
-            let digit = |shift: u32| HEX[((code >> shift) & 0xF) as usize];
-            Escape { bytes: [b'\\', b'u', digit(12), digit(8), digit(4), digit(0)], len: 6 }
-        }
-        _ => return None,
-    })
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::encode::{escape_for, write_string};
+use super::escape::{escape_for, write_string};
 use super::number::grammar_len;
 use super::raw::{RawJson, Shape};
 use super::scan::plain_run_end;
@@ -25,29 +25,51 @@ use super::{JsonError, JsonErrorKind, Limits, Map, Number, Value};
 /// member count and decoded string length are checked at the byte where they are exceeded, so
 /// a rejected input never costs more than the bound it broke.
 pub fn parse(input: &[u8], limits: &Limits) -> Result<Value, JsonError> {
-    parse_splicing(input, limits, None)
+    parse_splicing(input, limits, None).map(|(value, _)| value)
 }
 
 /// [`parse`], except that the value at `path` (the member names leading to it from the root
-/// object) comes back as a [`Value::Raw`] fragment: checked exactly as [`parse`] checks it
-/// (same errors at the same offsets, the same bounds on the whole document), but never built
-/// as a tree. Its bytes are copied as they are when they already are in the encoder's form and
-/// written in that form otherwise (whitespace dropped, escapes as the encoder writes them), so
-/// the fragment is what encoding its tree would give. The values elsewhere are parsed as
-/// [`parse`] does; with no value at `path` the result equals [`parse`]'s.
+/// object) is kept as a fragment: checked exactly as [`parse`] checks it (same errors at the
+/// same offsets, the same bounds on the whole document), but never built as a tree. Its bytes
+/// are copied as they are when they already are in the encoder's form and written in that
+/// form otherwise (whitespace dropped, escapes as the encoder writes them), so the fragment is
+/// what encoding its tree would give. The tree of the rest is what [`parse`] gives, with
+/// `null` where the fragment was (so its member keeps its place); with no value at `path`
+/// there is no fragment and the tree equals [`parse`]'s.
 ///
 /// For a value that is only passed on (a call's `input`, an action's `output`): splicing it
-/// into the message that carries it on costs one copy instead of a tree and its encoding.
-pub fn parse_with_raw(input: &[u8], limits: &Limits, path: &[&str]) -> Result<Value, JsonError> {
+/// into the message that carries it on ([`Payload::Raw`](super::Payload::Raw)) costs one copy
+/// instead of a tree and its encoding.
+pub fn parse_with_raw(
+    input: &[u8],
+    limits: &Limits,
+    path: &[&str],
+) -> Result<(Value, Option<RawJson>), JsonError> {
     parse_splicing(input, limits, Some(path))
 }
 
-/// [`parse`] of the whole input as one fragment (see [`parse_with_raw`]).
-pub(super) fn parse_raw(input: &[u8], limits: &Limits) -> Result<RawJson, JsonError> {
-    match parse_splicing(input, limits, Some(&[]))? {
-        Value::Raw(raw) => Ok(raw),
-        // The root is always at the empty path; this arm only keeps the types honest.
-        tree => RawJson::encode(&tree, limits),
+impl RawJson {
+    /// Parses `input` strictly as one value within `limits` (as [`parse`] does) and keeps it
+    /// as a fragment, without building its tree: bytes already in the encoder's form are
+    /// copied, anything else is written in it.
+    pub fn parse(input: &[u8], limits: &Limits) -> Result<RawJson, JsonError> {
+        let (_, raw) = parse_splicing(input, limits, Some(&[]))?;
+        Ok(raw.expect("the root is the value at the empty path"))
+    }
+
+    /// The value as a tree again (for typed decoding of a document that holds a fragment).
+    pub fn to_value(&self) -> Value {
+        let shape = self.shape();
+        // Exactly the bounds the fragment has, so this parse of our own encoder's output
+        // cannot fail.
+        let limits = Limits {
+            max_bytes: self.as_bytes().len(),
+            max_depth: shape.depth,
+            max_values: shape.values,
+            max_members: shape.members,
+            max_string_bytes: shape.string_bytes,
+        };
+        parse(self.as_bytes(), &limits).expect("a fragment is strict JSON within its own shape")
     }
 }
 
@@ -63,8 +85,15 @@ pub(crate) fn capture_at(
     open: usize,
     before: usize,
 ) -> Result<(RawJson, usize, usize), JsonError> {
-    let mut parser =
-        Parser { input, pos, limits, values: before + 1, key_offsets: Stack::new(), raw_at: None };
+    let mut parser = Parser {
+        input,
+        pos,
+        limits,
+        values: before + 1,
+        key_offsets: Stack::new(),
+        raw_at: None,
+        captured: None,
+    };
     if parser.values > limits.max_values {
         return Err(parser.err(JsonErrorKind::TooManyValues, pos));
     }
@@ -76,11 +105,21 @@ fn parse_splicing(
     input: &[u8],
     limits: &Limits,
     path: Option<&[&str]>,
-) -> Result<Value, JsonError> {
+) -> Result<(Value, Option<RawJson>), JsonError> {
     if input.len() > limits.max_bytes {
         return Err(JsonError::new(JsonErrorKind::TooLarge, limits.max_bytes));
     }
-    Parser { input, pos: 0, limits, values: 0, key_offsets: Stack::new(), raw_at: path }.run()
+    let mut parser = Parser {
+        input,
+        pos: 0,
+        limits,
+        values: 0,
+        key_offsets: Stack::new(),
+        raw_at: path,
+        captured: None,
+    };
+    let value = parser.run()?;
+    Ok((value, parser.captured))
 }
 
 /// An open container: the members parsed so far.
@@ -113,6 +152,8 @@ struct Parser<'a> {
     key_offsets: Stack<usize, 8>,
     /// Where the value to keep as a fragment is, if any (see [`parse_with_raw`]).
     raw_at: Option<&'a [&'a str]>,
+    /// That fragment, once captured.
+    captured: Option<RawJson>,
 }
 
 /// An open container of a fragment being captured.
@@ -181,7 +222,7 @@ impl Decoded for Measure {
 }
 
 impl Parser<'_> {
-    fn run(mut self) -> Result<Value, JsonError> {
+    fn run(&mut self) -> Result<Value, JsonError> {
         let mut stack: Stack<Frame, 4> = Stack::new();
         let value = 'value: loop {
             self.skip_ws();
@@ -197,7 +238,10 @@ impl Parser<'_> {
                     )
             });
             let mut value = match self.input.get(start) {
-                _ if raw_here => Value::Raw(self.capture(stack.len())?),
+                _ if raw_here => {
+                    self.captured = Some(self.capture(stack.len())?);
+                    Value::Null
+                }
                 None => return Err(self.err(JsonErrorKind::UnexpectedEnd, start)),
                 Some(b'{') => {
                     self.open(stack.len(), start)?;

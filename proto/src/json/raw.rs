@@ -1,5 +1,6 @@
 //! Pre-encoded JSON fragments: a value encoded once by [`encode`](super::encode)'s rules and
-//! then written verbatim wherever it is placed inside a larger document ([`Value::Raw`]).
+//! then written verbatim wherever it is placed inside a larger document (a
+//! [`Payload`](super::Payload) holds them).
 //!
 //! A fragment can only be made by this crate's encoder, so its bytes are strict JSON with no
 //! literal line break, exactly what encoding the value again would produce. It remembers its
@@ -7,20 +8,19 @@
 //! splices it enforces every bound of [`Limits`] on the whole document exactly as if the
 //! value's tree were encoded in its place, at the cost of a few comparisons and one copy.
 //!
-//! A document's *text form* ([`RawJson::text_of`]) is its encoding as a JSON string (MCP's
-//! text twin of structured content). With `std`, a fragment keeps its own escaped form after
-//! the first time it is needed, so the text form of a document holding a large fragment costs
-//! one copy of that form, not escaping the fragment again on every use.
+//! A fragment is made by [`RawJson::encode`] (`encode.rs`), [`RawJson::parse`] (`parse.rs`) or
+//! as a document's *text form*, [`RawJson::text_of`] (`text.rs`: its encoding as a JSON string,
+//! MCP's text twin of structured content). With `std`, a fragment keeps its own escaped form
+//! after the first time it is needed, so the text form of a document holding a large fragment
+//! costs one copy of that form, not escaping the fragment again on every use.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 
-use super::encode::encode_shaped;
-use super::parse::parse_raw;
-use super::{JsonError, JsonErrorKind, Limits, Value, encode_into, parse};
+use super::escape::escape_into;
 
-/// What the bounds of [`Limits`] need to know about an encoded value.
+/// What the bounds of [`Limits`](super::Limits) need to know about an encoded value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Shape {
     /// Containers open at once at the deepest point (0 for a scalar).
@@ -65,22 +65,6 @@ impl PartialEq for Inner {
 impl Eq for Inner {}
 
 impl RawJson {
-    /// Encodes `value` once (see [`encode`](super::encode)); fails like it if the fragment on
-    /// its own breaks `limits`. Whether it fits where it is later placed is checked there.
-    pub fn encode(value: &Value, limits: &Limits) -> Result<RawJson, JsonError> {
-        let mut bytes = Vec::new();
-        let shape = encode_shaped(value, limits, &mut bytes)?;
-        bytes.shrink_to_fit();
-        Ok(RawJson::from_encoded(shape, bytes))
-    }
-
-    /// Parses `input` strictly as one value within `limits` (as [`parse`] does) and keeps it
-    /// as a fragment, without building its tree: bytes already in the encoder's form are
-    /// copied, anything else is written in it.
-    pub fn parse(input: &[u8], limits: &Limits) -> Result<RawJson, JsonError> {
-        parse_raw(input, limits)
-    }
-
     /// A fragment from bytes the caller wrote in the encoder's exact form, with their shape.
     pub(super) fn from_encoded(shape: Shape, bytes: Vec<u8>) -> RawJson {
         RawJson(Arc::new(Inner {
@@ -91,24 +75,8 @@ impl RawJson {
         }))
     }
 
-    /// The text form of `value`: its encoding (see [`encode`](super::encode)) as a JSON string,
-    /// `"…"`, as a fragment. The bytes equal encoding `value`, taking that as a string and
-    /// encoding it again; fragments inside `value` are not escaped again but copied in their
-    /// kept escaped form (see the module docs).
-    ///
-    /// Only the nesting is checked here (`limits.max_depth`, which bounds the walk); the other
-    /// bounds hold or fail where the text is placed, exactly as they would for the string: its
-    /// length is the whole encoding's.
-    pub fn text_of(value: &Value, limits: &Limits) -> Result<RawJson, JsonError> {
-        let mut text = TextForm { out: Vec::from(*b"\""), plain_len: 0, scratch: Vec::new() };
-        text.value(value, 0, limits)?;
-        text.out.push(b'"');
-        let shape = Shape { depth: 0, values: 1, members: 0, string_bytes: text.plain_len };
-        Ok(RawJson::from_encoded(shape, text.out))
-    }
-
     /// Appends this fragment's escaped form (the contents of its text form).
-    fn push_escaped(&self, out: &mut Vec<u8>) {
+    pub(super) fn push_escaped(&self, out: &mut Vec<u8>) {
         #[cfg(feature = "std")]
         out.extend_from_slice(self.0.escaped.get_or_init(|| {
             let mut escaped = Vec::new();
@@ -125,26 +93,12 @@ impl RawJson {
         &self.0.bytes
     }
 
+    /// What the bounds need to know of the fragment.
     pub(crate) fn shape(&self) -> &Shape {
         &self.0.shape
     }
 
-    /// The value as a tree again (for typed decoding of a document that holds a fragment).
-    pub fn to_value(&self) -> Value {
-        let shape = self.shape();
-        // Exactly the bounds the fragment has, so this parse of our own encoder's output
-        // cannot fail.
-        let limits = Limits {
-            max_bytes: self.as_bytes().len(),
-            max_depth: shape.depth,
-            max_values: shape.values,
-            max_members: shape.members,
-            max_string_bytes: shape.string_bytes,
-        };
-        parse(self.as_bytes(), &limits).expect("a fragment is strict JSON within its own shape")
-    }
-
-    /// The JSON type name of the fragment's value, as [`Value::type_name`].
+    /// The JSON type name of the fragment's value, as [`Value::type_name`](super::Value::type_name).
     pub fn type_name(&self) -> &'static str {
         match self.as_bytes().first() {
             Some(b'{') => "object",
@@ -155,99 +109,6 @@ impl RawJson {
             _ => "number",
         }
     }
-}
-
-/// Builds a text form: the escaped encoding, walked in the encoder's order.
-struct TextForm {
-    out: Vec<u8>,
-    /// Length of the encoding (the string's decoded length).
-    plain_len: usize,
-    /// One scalar's or key's encoding.
-    scratch: Vec<u8>,
-}
-
-impl TextForm {
-    fn value(&mut self, value: &Value, open: usize, limits: &Limits) -> Result<(), JsonError> {
-        match value {
-            Value::Raw(raw) => {
-                if open + raw.shape().depth > limits.max_depth {
-                    return Err(JsonError::new(JsonErrorKind::TooDeep, self.plain_len));
-                }
-                raw.push_escaped(&mut self.out);
-                self.plain_len += raw.as_bytes().len();
-            }
-            Value::Array(items) => {
-                self.open(open, limits)?;
-                self.punct(b'[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        self.punct(b',');
-                    }
-                    self.value(item, open + 1, limits)?;
-                }
-                self.punct(b']');
-            }
-            Value::Object(map) => {
-                self.open(open, limits)?;
-                self.punct(b'{');
-                for (i, (key, item)) in map.entries().iter().enumerate() {
-                    if i > 0 {
-                        self.punct(b',');
-                    }
-                    self.scalar(&Value::String(key.clone()))?;
-                    self.punct(b':');
-                    self.value(item, open + 1, limits)?;
-                }
-                self.punct(b'}');
-            }
-            scalar => self.scalar(scalar)?,
-        }
-        Ok(())
-    }
-
-    fn open(&self, open: usize, limits: &Limits) -> Result<(), JsonError> {
-        if open >= limits.max_depth {
-            return Err(JsonError::new(JsonErrorKind::TooDeep, self.plain_len));
-        }
-        Ok(())
-    }
-
-    /// Brackets, commas and colons need no escaping.
-    fn punct(&mut self, b: u8) {
-        self.out.push(b);
-        self.plain_len += 1;
-    }
-
-    fn scalar(&mut self, scalar: &Value) -> Result<(), JsonError> {
-        self.scratch.clear();
-        encode_into(scalar, &UNBOUNDED, &mut self.scratch)?;
-        self.plain_len += self.scratch.len();
-        escape_into(&self.scratch, &mut self.out);
-        Ok(())
-    }
-}
-
-/// No bounds: a scalar of a value in memory; the bounds are checked where the text is placed.
-const UNBOUNDED: Limits = Limits {
-    max_bytes: usize::MAX,
-    max_depth: usize::MAX,
-    max_values: usize::MAX,
-    max_members: usize::MAX,
-    max_string_bytes: usize::MAX,
-};
-
-/// Appends `encoded`, our encoder's output, escaped as the contents of a JSON string. That
-/// output holds no control character and no literal line separator (the encoder escapes them),
-/// so of the encoder's string rule only `"` and `\` apply.
-fn escape_into(encoded: &[u8], out: &mut Vec<u8>) {
-    out.reserve(encoded.len());
-    let mut rest = encoded;
-    while let Some(i) = rest.iter().position(|&b| b == b'"' || b == b'\\') {
-        out.extend_from_slice(&rest[..i]);
-        out.extend_from_slice(&[b'\\', rest[i]]);
-        rest = &rest[i + 1..];
-    }
-    out.extend_from_slice(rest);
 }
 
 impl fmt::Debug for RawJson {
@@ -261,9 +122,10 @@ impl fmt::Debug for RawJson {
 mod tests {
     use alloc::string::String;
     use alloc::vec;
+    use alloc::vec::Vec;
 
     use super::*;
-    use crate::{JsonErrorKind, Map, encode, encode_into};
+    use crate::{JsonErrorKind, Limits, Map, Payload, Value, encode, encode_into, parse};
 
     fn sample() -> Value {
         let mut m = Map::new();
@@ -279,15 +141,16 @@ mod tests {
         assert_eq!(raw.as_bytes(), encode(&sample(), &Limits::DEFAULT).unwrap());
         assert_eq!(raw.to_value(), sample());
         assert_eq!(raw.type_name(), "object");
-        let mut outer = Map::new();
-        outer.insert("a", Value::Raw(raw.clone()));
-        outer.insert("b", vec![Value::Raw(raw)]);
+        let outer = Payload::object([
+            ("a", Payload::Raw(raw.clone())),
+            ("b", Payload::Array(vec![Payload::Raw(raw)])),
+        ]);
         let mut tree = Map::new();
         tree.insert("a", sample());
         tree.insert("b", vec![sample()]);
         assert_eq!(
-            encode(&outer.into(), &Limits::DEFAULT).unwrap(),
-            encode(&tree.into(), &Limits::DEFAULT).unwrap()
+            encode(&outer, &Limits::DEFAULT).unwrap(),
+            encode(&Value::from(tree), &Limits::DEFAULT).unwrap()
         );
     }
 
@@ -296,8 +159,8 @@ mod tests {
     fn bounds_hold_on_the_whole_document() {
         let raw = RawJson::encode(&sample(), &Limits::DEFAULT).unwrap();
         let tree_len = encode(&sample(), &Limits::DEFAULT).unwrap().len();
-        let wrapped = |v: Value| Value::Array(vec![Value::Array(vec![v])]);
-        let kind = |v: &Value, limits: Limits| {
+        let wrapped = |v: Payload| Payload::Array(vec![Payload::Array(vec![v])]);
+        let kind = |v: &Payload, limits: Limits| {
             let mut out = String::from("x").into_bytes();
             let e = encode_into(v, &limits, &mut out).err().map(|e| e.kind());
             assert!(e.is_none() || out == b"x", "restored on error");
@@ -320,33 +183,36 @@ mod tests {
             (Limits { max_bytes: tree_len + 3, ..d }, Some(JsonErrorKind::TooLarge)),
         ];
         for (limits, expected) in cases {
-            assert_eq!(kind(&wrapped(sample()), limits), expected, "tree, {limits:?}");
-            assert_eq!(kind(&wrapped(Value::Raw(raw.clone())), limits), expected, "{limits:?}");
+            assert_eq!(kind(&wrapped(sample().into()), limits), expected, "tree, {limits:?}");
+            assert_eq!(kind(&wrapped(Payload::Raw(raw.clone())), limits), expected, "{limits:?}");
         }
     }
 
     #[test]
     fn typed_decoding_sees_the_tree() {
         let raw = RawJson::encode(&sample(), &Limits::DEFAULT).unwrap();
-        assert_eq!(crate::from_value::<Value>(Value::Raw(raw.clone())).unwrap(), sample());
+        let tree = |p: Payload| p.into_value();
+        assert_eq!(crate::from_value::<Value>(tree(Payload::Raw(raw.clone()))).unwrap(), sample());
         #[derive(serde::Deserialize)]
         struct Named {
             name: String,
         }
         let mut outer = Map::new();
         outer.insert("name", "x");
-        let named = RawJson::encode(&outer.into(), &Limits::DEFAULT).unwrap();
-        let decoded: Vec<Named> = crate::from_value(Value::Array(vec![Value::Raw(named)])).unwrap();
+        let named = RawJson::encode(&Value::from(outer), &Limits::DEFAULT).unwrap();
+        let decoded: Vec<Named> =
+            crate::from_value(tree(Payload::Array(vec![Payload::Raw(named)]))).unwrap();
         assert_eq!(decoded[0].name, "x");
-        let e = crate::from_value::<Vec<u8>>(Value::Raw(raw)).unwrap_err();
+        let e = crate::from_value::<Vec<u8>>(tree(Payload::Raw(raw))).unwrap_err();
         assert!(e.message().contains("map"), "{e}");
     }
 
     #[test]
     fn a_fragment_within_a_fragment_keeps_its_shape() {
         let inner = RawJson::encode(&sample(), &Limits::DEFAULT).unwrap();
-        let outer = RawJson::encode(&vec![Value::Raw(inner)].into(), &Limits::DEFAULT).unwrap();
-        let direct = RawJson::encode(&vec![sample()].into(), &Limits::DEFAULT).unwrap();
+        let outer =
+            RawJson::encode(&Payload::Array(vec![Payload::Raw(inner)]), &Limits::DEFAULT).unwrap();
+        let direct = RawJson::encode(&Value::from(vec![sample()]), &Limits::DEFAULT).unwrap();
         assert_eq!(outer, direct);
     }
 
@@ -354,15 +220,23 @@ mod tests {
     /// inside (and the second time from the fragment's kept escaped form).
     #[test]
     fn the_text_form_is_the_encoding_as_a_string() {
-        let twice = |v: &Value| {
+        let twice = |v: &Payload| {
             let plain = String::from_utf8(encode(v, &Limits::DEFAULT).unwrap()).unwrap();
             (encode(&Value::String(plain.clone()), &Limits::DEFAULT).unwrap(), plain.len())
         };
         let raw = RawJson::encode(&sample(), &Limits::DEFAULT).unwrap();
-        let mut holder = Map::new();
-        holder.insert("a\"\\", Value::Raw(raw.clone()));
-        holder.insert("b", vec![Value::Raw(raw.clone()), "x\"y\u{2028}\n".into(), Value::Null]);
-        let cases = [sample(), Value::Raw(raw.clone()), holder.clone().into(), "s".into()];
+        let holder = Payload::object([
+            ("a\"\\", Payload::Raw(raw.clone())),
+            (
+                "b",
+                Payload::Array(vec![
+                    Payload::Raw(raw.clone()),
+                    "x\"y\u{2028}\n".into(),
+                    Value::Null.into(),
+                ]),
+            ),
+        ]);
+        let cases = [sample().into(), Payload::Raw(raw.clone()), holder.clone(), "s".into()];
         for value in cases.iter().chain(&cases) {
             let text = RawJson::text_of(value, &Limits::DEFAULT).unwrap();
             let (expected, plain_len) = twice(value);
@@ -372,10 +246,10 @@ mod tests {
             assert_eq!(text.to_value(), parse(&expected, &Limits::DEFAULT).unwrap());
         }
         // Where it is placed, the string's length is bounded like any string's.
-        let text = RawJson::text_of(&holder.into(), &Limits::DEFAULT).unwrap();
+        let text = RawJson::text_of(&holder, &Limits::DEFAULT).unwrap();
         let len = text.shape().string_bytes;
         let tight = Limits { max_string_bytes: len - 1, ..Limits::DEFAULT };
-        let e = encode(&vec![Value::Raw(text)].into(), &tight).unwrap_err();
+        let e = encode(&Payload::Array(vec![Payload::Raw(text)]), &tight).unwrap_err();
         assert_eq!(e.kind(), JsonErrorKind::StringTooLong);
     }
 
@@ -383,7 +257,7 @@ mod tests {
     fn the_text_form_bounds_the_nesting() {
         let raw = RawJson::encode(&sample(), &Limits::DEFAULT).unwrap();
         let limits = |max_depth| Limits { max_depth, ..Limits::DEFAULT };
-        let wrapped = Value::Array(vec![Value::Raw(raw)]);
+        let wrapped = Payload::Array(vec![Payload::Raw(raw)]);
         assert!(RawJson::text_of(&wrapped, &limits(4)).is_ok());
         let e = RawJson::text_of(&wrapped, &limits(3)).unwrap_err();
         assert_eq!(e.kind(), JsonErrorKind::TooDeep);

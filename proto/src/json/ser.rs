@@ -35,7 +35,6 @@ impl serde::Serialize for Value {
             Value::String(s) => serializer.serialize_str(s),
             Value::Array(a) => a.serialize(serializer),
             Value::Object(m) => m.serialize(serializer),
-            Value::Raw(raw) => raw.to_value().serialize(serializer),
         }
     }
 }

@@ -3,7 +3,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::{Number, RawJson};
+use super::Number;
 
 /// A strict JSON value. Produced by [`parse`](super::parse), written by
 /// [`encode`](super::encode); typed messages map onto it with
@@ -23,10 +23,6 @@ pub enum Value {
     Array(Vec<Value>),
     /// An object with unique keys in document order.
     Object(Map),
-    /// A value encoded once, written verbatim by the encoder (see [`RawJson`]). The accessors
-    /// (`get`, `as_object`, ...) do not look inside it, and it equals only the same fragment,
-    /// not the tree it was encoded from; [`from_value`](super::from_value) decodes it.
-    Raw(RawJson),
 }
 
 impl Value {
@@ -91,7 +87,6 @@ impl Value {
             Value::String(_) => "string",
             Value::Array(_) => "array",
             Value::Object(_) => "object",
-            Value::Raw(raw) => raw.type_name(),
         }
     }
 }
@@ -129,11 +124,6 @@ impl From<u32> for Value {
 impl From<Map> for Value {
     fn from(m: Map) -> Self {
         Value::Object(m)
-    }
-}
-impl From<RawJson> for Value {
-    fn from(raw: RawJson) -> Self {
-        Value::Raw(raw)
     }
 }
 impl From<Vec<Value>> for Value {

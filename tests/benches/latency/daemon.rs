@@ -21,6 +21,8 @@ use crate::probe;
 #[derive(Debug, Clone)]
 pub struct Idle {
     pub rss_kib: u64,
+    /// Its anonymous memory (`probe::anon_kib`), the idle goal.
+    pub anon_kib: u64,
     /// Context switches of all its threads over `seconds`, counted once it had settled.
     pub wakeups: u64,
     pub seconds: u64,
@@ -58,7 +60,7 @@ fn measure_idle(pid: u32, seconds: u64) -> Idle {
             break None;
         }
     };
-    let rss_kib = probe::rss_kib(pid);
+    let (rss_kib, anon_kib) = (probe::rss_kib(pid), probe::anon_kib(pid));
     let before = probe::thread_switches(pid);
     thread::sleep(Duration::from_secs(seconds));
     let after = probe::thread_switches(pid);
@@ -69,7 +71,8 @@ fn measure_idle(pid: u32, seconds: u64) -> Idle {
             (*n > was).then(|| (format!("{name} ({tid})"), n - was))
         })
         .collect();
-    Idle { rss_kib, wakeups: woken.iter().map(|(_, n)| n).sum(), seconds, settled_after, woken }
+    let wakeups = woken.iter().map(|(_, n)| n).sum();
+    Idle { rss_kib, anon_kib, wakeups, seconds, settled_after, woken }
 }
 
 /// The daemon, its Notepads (64 B and 4 KiB documents) and their endpoints.

@@ -115,6 +115,11 @@ impl<R: Read, W: Write> LineConn<R, W> {
         Ok(())
     }
 
+    /// Closes the writing side (the peer reads EOF) and hands back the reading side.
+    pub fn close_writer(self) -> BufReader<R> {
+        self.reader
+    }
+
     /// Checks the last reply against `expected` for `id`.
     pub fn check(&self, expected: &Template, id: u64) -> Result<(), String> {
         if expected.matches(&self.reply, id) {

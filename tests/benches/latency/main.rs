@@ -1,9 +1,9 @@
-//! The latency bench: the daemon's call path beside the paths it is held
-//! to, in one run, interleaved, every reply checked exactly.
+//! The latency bench: the daemon's call path beside the paths it is held to, in one run,
+//! interleaved, every reply checked exactly.
 //!
 //! ```text
-//! cargo bench -p jfgui-tests --bench latency                        # the full comparison
-//! cargo test -p jfgui-tests --bench latency -- --quick              # CI: every path answers
+//! cargo bench -p jfgui-tests --features bench --bench latency              # the full comparison
+//! cargo test -p jfgui-tests --features bench --bench latency -- --quick    # CI: every path answers
 //! ```
 //!
 //! Paths (client → middle → server → back unless said; `document.get` of a 64 B and of a
@@ -23,10 +23,16 @@
 //!
 //! With 1, 4 and 16 clients (each one connection, one call at a time): p50/p99 latency, calls/s,
 //! CPU per call of the middle processes (`/proc/PID/stat`), allocations per call of the
-//! bench's own middles (`count_alloc.rs`), then the ratios the goals are stated in (docs/PERFORMANCE.md), each taken
-//! within a round and reported as the median over the rounds with every round's value; the
-//! 2-worker daemon against the one-thread one at every client count; idle RSS and idle
-//! wake-ups of the daemon (counted once it has settled, by thread); RSS with 64 apps × 16 clients.
+//! bench's own middles (`count_alloc.rs`), then the ratios of the goals, each taken within a
+//! round and reported as the median over the rounds with every round's value; the 2-worker
+//! daemon against the one-thread one at every client count; idle RSS and idle wake-ups of the
+//! daemon (counted once it has settled, by thread); RSS with 64 apps × 16 clients.
+//!
+//! Two more pairs, with one client, where one "call" is a whole thing users feel (`felt.rs`, on
+//! a third daemon so the probes above stay as they were): an MCP cold session (`jfgui-agent
+//! mcp` started, `initialize`, `tools/list`, one call, EOF) beside an rmcp stdio server's same
+//! session, and `jfgui-agent read` of a 16 MiB resource beside a raw Unix-socket copy of the
+//! same bytes.
 //!
 //! `JFGUI_BENCH_SECONDS` (default 3) is the measured time per path and client count, split
 //! into `JFGUI_BENCH_ROUNDS` (default 3) rounds; within a round the paths take turns (in a
@@ -39,6 +45,7 @@
 mod count_alloc;
 mod daemon;
 mod dbus;
+mod felt;
 mod json_relay;
 mod line;
 mod load;
@@ -50,11 +57,14 @@ mod raw;
 mod report;
 mod rmcp_noop;
 
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use jfgui_tests::serde_json;
-use jfgui_tests::{TempDir, agent};
+use jfgui_tests::{Daemon, TempDir, TestApp, agent, blob, daemon_command, notepad};
 
+use crate::felt::{READ_BYTES, Server};
 use crate::load::{Budget, Target};
 use crate::payload::{Size, execute_request};
 use crate::report::{Kind, Probes, Results, Row};
@@ -70,6 +80,9 @@ struct Plan {
     rounds: usize,
     warmup: u64,
     budget: Budget,
+    /// Warm-up and budget of the rows measured whole (`felt.rs`).
+    felt_warmup: u64,
+    felt_budget: Budget,
     idle_seconds: u64,
 }
 
@@ -85,6 +98,8 @@ impl Plan {
                 rounds: 1,
                 warmup: 2,
                 budget: Budget::Calls(20),
+                felt_warmup: 1,
+                felt_budget: Budget::Calls(2),
                 idle_seconds: 1,
             };
         }
@@ -104,14 +119,37 @@ impl Plan {
                     .collect()
             },
         );
-        Plan { quick, clients, rounds, warmup: 200, budget: Budget::Time(seconds), idle_seconds: 5 }
+        Plan {
+            quick,
+            clients,
+            rounds,
+            warmup: 200,
+            budget: Budget::Time(seconds),
+            felt_warmup: 3,
+            felt_budget: Budget::Time(seconds),
+            idle_seconds: 5,
+        }
+    }
+}
+
+/// This binary as a middle process (`--middle KIND CTL [LISTEN UPSTREAM]`, see `middle.rs`):
+/// serves until killed (relays, the copy server) or until stdin closes (rmcp).
+fn run_middle(args: &[String]) {
+    let [kind, ctl, rest @ ..] = args else { panic!("usage: {} KIND CTL [ARGS]", middle::FLAG) };
+    count_alloc::serve(Path::new(ctl));
+    match (kind.as_str(), rest) {
+        ("raw", [listen, upstream]) => raw::relay(Path::new(listen), Path::new(upstream)),
+        ("json", [listen, upstream]) => json_relay::relay(Path::new(listen), Path::new(upstream)),
+        ("rmcp", []) => rmcp_noop::serve(),
+        ("copy", [listen, len]) => felt::copy_server(Path::new(listen), len),
+        _ => panic!("unknown middle {kind} {rest:?}"),
     }
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().is_some_and(|a| a == middle::FLAG) {
-        middle::run(&args[1..]);
+        run_middle(&args[1..]);
         return;
     }
     if args.iter().any(|a| a == "--list") {
@@ -175,16 +213,62 @@ fn main() {
         Box::new(rmcp_noop::Rmcp { dir: dir.to_path_buf() }),
     ));
 
+    let felt_tmp = TempDir::new();
+    let felt_rt = felt_tmp.rt();
+    let mut felt_cmd = daemon_command(&felt_rt, &[]);
+    felt_cmd.env_remove("JFGUI_LOG");
+    let felt_daemon = Daemon::start_command(&felt_rt, felt_cmd);
+    let pad_name = "Notepad cold";
+    let _pad =
+        notepad(&felt_rt, &["--agent-enable", "--name", pad_name, "--text", &Size::B64.text()]);
+    let _blob_app =
+        TestApp::start(&felt_rt, felt_tmp.path(), "Blob", &["--blob", &READ_BYTES.to_string()]);
+    let felt_apps = felt_daemon.wait_apps(2);
+    let slug_of = |name: &str| {
+        let slug = felt_apps
+            .iter()
+            .find(|a| a["displayName"] == name)
+            .and_then(|a| a["slug"].as_str())
+            .unwrap_or_else(|| panic!("{name} not in {felt_apps:?}"))
+            .to_string();
+        felt_daemon.wait_endpoint(&slug);
+        slug
+    };
+    let (pad_slug, blob_slug) = (slug_of(pad_name), slug_of("Blob"));
+    let felt_pid = felt_daemon.proc.pid();
+    let gateway = Server::Gateway { agent: agent(), rt: felt_rt.clone(), app: pad_slug };
+    let cold = |server, middle| felt::ColdMcp { server, dir: dir.to_path_buf(), middle };
+    rows.push((Row { kind: Kind::ColdMcp, size: None }, Box::new(cold(gateway, vec![felt_pid]))));
+    rows.push((Row { kind: Kind::ColdRmcp, size: None }, Box::new(cold(Server::Rmcp, vec![]))));
+    let expected = Arc::new(blob(READ_BYTES));
+    let read = felt::AgentRead {
+        agent: agent(),
+        rt: felt_rt.clone(),
+        app: blob_slug,
+        expected: Arc::clone(&expected),
+        dir: dir.to_path_buf(),
+        daemon_pid: felt_pid,
+    };
+    rows.push((Row { kind: Kind::Read, size: None }, Box::new(read)));
+    rows.push((
+        Row { kind: Kind::RawCopy, size: None },
+        Box::new(felt::RawCopy::start(dir, expected)),
+    ));
+
     let mut out = Results { rows: rows.iter().map(|(r, _)| *r).collect(), ..Results::default() };
     for &clients in &plan.clients {
         for round in 0..plan.rounds {
             for turn in 0..rows.len() {
                 let i = (turn + round) % rows.len();
                 let (row, target) = &rows[i];
+                let (warmup, budget) = match row.kind.felt() {
+                    false => (plan.warmup, plan.budget),
+                    true if clients == 1 => (plan.felt_warmup, plan.felt_budget),
+                    true => continue,
+                };
                 let label = format!("{} {}", row_label(row), clients);
-                let sample =
-                    load::sample(&label, target.as_ref(), clients, plan.warmup, plan.budget)
-                        .unwrap_or_else(|e| panic!("{e}"));
+                let sample = load::sample(&label, target.as_ref(), clients, warmup, budget)
+                    .unwrap_or_else(|e| panic!("{e}"));
                 out.samples.entry((clients, i)).or_default().push(sample);
             }
         }
@@ -209,6 +293,7 @@ fn main() {
         },
     );
     out.print_tables();
+    out.print_felt();
     if !plan.quick {
         out.print_goals(&probes);
         out.print_pool();

@@ -39,26 +39,39 @@ pub struct Session {
     conn: LineConn<ChildStdout, ChildStdin>,
 }
 
-impl Session {
-    /// Starts `cmd` (its stderr to `log`) and completes the handshake.
-    pub fn start(mut cmd: Command, log: &Path) -> io::Result<Session> {
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(log)?)
-            .spawn()?;
-        let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
-        let conn = LineConn::new(stdout.expect("piped stdout"), stdin.expect("piped stdin"));
-        let mut session = Session { child, conn };
-        let init =
-            Template::new(|id| INITIALIZE.replacen(r#""id":0"#, &format!(r#""id":{id}"#), 1));
-        session.conn.exchange(&init, 0)?;
-        let reply: Value = serde_json::from_str(&session.conn.reply).map_err(io::Error::other)?;
+/// Starts `cmd` (its stderr to `log`) and completes the `initialize` handshake on its stdio.
+pub fn start_initialized(
+    mut cmd: Command,
+    log: &Path,
+) -> io::Result<(Child, LineConn<ChildStdout, ChildStdin>)> {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(log)?)
+        .spawn()?;
+    let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
+    let mut conn = LineConn::new(stdout.expect("piped stdout"), stdin.expect("piped stdin"));
+    let init = Template::new(|id| INITIALIZE.replacen(r#""id":0"#, &format!(r#""id":{id}"#), 1));
+    let handshake = conn.exchange(&init, 0).and_then(|()| {
+        let reply: Value = serde_json::from_str(&conn.reply).map_err(io::Error::other)?;
         if reply.pointer("/result/protocolVersion").is_none() {
             return Err(io::Error::other(format!("initialize failed: {reply}")));
         }
-        session.conn.send(INITIALIZED)?;
-        Ok(session)
+        conn.send(INITIALIZED)
+    });
+    if let Err(e) = handshake {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(e);
+    }
+    Ok((child, conn))
+}
+
+impl Session {
+    /// Starts `cmd` (its stderr to `log`) and completes the handshake.
+    pub fn start(cmd: Command, log: &Path) -> io::Result<Session> {
+        let (child, conn) = start_initialized(cmd, log)?;
+        Ok(Session { child, conn })
     }
 
     /// One call, returning the parsed reply (set-up only; timed calls use [`Session::conn`]).

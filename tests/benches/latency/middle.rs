@@ -1,29 +1,17 @@
 //! The bench's own middle processes: the raw relay, the JSON-RPC relay and the rmcp server
-//! run as children of this binary (`latency --middle KIND CTL ...`), so each has its own
-//! `/proc/PID/stat` CPU time like the daemon, and its own allocation count (`count_alloc.rs`).
+//! run as children of this binary (`latency --middle KIND CTL ...`, dispatched in `main.rs`),
+//! so each has its own `/proc/PID/stat` CPU time like the daemon, and its own allocation count
+//! (`count_alloc.rs`). This is the parent's side: starting one, and its handle.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use jfgui_tests::{PATIENCE, Proc, wait_until};
 
-use crate::{count_alloc, json_relay, raw, rmcp_noop};
+use crate::count_alloc;
 
 /// The first argument that turns this binary into a middle process.
 pub const FLAG: &str = "--middle";
-
-/// Child side: `KIND CTL [LISTEN UPSTREAM]`. Serves until killed (relays) or until stdin
-/// closes (rmcp).
-pub fn run(args: &[String]) {
-    let [kind, ctl, rest @ ..] = args else { panic!("usage: {FLAG} KIND CTL [ARGS]") };
-    count_alloc::serve(Path::new(ctl));
-    match (kind.as_str(), rest) {
-        ("raw", [listen, upstream]) => raw::relay(Path::new(listen), Path::new(upstream)),
-        ("json", [listen, upstream]) => json_relay::relay(Path::new(listen), Path::new(upstream)),
-        ("rmcp", []) => rmcp_noop::serve(),
-        _ => panic!("unknown middle {kind} {rest:?}"),
-    }
-}
 
 /// A command running this binary as middle `kind` with control socket `ctl`.
 pub fn command(kind: &str, ctl: &Path) -> Command {

@@ -25,6 +25,17 @@ pub fn rss_kib(pid: u32) -> u64 {
     jfgui_tests::status_kib(pid, "VmRSS").unwrap_or(0)
 }
 
+/// Anonymous memory of `pid` (`Anonymous` in `/proc/PID/smaps_rollup`: the process's own
+/// heap, stacks and data, without the code and files the kernel can reclaim), KiB.
+pub fn anon_kib(pid: u32) -> u64 {
+    fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Anonymous:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// Voluntary + involuntary context switches of every thread of `pid` so far, by thread id,
 /// with the thread's name.
 pub fn thread_switches(pid: u32) -> BTreeMap<u32, (String, u64)> {

@@ -1,6 +1,6 @@
-//! The printed result: one table per client count (medians over the rounds), then the goal
-//! table (each ratio taken within a round, so load from elsewhere on the machine
-//! hits both sides alike; the median over the rounds and every round's value), the 2-worker
+//! The printed result: one table per client count (medians over the rounds), the rows measured
+//! whole (`felt.rs`), then the goal table (each ratio taken within a round, so load from
+//! elsewhere on the machine hits both sides alike; the median over the rounds and every round's value), the 2-worker
 //! daemon against the one-thread one, then memory and wake-ups.
 
 use std::collections::BTreeMap;
@@ -23,6 +23,14 @@ pub enum Kind {
     /// The daemon through the stdio gateway.
     Mcp,
     Rmcp,
+    /// A whole MCP session of `jfgui-agent mcp`, from spawn to exit.
+    ColdMcp,
+    /// The same session of the rmcp no-op server.
+    ColdRmcp,
+    /// `jfgui-agent read` of the 16 MiB resource.
+    Read,
+    /// A raw Unix-socket copy of the same bytes.
+    RawCopy,
 }
 
 impl Kind {
@@ -35,7 +43,17 @@ impl Kind {
             Kind::DaemonPool => "jfgui-agentd JSON-1, 2 workers",
             Kind::Mcp => "jfgui-agentd MCP via gateway (3 hops)",
             Kind::Rmcp => "rmcp no-op tool (1 hop)",
+            Kind::ColdMcp => "MCP cold session: jfgui-agent mcp",
+            Kind::ColdRmcp => "MCP cold session: rmcp stdio server",
+            Kind::Read => "16 MiB: jfgui-agent read",
+            Kind::RawCopy => "16 MiB: raw Unix-socket copy",
         }
+    }
+
+    /// Whether one call of the row is a whole session or read (`felt.rs`), measured with one
+    /// client only.
+    pub fn felt(self) -> bool {
+        matches!(self, Kind::ColdMcp | Kind::ColdRmcp | Kind::Read | Kind::RawCopy)
     }
 
     /// What its CPU column counts.
@@ -46,6 +64,9 @@ impl Kind {
             Kind::Daemon | Kind::DaemonPool => "daemon",
             Kind::Mcp => "gateway + daemon",
             Kind::Rmcp => "server",
+            Kind::ColdMcp | Kind::Read => "daemon",
+            Kind::ColdRmcp => "-",
+            Kind::RawCopy => "copy server",
         }
     }
 }
@@ -142,6 +163,9 @@ impl Results {
             println!("|---|---|---|---|---|---|---|");
             for (i, row) in self.rows.iter().enumerate() {
                 let Some(s) = self.samples.get(&(clients, i)) else { continue };
+                if row.kind.felt() {
+                    continue;
+                }
                 let m = |f: &dyn Fn(&Sample) -> f64| median(&s.iter().map(f).collect::<Vec<_>>());
                 let allocs = m(&|x| x.allocations_per_call().unwrap_or(f64::NAN));
                 println!(
@@ -163,7 +187,36 @@ impl Results {
         }
     }
 
-    /// The goal table: every ratio with its goal, met or not.
+    /// The rows measured whole: one session or one read per call, one client.
+    pub fn print_felt(&self) {
+        println!("\n### Measured whole: sessions and reads (1 client, medians over the rounds)\n");
+        println!("| path | p50 | p99 | per second | middle CPU each |");
+        println!("|---|---|---|---|---|");
+        for (i, row) in self.rows.iter().enumerate() {
+            let Some(s) = self.samples.get(&(1, i)).filter(|_| row.kind.felt()) else { continue };
+            let m = |f: &dyn Fn(&Sample) -> f64| median(&s.iter().map(f).collect::<Vec<_>>());
+            let per_second = m(&|x| x.rate());
+            let rate = match row.kind {
+                Kind::Read | Kind::RawCopy => format!(
+                    "{per_second:.1} ({:.0} MiB/s)",
+                    per_second * (crate::felt::READ_BYTES >> 20) as f64
+                ),
+                _ => format!("{per_second:.1}"),
+            };
+            let cpu = match row.kind.middle() {
+                "-" => "-".to_string(),
+                middle => format!("{:.0} µs ({middle})", m(&|x| x.cpu_per_call())),
+            };
+            println!(
+                "| {} | {} | {} | {rate} | {cpu} |",
+                row.kind.label(),
+                us(m(&|x| x.p50 as f64)),
+                us(m(&|x| x.p99 as f64)),
+            );
+        }
+    }
+
+    /// The goal table: every ratio, met or not.
     pub fn print_goals(&self, probes: &Probes) {
         println!("\n### Goals (ratios within a round; median, then each round)\n");
         println!("| goal | target | median | per round | met |");
@@ -248,11 +301,27 @@ impl Results {
             self.ratios(1, self.find(Kind::Mcp, Some(Size::B64)), self.find(Kind::Rmcp, None), p50),
             &|v| Some(v <= 3.0),
         );
-        let rss = probes.idle.rss_kib;
+        line(
+            "MCP cold session p50: jfgui-agent mcp ÷ rmcp stdio server".into(),
+            "≤ 1.5",
+            self.ratios(1, self.find(Kind::ColdMcp, None), self.find(Kind::ColdRmcp, None), p50),
+            &|v| Some(v <= 1.5),
+        );
+        line(
+            "16 MiB read, bytes/s: jfgui-agent read ÷ raw Unix-socket copy".into(),
+            "≥ 0.5",
+            self.ratios(
+                1,
+                self.find(Kind::Read, None),
+                self.find(Kind::RawCopy, None),
+                Sample::rate,
+            ),
+            &|v| Some(v >= 0.5),
+        );
+        let anon = probes.idle.anon_kib;
         println!(
-            "| daemon idle RSS (1 app, no client) | ≤ 4 MiB | {} | | {} |",
-            mib(rss),
-            yes(rss <= 4096)
+            "| daemon idle anonymous memory (1 app, no client; smaps_rollup) | ≤ 1 MiB | {anon} kB | | {} |",
+            yes(anon <= 1024)
         );
         println!(
             "| daemon idle wake-ups (context switches over {} s, once settled) | 0 | {} | | {} |",
@@ -306,7 +375,11 @@ impl Probes {
         println!("\n### Memory\n");
         println!("| process | RSS |");
         println!("|---|---|");
-        println!("| jfgui-agentd idle (1 app, no client) | {} |", mib(self.idle.rss_kib));
+        println!(
+            "| jfgui-agentd idle (1 app, no client) | {} ({} kB anonymous) |",
+            mib(self.idle.rss_kib),
+            self.idle.anon_kib
+        );
         for (name, kib) in &self.others_idle_rss {
             println!("| {name} idle | {} |", mib(*kib));
         }

@@ -19,7 +19,7 @@ use crate::mcp::{Session, SessionClient, next_log, tools_call};
 use crate::middle;
 
 /// The tool's name; it answers the text `ok`.
-const TOOL: &str = "noop";
+pub const TOOL: &str = "noop";
 
 #[derive(Debug, Clone)]
 struct Noop;
@@ -57,7 +57,7 @@ impl ServerHandler for Noop {
 
 /// Child side: serves stdin/stdout until stdin closes.
 pub fn serve() {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_io().build().expect("runtime");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
         let service = Noop.serve(rmcp::transport::stdio()).await.expect("rmcp initialize");
         let _ = service.waiting().await;

@@ -11,10 +11,9 @@ use jfgui_proto::channel::{
     ActionInfo, BatchEntry, BatchOutcome, Call, CallResult, ResourceChunk, ResourceInfo,
     TaskSnapshot,
 };
-use jfgui_proto::{ActionError, ErrorClass, Map, Reason, Value, from_value};
+use jfgui_proto::{ActionError, ErrorClass, Map, Payload, Reason, Value, from_value};
 use tokio::runtime::Handle;
 
-use super::super::actions;
 use crate::client::Client;
 use crate::endpoint;
 use crate::exit::{Exit, Failure};
@@ -91,7 +90,7 @@ impl Target for Wire {
     type Error = Box<Failure>;
 
     fn actions(&mut self) -> Result<Vec<ActionInfo>, Box<Failure>> {
-        let listed = self.runtime.block_on(actions::all(&mut self.client, None))?;
+        let listed = self.runtime.block_on(self.client.all_actions(None))?;
         let mut out = Vec::with_capacity(listed.len());
         for row in listed {
             let Some(name) = row.get("name").and_then(Value::as_str) else {
@@ -171,10 +170,10 @@ impl Target for Wire {
     }
 }
 
-fn execute_params(action: &str, input: &Value, expected: Option<u64>) -> Map {
+fn execute_params(action: &str, input: &Payload, expected: Option<u64>) -> Map {
     let mut m = Map::new();
     m.insert("action", action);
-    m.insert("input", input.clone());
+    m.insert("input", input.clone().into_value());
     if let Some(revision) = expected {
         m.insert("expectedRevision", revision);
     }
@@ -195,7 +194,7 @@ fn result_of(call: &Call, method: &str, mut result: Map) -> Result<CallResult, F
         }
         Call::Execute(_) => CallResult::Executed {
             revision: revision(&result)?,
-            output: result.remove("output").unwrap_or(Value::Null),
+            output: result.remove("output").unwrap_or(Value::Null).into(),
         },
         Call::Batch(_) => {
             let Some(Value::Array(rows)) = result.remove("results") else {
@@ -317,7 +316,7 @@ mod tests {
     fn results_become_host_channel_results() {
         let execute = Call::Execute(jfgui_proto::channel::ExecuteCall {
             action: "a.b".into(),
-            input: Value::Null,
+            input: Value::Null.into(),
             expected_revision: None,
         });
         let task =

@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::CommandFactory;
 use clap_complete::engine::{ArgValueCandidates, CompletionCandidate};
 
-use super::super::{Cli, actions, daemon};
+use super::super::{Cli, daemon};
 use crate::endpoint;
 
 /// How long a TAB may wait for the daemon: long enough for a busy machine, short enough
@@ -48,7 +48,7 @@ fn action_candidates() -> Vec<CompletionCandidate> {
     };
     ask(async move {
         let mut client = endpoint::client(&daemon().ok()?, &endpoint, PATIENCE).await.ok()?;
-        let list = actions::all(&mut client, None).await.ok()?;
+        let list = client.all_actions(None).await.ok()?;
         Some(
             list.iter()
                 .filter_map(|a| {

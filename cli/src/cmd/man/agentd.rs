@@ -30,7 +30,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
          ~/.local/state/jfgui-agent (macOS ~/Library/Logs/jfgui-agent, Windows \
          %LOCALAPPDATA%\\jfgui-agent).",
     ),
-    ("JFGUI_LOG", "The log filter (tracing's EnvFilter syntax, e.g. debug or jfgui_daemon=trace)."),
+    ("JFGUI_LOG", "The log filter (tracing's EnvFilter syntax, e.g. debug or jfgui_engine=trace)."),
     ("RUST_LOG", "The log filter when JFGUI_LOG is not set; without either, info."),
     (
         "LISTEN_PID, LISTEN_FDS, LISTEN_FDNAMES",

@@ -29,7 +29,7 @@ fn obj(members: &[(&str, Value)]) -> Value {
 }
 
 fn call(action: &str, input: Value, expected: Option<u64>) -> ExecuteCall {
-    ExecuteCall { action: action.into(), input, expected_revision: expected }
+    ExecuteCall { action: action.into(), input: input.into(), expected_revision: expected }
 }
 
 fn setup(text: &str) -> (Dispatcher, Notepad) {

@@ -15,7 +15,7 @@ fn json(text: &str) -> Value {
 }
 
 fn call(action: &str, input: &str, expected: Option<u64>) -> ExecuteCall {
-    ExecuteCall { action: action.into(), input: json(input), expected_revision: expected }
+    ExecuteCall { action: action.into(), input: json(input).into(), expected_revision: expected }
 }
 
 fn setup(export: Duration) -> (Dispatcher, Sketch) {
@@ -27,7 +27,7 @@ fn setup(export: Duration) -> (Dispatcher, Sketch) {
 
 fn output(r: CallResult) -> (Value, u64) {
     match r {
-        CallResult::Executed { output, revision } => (output, revision),
+        CallResult::Executed { output, revision } => (output.into_value(), revision),
         other => panic!("{other:?}"),
     }
 }

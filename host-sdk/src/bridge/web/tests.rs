@@ -10,13 +10,13 @@ use crate::test_support::EchoHost;
 
 #[derive(Debug)]
 struct TestApp {
-    link: BridgeEndpoint,
+    link: BridgeChannel,
     host: EchoHost,
     now: Duration,
 }
 
 impl WebApp for TestApp {
-    fn parts(&mut self) -> (&mut BridgeEndpoint, &mut dyn Host) {
+    fn parts(&mut self) -> (&mut BridgeChannel, &mut dyn Host) {
         (&mut self.link, &mut self.host)
     }
     fn set_time(&mut self, now: Duration) {
@@ -30,7 +30,7 @@ fn install() {
         let host = EchoHost::default();
         let mut d = Dispatcher::new(&host).map_err(|e| e.to_string())?;
         d.set_enabled(true);
-        let link = BridgeEndpoint::new(d, Identity { display_name: name.into(), pid: 0 });
+        let link = BridgeChannel::new(d, Identity { display_name: name.into(), pid: 0 });
         Ok(TestApp { link, host, now: Duration::ZERO })
     });
     assert_eq!(status, 0, "{}", text());
@@ -113,9 +113,9 @@ fn a_call_from_inside_a_call_is_refused_and_the_outer_one_goes_on() {
     assert_eq!(text(), "Reentrant", "the outer call's output, from its own input");
     // A different type than the one installed is not the app.
     #[derive(Debug)]
-    struct Other(BridgeEndpoint, EchoHost);
+    struct Other(BridgeChannel, EchoHost);
     impl WebApp for Other {
-        fn parts(&mut self) -> (&mut BridgeEndpoint, &mut dyn Host) {
+        fn parts(&mut self) -> (&mut BridgeChannel, &mut dyn Host) {
             (&mut self.0, &mut self.1)
         }
     }

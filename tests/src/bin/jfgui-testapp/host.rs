@@ -482,7 +482,7 @@ mod tests {
         m.insert("tag", tag);
         ExecuteCall {
             action: "counter.add".into(),
-            input: Value::Object(m),
+            input: Value::Object(m).into(),
             expected_revision: expected,
         }
     }
@@ -532,7 +532,7 @@ mod tests {
             app(&dir, &["state.get:huge-output=100", "text.append:bad-output-schema"]);
         let get = ExecuteCall {
             action: "state.get".into(),
-            input: Value::Object(Map::new()),
+            input: Value::Object(Map::new()).into(),
             expected_revision: None,
         };
         match d.execute(&mut a, 1, &get).unwrap() {
@@ -545,7 +545,7 @@ mod tests {
         m.insert("text", "x");
         let append = ExecuteCall {
             action: "text.append".into(),
-            input: Value::Object(m),
+            input: Value::Object(m).into(),
             expected_revision: Some(0),
         };
         let e = d.execute(&mut a, 2, &append).unwrap_err();

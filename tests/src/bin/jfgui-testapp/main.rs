@@ -64,7 +64,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use jfgui_host_sdk::Dispatcher;
-use jfgui_host_sdk::channel::{Endpoint, Identity};
+use jfgui_host_sdk::channel::{HostChannel, Identity};
 use jfgui_host_sdk::connector::headless_requested;
 
 use crate::host::TestApp;
@@ -164,24 +164,24 @@ fn run(args: Args) -> std::io::Result<()> {
         },
         pid: std::process::id(),
     };
-    let endpoint = Endpoint::new(dispatcher, identity).map_err(std::io::Error::other)?;
+    let channel = HostChannel::new(dispatcher, identity).map_err(std::io::Error::other)?;
     if headless {
         return wire::serve(
             &mut app,
-            endpoint,
+            channel,
             std::io::stdin(),
             std::io::stdout(),
             &args.faults,
             args.behaviour,
         );
     }
-    connect_and_serve(&mut app, endpoint, args.socket, &args.faults, args.behaviour)
+    connect_and_serve(&mut app, channel, args.socket, &args.faults, args.behaviour)
 }
 
 #[cfg(unix)]
 fn connect_and_serve(
     app: &mut TestApp,
-    endpoint: Endpoint,
+    channel: HostChannel,
     socket: Option<PathBuf>,
     faults: &Faults,
     behaviour: Behaviour,
@@ -192,13 +192,13 @@ fn connect_and_serve(
     };
     let stream = std::os::unix::net::UnixStream::connect(&path)
         .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-    wire::serve(app, endpoint, stream.try_clone()?, stream, faults, behaviour)
+    wire::serve(app, channel, stream.try_clone()?, stream, faults, behaviour)
 }
 
 #[cfg(not(unix))]
 fn connect_and_serve(
     _: &mut TestApp,
-    _: Endpoint,
+    _: HostChannel,
     _: Option<PathBuf>,
     _: &Faults,
     _: Behaviour,

@@ -1,4 +1,4 @@
-//! The test app's own transport loop over the sans-IO endpoint: a reader thread feeding a
+//! The test app's own transport loop over the sans-IO host channel: a reader thread feeding a
 //! channel (so the loop can also wake up for task deadlines), plus the transport-level faults
 //! (`reply-twice`, `reply-unknown-id`, `ignores-revision`, `stall-handshake`, `no-read`).
 
@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use jfgui_host_sdk::Host;
-use jfgui_host_sdk::channel::{Endpoint, Status};
+use jfgui_host_sdk::channel::{HostChannel, Status};
 use jfgui_proto::Limits;
 use jfgui_proto::channel::{
     AppMessage, Call, CallResult, DEFAULT_MAX_FRAME, DaemonMessage, FrameDecoder, Outcome,
@@ -35,7 +35,7 @@ pub struct Behaviour {
 /// Serves until the peer closes (Ok), the channel breaks, or forever for the stalling knobs.
 pub fn serve(
     app: &mut TestApp,
-    mut endpoint: Endpoint,
+    mut channel: HostChannel,
     reader: impl Read + Send + 'static,
     mut writer: impl Write,
     faults: &Faults,
@@ -57,8 +57,8 @@ pub fn serve(
     let mut next_tick: Option<Duration> = None;
     let mut unsolicited = behaviour.unsolicited_tasks;
     loop {
-        let out = endpoint.pending_output().to_vec();
-        endpoint.consume_output(out.len());
+        let out = channel.pending_output().to_vec();
+        channel.consume_output(out.len());
         let out = if faults.rewrites_replies() {
             rewrite(&out, faults, &mut actions, &limits)?
         } else {
@@ -66,7 +66,7 @@ pub fn serve(
         };
         writer.write_all(&out)?;
         writer.flush()?;
-        match endpoint.status() {
+        match channel.status() {
             Status::Registering => {}
             Status::Registered if behaviour.no_read => {
                 stop_reading.store(true, Ordering::SeqCst);
@@ -88,7 +88,7 @@ pub fn serve(
             Status::Refused(r) => return Err(io::Error::other(format!("refused: {}", r.message))),
             Status::Failed => return Err(io::Error::other("host-channel protocol error")),
         }
-        let timeout = if endpoint.queued_requests() > 0 { Some(Duration::ZERO) } else { next_tick };
+        let timeout = if channel.queued_requests() > 0 { Some(Duration::ZERO) } else { next_tick };
         let got = match timeout {
             Some(t) => rx.recv_timeout(t),
             None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
@@ -104,12 +104,12 @@ pub fn serve(
                 if faults.rewrites_replies() {
                     remember_actions(&mut incoming, &chunk, &limits, &mut actions);
                 }
-                endpoint.feed(&chunk).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                channel.feed(&chunk).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
         }
-        next_tick = endpoint.pump(app, 64).next_tick;
+        next_tick = channel.pump(app, 64).next_tick;
     }
 }
 
@@ -271,7 +271,7 @@ mod tests {
             let mut app = TestApp::new(None, Ledger::open(None).unwrap(), f.clone()).unwrap();
             let mut d = Dispatcher::new(&app).unwrap();
             d.set_enabled(true);
-            let e = Endpoint::new(d, Identity { display_name: "T".into(), pid: 1 }).unwrap();
+            let e = HostChannel::new(d, Identity { display_name: "T".into(), pid: 1 }).unwrap();
             serve(&mut app, e, app_side.try_clone().unwrap(), app_side, &f, Behaviour::default())
         });
         let welcome = DaemonMessage::Welcome(Welcome {
@@ -288,7 +288,7 @@ mod tests {
                 id,
                 call: Call::Execute(ExecuteCall {
                     action: action.into(),
-                    input,
+                    input: input.into(),
                     expected_revision: expected,
                 }),
             }))

@@ -1,0 +1,267 @@
+//! The registry: the one owner of which apps exist (ids, endpoint slugs, the app cap),
+//! whether each is enabled, and the endpoint events the OS layer binds and unbinds sockets
+//! from. Registration, enable/disable and removal all change state and send their event under
+//! one lock, so the events for a slug come in the order the states did.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::App;
+use crate::backlog::{self, RecvError};
+use crate::{AppSummary, EndpointEvent};
+
+/// Endpoint events a slow subscriber may fall behind; one that lags further resynchronises
+/// (see [`EndpointEvents`]). Only the events not yet received are held.
+const EVENT_BACKLOG: usize = 1024;
+
+/// Why an app could not be added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegistryFull;
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct Registry {
+    max_apps: usize,
+    max_slug: usize,
+    state: Mutex<State>,
+    events: backlog::Sender<EndpointEvent>,
+}
+
+#[derive(Debug)]
+struct State {
+    /// By id, so iteration is registration order.
+    apps: BTreeMap<u64, App>,
+    /// The id of the next registration (ids are never reused).
+    next_id: u64,
+}
+
+impl Registry {
+    /// An empty registry of at most `max_apps` apps with slugs of at most `max_slug` bytes.
+    pub fn new(max_apps: usize, max_slug: usize) -> Self {
+        let events = backlog::Sender::new(EVENT_BACKLOG);
+        Registry {
+            max_apps,
+            max_slug: max_slug.max(3),
+            state: Mutex::new(State { apps: BTreeMap::new(), next_id: 1 }),
+            events,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Endpoint events from now on, starting with the endpoints that exist now.
+    pub fn subscribe(self: &Arc<Self>) -> EndpointEvents {
+        // Under the lock, so no event falls between the snapshot and the subscription.
+        let state = self.lock();
+        let receiver = self.events.subscribe();
+        let first = Some(EndpointEvent::Resync { slugs: enabled_slugs(&state) });
+        EndpointEvents { registry: Arc::clone(self), receiver, first }
+    }
+
+    /// Adds an app, giving it an id and a slug inside the lock so two registrations cannot get
+    /// the same one; `make` builds the app from them. Announces its endpoint if enabled.
+    pub fn insert(
+        &self,
+        display_name: &str,
+        make: impl FnOnce(u64, String) -> App,
+    ) -> Result<App, RegistryFull> {
+        let mut state = self.lock();
+        if state.apps.len() >= self.max_apps {
+            return Err(RegistryFull);
+        }
+        let apps = &state.apps;
+        let slug = allocate_slug(display_name, self.max_slug, |s| {
+            apps.values().any(|a| a.registration().slug() == s)
+        });
+        let id = state.next_id;
+        state.next_id += 1;
+        let app = make(id, slug);
+        state.apps.insert(app.registration().id(), app.clone());
+        if app.is_enabled() {
+            self.events.send(EndpointEvent::Up { slug: app.registration().slug().to_string() });
+        }
+        Ok(app)
+    }
+
+    /// Removes an app (it disconnected) and announces its endpoint gone if it had one.
+    pub fn remove(&self, app: &App) {
+        let mut state = self.lock();
+        if state.apps.remove(&app.registration().id()).is_some() && app.is_enabled() {
+            self.events.send(EndpointEvent::Down { slug: app.registration().slug().to_string() });
+        }
+    }
+
+    /// The app enabled or disabled its dispatcher: its call gate follows (disabling fails the
+    /// calls not yet written and closes the client connections), and the endpoint event is
+    /// announced, both under the lock.
+    pub fn set_enabled(&self, app: &App, enabled: bool) {
+        let state = self.lock();
+        if !app.set_enabled(enabled) {
+            return;
+        }
+        let registration = app.registration();
+        tracing::info!(app = %registration.slug(), enabled, "app dispatcher state changed");
+        if state.apps.contains_key(&registration.id()) {
+            let slug = registration.slug().to_string();
+            let event =
+                if enabled { EndpointEvent::Up { slug } } else { EndpointEvent::Down { slug } };
+            self.events.send(event);
+        }
+    }
+
+    /// The app whose slug is `slug`.
+    pub fn get(&self, slug: &str) -> Option<App> {
+        self.lock().apps.values().find(|a| a.registration().slug() == slug).cloned()
+    }
+
+    /// Summaries for listings, in registration order.
+    pub fn summaries(&self) -> Vec<AppSummary> {
+        self.lock().apps.values().map(App::summary).collect()
+    }
+
+    /// At most `limit` summaries of the apps whose id is `from` or later, in registration
+    /// order, and the id to continue from when more follow. Ids are never reused, so a
+    /// position stays meaningful while apps come and go.
+    pub fn page(&self, from: u64, limit: usize) -> (Vec<AppSummary>, Option<u64>) {
+        let state = self.lock();
+        let mut rest = state.apps.range(from..);
+        let page = rest.by_ref().take(limit).map(|(_, a)| a.summary()).collect();
+        (page, rest.next().map(|(id, _)| *id))
+    }
+}
+
+fn enabled_slugs(state: &State) -> Vec<String> {
+    state
+        .apps
+        .values()
+        .filter(|a| a.is_enabled())
+        .map(|a| a.registration().slug().to_string())
+        .collect()
+}
+
+/// A subscription to endpoint events: first a [`EndpointEvent::Resync`] with the endpoints
+/// that exist, then every change. A subscriber that falls more than the backlog behind gets
+/// a fresh `Resync` instead of the events it missed.
+#[derive(Debug)]
+pub struct EndpointEvents {
+    registry: Arc<Registry>,
+    receiver: backlog::Receiver<EndpointEvent>,
+    /// The snapshot taken at subscription, not yet received.
+    first: Option<EndpointEvent>,
+}
+
+impl EndpointEvents {
+    /// The next event; `None` once the engine is gone.
+    pub async fn next(&mut self) -> Option<EndpointEvent> {
+        if let Some(first) = self.first.take() {
+            return Some(first);
+        }
+        match self.receiver.recv().await {
+            Ok(event) => Some(event),
+            Err(RecvError::Lagged(missed)) => {
+                tracing::warn!(missed, "missed endpoint events; resynchronising");
+                // A fresh subscription and snapshot under the lock, as in `subscribe`.
+                let state = self.registry.lock();
+                self.receiver = self.receiver.resubscribe();
+                Some(EndpointEvent::Resync { slugs: enabled_slugs(&state) })
+            }
+            Err(RecvError::Closed) => None,
+        }
+    }
+}
+
+/// The slug of `display_name`: lower-cased, every run of characters other than ASCII
+/// letters and digits turned into one `-`, trimmed of `-`, `app` if empty, cut to `max` and
+/// trimmed again; on a clash (`taken`) `-2`, `-3`, … with the base cut further so the whole
+/// slug stays within `max`.
+pub fn allocate_slug(display_name: &str, max: usize, taken: impl Fn(&str) -> bool) -> String {
+    let mut base = String::new();
+    let mut pending_dash = false;
+    for c in display_name.chars() {
+        if c.is_ascii_alphanumeric() {
+            if pending_dash && !base.is_empty() {
+                base.push('-');
+            }
+            pending_dash = false;
+            base.push(c.to_ascii_lowercase());
+        } else {
+            pending_dash = true;
+        }
+    }
+    if base.is_empty() {
+        base.push_str("app");
+    }
+    let base = cut(&base, max);
+    if !taken(base) {
+        return base.to_string();
+    }
+    (2u64..)
+        .map(|n| {
+            let suffix = format!("-{n}");
+            let stem = cut(base, max.saturating_sub(suffix.len()));
+            // A stem cut to nothing still needs a letter in front of the number.
+            let stem = if stem.is_empty() { "a" } else { stem };
+            format!("{stem}{suffix}")
+        })
+        .find(|candidate| !taken(candidate))
+        .unwrap_or_else(|| unreachable!("the counter is unbounded"))
+}
+
+/// `s` (ASCII) cut to `max` bytes and trimmed of trailing `-`.
+fn cut(s: &str, max: usize) -> &str {
+    s[..s.len().min(max)].trim_end_matches('-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slug(name: &str) -> String {
+        allocate_slug(name, 48, |_| false)
+    }
+
+    #[test]
+    fn slug_rule_of_the_spec() {
+        assert_eq!(slug("Notepad"), "notepad");
+        assert_eq!(slug("  My  Notes — Ünïcode 2!  "), "my-notes-n-code-2");
+        assert_eq!(slug("日本語"), "app");
+        assert_eq!(slug(""), "app");
+        assert_eq!(slug("--a--b--"), "a-b");
+        let long = format!("{}-{}", "a".repeat(47), "b".repeat(10));
+        let s = slug(&long);
+        assert_eq!(s, "a".repeat(47), "cut to 48 then trimmed of the dash");
+        assert!(s.len() <= 48);
+    }
+
+    #[test]
+    fn clashes_get_numbered_within_the_bound() {
+        let taken = ["notepad", "notepad-2"];
+        assert_eq!(allocate_slug("Notepad", 48, |s| taken.contains(&s)), "notepad-3");
+        let long = "x".repeat(60);
+        let base = "x".repeat(48);
+        let s = allocate_slug(&long, 48, |s| s == base);
+        assert_eq!(s, format!("{}-2", "x".repeat(46)));
+        assert_eq!(s.len(), 48);
+        // A base that ends in a dash after the further cut is trimmed again.
+        let name = format!("{}-yy", "z".repeat(45));
+        let first = allocate_slug(&name, 48, |_| false);
+        assert_eq!(first, name);
+        assert_eq!(allocate_slug(&name, 48, |s| s == first), format!("{}-2", "z".repeat(45)));
+    }
+
+    #[test]
+    fn many_instances_stay_unique_and_bounded() {
+        let mut seen: Vec<String> = Vec::new();
+        for _ in 0..300 {
+            let s =
+                allocate_slug("Ünïcode window title that is very long indeed, really", 48, |c| {
+                    seen.iter().any(|t| t == c)
+                });
+            assert!(s.len() <= 48 && s.is_ascii());
+            assert!(!seen.contains(&s));
+            seen.push(s);
+        }
+    }
+}

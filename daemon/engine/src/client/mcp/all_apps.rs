@@ -1,0 +1,397 @@
+//! The all-apps MCP server (`docs/PROTOCOL.md`, "All apps: `mcp.sock` and `jfgui-agent mcp`"):
+//! one MCP connection (`mcp.sock`, reached through `jfgui-agent mcp`) for every enabled app of
+//! the user at once.
+//!
+//! It is the one-app MCP connection with a different [`Backend`]: [`AllApps`] takes the app of
+//! each call from the tool's `app` argument (slug, display name or unique slug prefix: proto's
+//! resolution rule, the CLI's ENDPOINT rule), looks it up at that moment and runs the same
+//! `methods::call` a one-app endpoint runs, so the nine tools exist once. It adds
+//! `jfgui_apps_list` and its own instructions; it lists no standard resources (each app's
+//! resources are read with `jfgui_resources_read` and its `app`).
+//!
+//! Nothing binds a connection to an app: an app that leaves only makes calls naming it answer
+//! `not_found/app` (with `data.apps`, the apps that are there), and an app that registers again
+//! is found by the same `app` value on the next call. The connection speaks MCP only, both
+//! revisions, from its first line (a JSON-1 method gets MCP's "send initialize or the modern
+//! envelope" error).
+//!
+//! [`OfflineMcp`] is the same server with no daemon behind it: the gateway answers with it
+//! while the daemon is away, so every answer has exactly the daemon's shape, and every tool
+//! call is `outcome_unknown/daemon_unavailable`.
+
+use std::sync::Arc;
+
+use jfgui_proto::channel::ResourceInfo;
+use jfgui_proto::resolve::{self, Candidate, Resolved};
+use jfgui_proto::{ActionError, AppRef, Limits, Map, Payload, Reason, Value};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use super::backend::Backend;
+use super::rpc::{Incoming, object};
+use super::state::{McpState, Pending, Route};
+use super::{mcp_error_line, response_line, tools};
+use crate::audit::{Protocol, Transport};
+use crate::client::Target;
+use crate::client::backpressure::CallPermit;
+use crate::client::connection::{Connection, Ending, Handler};
+use crate::client::json1;
+use crate::client::method::{Method, MethodError};
+use crate::client::methods;
+use crate::client::observer::ClientFate;
+use crate::client::running::Call;
+use crate::output::Output;
+use crate::{AppSummary, Engine, PeerInfo, until};
+
+/// The name the all-apps server gives itself (`serverInfo.title`).
+const SERVER_NAME: &str = "All apps";
+
+/// What the all-apps server tells the model first.
+const INSTRUCTIONS: &str = "You are connected to jfgui-agentd, which lets you drive the user's desktop applications with semantic actions, never screen coordinates. Call jfgui_apps_list first: it lists the applications you can drive now, and every other tool takes one of their `app` values as its `app` argument (it may be omitted only while exactly one application is enabled). Then, per application: find actions with jfgui_actions_search, read an action's input schema with jfgui_actions_describe, read the state and its revision with jfgui_state_inspect, and run actions with jfgui_actions_execute, or several with jfgui_actions_batch (atomic: all or nothing). Writes need expectedRevision; after a stale_revision error, re-read the state and retry with data.currentRevision. Long-running actions return a task: follow it with jfgui_tasks_get, stop it with jfgui_tasks_cancel. See a view with jfgui_view_render and read resources with jfgui_resources_read. Applications come and go: after not_found/app, call jfgui_apps_list again; a restarted application is reached by the same `app` value once it is back.";
+
+/// Where the all-apps server finds apps.
+pub(crate) trait AppSource: Send + Sync {
+    /// The enabled apps now, in registration order, or why they cannot be known.
+    fn enabled(&self) -> Result<Vec<AppSummary>, ActionError>;
+    /// The enabled app of endpoint `slug`, if it is (still) there.
+    fn open(&self, slug: &str) -> Option<Target>;
+}
+
+/// The daemon's own apps.
+pub(crate) struct EngineApps {
+    engine: Engine,
+    /// The connection's client (transport: the all-apps server), for the audit log.
+    peer: PeerInfo,
+    /// What became of that client, shared by its calls to every app.
+    fate: ClientFate,
+}
+
+impl EngineApps {
+    pub(crate) fn new(engine: Engine, peer: PeerInfo) -> EngineApps {
+        let peer = PeerInfo { transport: Transport::AllAppsMcp, ..peer };
+        EngineApps { engine, peer, fate: ClientFate::default() }
+    }
+}
+
+impl AppSource for EngineApps {
+    fn enabled(&self) -> Result<Vec<AppSummary>, ActionError> {
+        Ok(self.engine.apps().into_iter().filter(|a| a.enabled).collect())
+    }
+
+    fn open(&self, slug: &str) -> Option<Target> {
+        let app = self.engine.enabled_app(slug)?;
+        Some(self.engine.target(app, self.peer, self.fate.clone()))
+    }
+}
+
+/// No daemon: nothing can be known or reached.
+#[derive(Debug)]
+struct NoDaemon;
+
+impl AppSource for NoDaemon {
+    fn enabled(&self) -> Result<Vec<AppSummary>, ActionError> {
+        Err(ActionError::new(
+            Reason::DaemonUnavailable,
+            "jfgui-agentd is not reachable (not started yet or restarting); the gateway keeps reconnecting.",
+        ))
+    }
+
+    fn open(&self, _slug: &str) -> Option<Target> {
+        None
+    }
+}
+
+impl Candidate for AppSummary {
+    fn slug(&self) -> &str {
+        &self.slug
+    }
+    fn display_name(&self) -> &str {
+        &self.display_name
+    }
+    fn enabled(&self) -> bool {
+        self.enabled
+    }
+}
+
+/// Every enabled app of `source`, as one MCP server.
+#[derive(Debug)]
+pub(crate) struct AllApps<S> {
+    source: S,
+}
+
+impl<S: AppSource> AllApps<S> {
+    pub(crate) fn new(source: S) -> AllApps<S> {
+        AllApps { source }
+    }
+
+    /// One request's view of the server: the apps it opens are called in `protocol` (the
+    /// revision and `clientInfo` the audit log records).
+    pub(crate) fn speaking<'a>(&'a self, protocol: &'a Protocol) -> Speaking<'a, S> {
+        Speaking { server: self, protocol }
+    }
+
+    /// The app a call's `app` argument (taken out of `params`) names.
+    fn target(&self, params: &mut Map) -> Result<Target, MethodError> {
+        let query = match params.remove("app") {
+            None => None,
+            Some(Value::String(query)) => Some(query),
+            Some(other) => {
+                return Err(invalid_app(
+                    "invalid_type",
+                    format!("app must be a string, not {}.", other.type_name()),
+                    None,
+                ));
+            }
+        };
+        let apps = self.source.enabled().map_err(MethodError::Action)?;
+        let slug = match query.as_deref() {
+            None => match apps.as_slice() {
+                [one] => one.slug.clone(),
+                [] => return Err(not_found("", &apps)),
+                several => {
+                    return Err(invalid_app(
+                        "app_required",
+                        format!(
+                            "{} applications are enabled: name one with `app` (see jfgui_apps_list).",
+                            several.len()
+                        ),
+                        Some(several.iter().collect()),
+                    ));
+                }
+            },
+            Some(query) => match resolve::resolve(query, &apps) {
+                Resolved::One(app) => app.slug.clone(),
+                Resolved::Ambiguous(many) => {
+                    return Err(invalid_app(
+                        "app_ambiguous",
+                        format!(
+                            "app {query:?} names several applications; use one of their `app` values."
+                        ),
+                        Some(many),
+                    ));
+                }
+                Resolved::Disabled(_) | Resolved::None => return Err(not_found(query, &apps)),
+            },
+        };
+        // It may have left since the listing.
+        self.source.open(&slug).ok_or_else(|| not_found(query.as_deref().unwrap_or(""), &apps))
+    }
+}
+
+/// `not_found/app`, listing the apps that are there.
+fn not_found(query: &str, apps: &[AppSummary]) -> MethodError {
+    let message = if apps.is_empty() {
+        "No application is enabled right now.".to_owned()
+    } else {
+        format!("No enabled application answers to {query:?}; data.apps lists the ones there are.")
+    };
+    let apps = apps
+        .iter()
+        .map(|a| AppRef { slug: a.slug.clone(), display_name: a.display_name.clone() })
+        .collect();
+    MethodError::Action(ActionError::new(Reason::App { app: query.to_owned(), apps }, message))
+}
+
+/// A refused `app` argument (an `invalid_params` tool error): `reason`, `param: "app"` and,
+/// when there is a choice to make, the candidates as `apps`.
+fn invalid_app(reason: &str, message: String, apps: Option<Vec<&AppSummary>>) -> MethodError {
+    let mut data = object([("reason", reason.into()), ("param", "app".into())]);
+    if let Some(apps) = apps {
+        data.insert("apps", apps.into_iter().map(app_ref).collect::<Vec<_>>());
+    }
+    MethodError::InvalidParams { message, data }
+}
+
+fn app_ref(app: &AppSummary) -> Value {
+    Value::Object(object([
+        ("app", app.slug.as_str().into()),
+        ("displayName", app.display_name.as_str().into()),
+    ]))
+}
+
+/// [`AllApps`] answering one request ([`AllApps::speaking`]).
+pub(crate) struct Speaking<'a, S> {
+    server: &'a AllApps<S>,
+    protocol: &'a Protocol,
+}
+
+impl<S: AppSource> Backend for Speaking<'_, S> {
+    fn display_name(&self) -> String {
+        SERVER_NAME.to_owned()
+    }
+
+    async fn call(&self, method: Method, mut params: Map) -> Result<Payload, MethodError> {
+        let app = self.server.target(&mut params)?.speaking(self.protocol);
+        methods::call(&app, method, params.into()).await
+    }
+
+    async fn list_resources(&self) -> Result<Vec<ResourceInfo>, MethodError> {
+        Ok(Vec::new())
+    }
+
+    fn instructions(&self) -> String {
+        INSTRUCTIONS.to_owned()
+    }
+
+    fn tool_list(&self) -> &'static [Value] {
+        tools::all_apps_tool_list()
+    }
+
+    fn apps_list(&self) -> Option<Result<Map, ActionError>> {
+        let listed = self.server.source.enabled().map(|apps| {
+            let rows = apps.iter().map(|a| {
+                Value::Object(object([
+                    ("app", a.slug.as_str().into()),
+                    ("displayName", a.display_name.as_str().into()),
+                    ("pid", u64::from(a.pid).into()),
+                    ("actionCount", (a.action_count as u64).into()),
+                ]))
+            });
+            object([("apps", Value::Array(rows.collect()))])
+        });
+        Some(listed)
+    }
+}
+
+/// What one line asks for.
+enum Step {
+    /// Write this line now.
+    Send(Vec<u8>),
+    /// Run this request, then answer the request with this id.
+    Run(Pending, Option<Value>),
+    /// Nothing (notifications, responses from the client, cancelled requests).
+    Silent,
+}
+
+/// Classifies one complete line of an MCP-only connection.
+fn step(state: &mut McpState, line: &[u8], limits: &Limits) -> Step {
+    let envelope = match json1::parse_envelope(line, limits, true) {
+        Ok(envelope) => envelope,
+        Err(Some(response)) => {
+            return Step::Send(mcp_error_line(&response, limits).unwrap_or(response));
+        }
+        Err(None) => return Step::Silent,
+    };
+    let params = Value::Object(envelope.params);
+    let incoming = Incoming {
+        id: envelope.id.as_ref(),
+        method: Some(&envelope.method),
+        params: Some(&params),
+    };
+    match state.accept(&incoming) {
+        Route::Answer(reply) => Step::Send(response_line(envelope.id.as_ref(), reply, limits)),
+        Route::Run(pending) => Step::Run(pending, envelope.id),
+        Route::Silent => Step::Silent,
+    }
+}
+
+/// One `mcp.sock` connection's lines: MCP only, from the first line.
+struct AllAppsConnection {
+    server: Arc<AllApps<EngineApps>>,
+    state: McpState,
+}
+
+impl Handler for AllAppsConnection {
+    async fn line(&mut self, line: &[u8], permit: CallPermit, output: &Output) -> Option<Call> {
+        let limits = self.server.source.engine.config().json;
+        match step(&mut self.state, line, &limits) {
+            Step::Send(line) => output.send(line).await,
+            Step::Silent => {}
+            // As on an endpoint: methods answered from the daemon's own state run here, one at
+            // a time, so pipelining costly ones buys no extra tasks; calls that wait for an app
+            // run concurrently, beside them.
+            Step::Run(pending, id) if pending.is_local() => {
+                let protocol = pending.protocol().clone();
+                if let Some(reply) = pending.run(&self.server.speaking(&protocol)).await {
+                    output.send(response_line(id.as_ref(), reply, &limits)).await;
+                }
+            }
+            Step::Run(pending, id) => {
+                let server = self.server.clone();
+                let output = output.clone();
+                return Some(Box::pin(async move {
+                    let protocol = pending.protocol().clone();
+                    if let Some(reply) = pending.run(&server.speaking(&protocol)).await {
+                        let response = response_line(id.as_ref(), reply, &limits);
+                        permit.observe(response.len());
+                        output.send(response).await;
+                    }
+                    drop(permit);
+                }));
+            }
+        }
+        None
+    }
+
+    fn too_long(&self, limits: &Limits) -> Vec<u8> {
+        let line = json1::too_long_response(limits);
+        mcp_error_line(&line, limits).unwrap_or(line)
+    }
+}
+
+/// Runs one `mcp.sock` connection from `peer` until EOF or shutdown, then answers the calls
+/// already running and closes: the one client connection loop (`client/connection.rs`), MCP
+/// only. Calls that finish after the client left are recorded as not answered, as on an
+/// endpoint.
+pub(crate) async fn serve<S>(engine: &Engine, stream: S, peer: PeerInfo)
+where
+    S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+{
+    let source = EngineApps::new(engine.clone(), peer);
+    let fate = source.fate.clone();
+    let server = Arc::new(AllApps::new(source));
+    let handler = AllAppsConnection { server, state: McpState::default() };
+    let mut shutdown = engine.0.shutdown.subscribe();
+    let connection = Connection {
+        config: engine.config(),
+        partial: engine.partial(),
+        peer,
+        fate: Some(fate),
+        ending: Ending::Drain,
+    };
+    tracing::debug!(?peer, "all-apps MCP client connected");
+    let stop = async move {
+        until(&mut shutdown, |s| *s).await;
+        "shutdown"
+    };
+    connection.serve(stream, handler, stop).await;
+}
+
+/// The all-apps server with no daemon behind it, for `jfgui-agent mcp` while the daemon is
+/// away: every answer has the daemon's shape (same code), and every tool call, the app list
+/// included, is an `isError` result `outcome_unknown/daemon_unavailable`.
+///
+/// Like a connection, it keeps the MCP state of the lines it is given: a gateway that
+/// switches to it replays the client's legacy `initialize` first.
+#[derive(Debug)]
+pub struct OfflineMcp {
+    state: McpState,
+    server: AllApps<NoDaemon>,
+}
+
+impl Default for OfflineMcp {
+    fn default() -> Self {
+        OfflineMcp { state: McpState::default(), server: AllApps::new(NoDaemon) }
+    }
+}
+
+impl OfflineMcp {
+    /// Fresh state (no legacy `initialize` seen).
+    pub fn new() -> OfflineMcp {
+        OfflineMcp::default()
+    }
+
+    /// The answer to one client line (without its newline), or `None` when none is due
+    /// (notifications, responses).
+    pub async fn answer(&mut self, line: &[u8]) -> Option<Vec<u8>> {
+        let limits = Limits::DEFAULT;
+        match step(&mut self.state, line, &limits) {
+            Step::Send(line) => Some(line),
+            Step::Silent => None,
+            Step::Run(pending, id) => {
+                let protocol = pending.protocol().clone();
+                let reply = pending.run(&self.server.speaking(&protocol)).await?;
+                Some(response_line(id.as_ref(), reply, &limits))
+            }
+        }
+    }
+}
