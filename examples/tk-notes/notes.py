@@ -5,19 +5,21 @@ jfgui-agentd, with undo, and agent access off until the user ticks the box.
     python3 examples/tk-notes/notes.py [--agent-enable] [--text TEXT]
 
 The app registers as "Tk Notes" (endpoint `tk-notes`). Agents see `notes.get`,
-`notes.replace`, `notes.insert` and `notes.undo`; `jfgui-agent inspect tk-notes` shows the
-text and the revision. Every change to the text, typed or made by an agent, moves the
+`notes.replace`, `notes.insert`, `notes.undo` and `notes.clear`; `jfgui-agent inspect tk-notes`
+shows the text and the revision. Every change to the text, typed or made by an agent, moves the
 revision, so an agent's write based on what it read earlier is refused if the user typed
-in between.
+in between. `notes.clear` asks the user first, in a dialog ("<agent> wants to: Clear the
+notes": Allow once, Always allow <agent>, Deny); the call waits meanwhile, and nothing is
+cleared on a no or if the agent gives up.
 """
 
 from __future__ import annotations
 
 import argparse
 import tkinter as tk
-from typing import Any
+from typing import Any, Optional
 
-from jfgui_host import Host, HostError, action
+from jfgui_host import Answer, Confirmation, Host, HostError, action
 from jfgui_host.loops import TkPump
 
 TEXT = {"type": "string", "maxLength": 100000}
@@ -31,6 +33,7 @@ class Notes(Host):
         self.text = text
         self._revision = 1
         self._seen = self.content()
+        self._dialogs: dict[str, tk.Toplevel] = {}
 
     def content(self) -> str:
         return self.text.get("1.0", "end-1c")
@@ -79,6 +82,48 @@ class Notes(Host):
         if position > len(self.content()):
             raise HostError("out_of_range", f"position {position} is past the end of the text")
         return self._edit(lambda: self.text.insert(f"1.0 + {position} chars", input["text"]))
+
+    @action("notes.clear", "Delete the whole text (undoable). The user is asked first: the call answers with a "
+            "task that waits for their answer; follow it with tasks/get, do not retry.",
+            kind="write", undo=True, title="Clear the notes", confirm=True)
+    def clear(self, input: Any) -> Any:
+        return self._edit(lambda: self.text.delete("1.0", "end"))
+
+    def confirm(self, confirmation: Confirmation) -> Optional[Answer]:
+        """A dialog of its own (not modal: the notes and the agent link keep working), answered
+        by a button; the answer goes back through ``answer``."""
+        dialog = tk.Toplevel(self.text)
+        dialog.title("Notes: an agent asks")
+        who = confirmation.agent_name
+        tk.Label(dialog, text=f"{who} wants to: {confirmation.summary}", font=("TkDefaultFont", 13, "bold"),
+                 padx=12, pady=8).pack(anchor="w")
+        tk.Label(dialog, text=f"Asked by {confirmation.agent_label}", padx=12).pack(anchor="w")
+        buttons = tk.Frame(dialog, padx=12, pady=10)
+        buttons.pack(anchor="w")
+
+        def reply(answer: Answer) -> None:
+            self._close(confirmation.ticket)
+            self.answer(confirmation.ticket, answer)
+
+        tk.Button(buttons, text="Allow once", command=lambda: reply(Answer.ALLOW)).pack(side="left")
+        if confirmation.may_always:
+            tk.Button(buttons, text=f"Always allow {who}", command=lambda: reply(Answer.ALLOW_ALWAYS)).pack(side="left")
+        deny = tk.Button(buttons, text="Deny", command=lambda: reply(Answer.DENY))
+        deny.pack(side="left")
+        # The safe choice has the focus (Space presses it, Shift+Tab goes to the others);
+        # closing the window is a no too.
+        deny.focus_set()
+        dialog.protocol("WM_DELETE_WINDOW", lambda: reply(Answer.DENY))
+        self._dialogs[confirmation.ticket] = dialog
+        return None
+
+    def withdraw_confirmation(self, ticket: str) -> None:
+        self._close(ticket)
+
+    def _close(self, ticket: str) -> None:
+        dialog = self._dialogs.pop(ticket, None)
+        if dialog is not None:
+            dialog.destroy()
 
     @action("notes.undo", "Undo the last change, the user's or an agent's.", kind="write")
     def undo(self, input: Any) -> Any:

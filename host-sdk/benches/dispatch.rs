@@ -91,6 +91,7 @@ fn dispatched_noop(bencher: Bencher<'_, '_>) {
         action: "noop".into(),
         input: Value::Object(Map::new()).into(),
         expected_revision: None,
+        consent: None,
     };
     bencher.bench_local(|| divan::black_box(d.execute(&mut host, 1, &call)));
 }
@@ -111,6 +112,7 @@ fn dispatched_write(bencher: Bencher<'_, '_>) {
         action: "counter.add".into(),
         input: add_input().into(),
         expected_revision: None,
+        consent: None,
     };
     bencher.bench_local(|| {
         call.expected_revision = Some(host.revision);
@@ -140,6 +142,7 @@ fn channel_roundtrip_noop(bencher: Bencher<'_, '_>) {
         action: "noop".into(),
         input: Value::Object(Map::new()).into(),
         expected_revision: None,
+        consent: None,
     };
     let request = frame(&DaemonMessage::Request(Request { id: 1, call: Call::Execute(call) }));
     bencher.bench_local(|| {

@@ -19,7 +19,7 @@ use core::time::Duration;
 
 use jfgui_proto::channel::{
     AppMessage, Bye, CHANNEL_VERSION, Call, DEFAULT_MAX_FRAME, EnabledState, Hello, Outcome,
-    TaskSnapshot, TaskState, frame_limits,
+    TaskSnapshot, TaskState, Withdraw, frame_limits,
 };
 use jfgui_proto::{ActionError, Limits, Map, Reason, Value};
 
@@ -166,6 +166,8 @@ impl BridgeChannel {
         self.client = None;
         self.closed = None;
         self.outbox.clear();
+        // The old link's callers are gone: nothing that waited for the user runs.
+        self.dispatcher.abandon_confirmations();
         self.dispatcher.tasks_mut().take_events();
         self.announced = self.dispatcher.is_enabled();
         let hello = Hello {
@@ -220,7 +222,8 @@ impl BridgeChannel {
     }
 
     /// Runs every request of a `/poll` answer through the dispatcher and queues its result;
-    /// a notice (`"id": null`) `bye` ends the link. Returns how many requests ran.
+    /// a notice (`"id": null`) `bye` ends the link, a notice `withdraw` takes a prompt back.
+    /// Returns how many requests ran.
     pub fn handle_poll<H: Host + ?Sized>(
         &mut self,
         host: &mut H,
@@ -243,6 +246,13 @@ impl BridgeChannel {
                     if let Some(bye) = request.get("bye") {
                         let reason = bye.get("reason").and_then(Value::as_str).unwrap_or("bye");
                         self.closed = Some(reason.to_string());
+                    }
+                    if let Some(w) = request.get("withdraw") {
+                        let w: Withdraw = jfgui_proto::from_value(w.clone()).map_err(|_| {
+                            BridgeError::Shape("a withdraw notice of the wrong shape")
+                        })?;
+                        // One for a prompt that waits no more crossed the answer: ignored.
+                        let _ = self.dispatcher.withdraw(&w.task, w.reason);
                     }
                 }
                 Some(id) => {
@@ -275,12 +285,18 @@ impl BridgeChannel {
         self.pump_tasks(host)
     }
 
+    /// Also runs the calls the user allowed once everything before is handed out (the
+    /// transport posts in order, so their update goes before their result), and asks for a
+    /// tick at once while allowed calls wait for that.
     fn pump_tasks<H: Host + ?Sized>(&mut self, host: &mut H) -> Option<Duration> {
+        if self.outbox.is_empty() {
+            self.dispatcher.run_allowed(host);
+        }
         let next = self.dispatcher.tick(host);
-        for task in self.dispatcher.tasks_mut().take_events() {
+        for task in self.dispatcher.take_task_events() {
             self.push_task(task);
         }
-        next
+        if self.dispatcher.allowed_to_run() > 0 { Some(Duration::ZERO) } else { next }
     }
 
     /// Enables or disables external calls and tells the daemon.
@@ -342,13 +358,8 @@ impl BridgeChannel {
                 Reason::ResponseTooLarge { action: None },
                 alloc::format!("the result of task {id} exceeds the bridge's message bound"),
             );
-            let failed = TaskSnapshot {
-                id,
-                state: TaskState::Failed,
-                progress: None,
-                result: None,
-                error: Some(error),
-            };
+            let failed =
+                TaskSnapshot { error: Some(error), ..TaskSnapshot::new(id, TaskState::Failed) };
             self.message_body(&AppMessage::Task(failed))
         };
         self.outbox.push_back(Post { route: PostRoute::Message, body });
@@ -378,7 +389,7 @@ mod tests {
     use super::{BridgeChannel, PostRoute};
     use crate::Dispatcher;
     use crate::channel::Identity;
-    use crate::test_support::EchoHost;
+    use crate::test_support::{AskingHost, EchoHost};
 
     fn connected(enabled: bool) -> (BridgeChannel, EchoHost) {
         let host = EchoHost::default();
@@ -535,5 +546,56 @@ mod tests {
         assert!(b.handle_poll(&mut host, b"[]").is_err());
         assert!(b.handle_poll(&mut host, br#"{"requests":[{"request":{}}]}"#).is_err());
         assert!(b.connected(br#"{"client":"c","channelVersion":2,"maxMessageBytes":1}"#).is_err());
+    }
+
+    /// The task message of a posted body.
+    fn task_of(post: &super::Post) -> jfgui_proto::channel::TaskSnapshot {
+        match jfgui_proto::from_value(parse(&post.body).get("message").unwrap().clone()).unwrap() {
+            AppMessage::Task(t) => t,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_allowed_call_runs_once_its_update_was_handed_out_and_a_withdraw_notice_ends_one() {
+        let mut host = AskingHost::default();
+        let mut d = Dispatcher::new(&host).unwrap();
+        d.set_enabled(true);
+        let mut b = BridgeChannel::new(d, Identity { display_name: "Web".into(), pid: 7 });
+        let _ = b.connect_body();
+        b.connected(br#"{"client":"c1","channelVersion":1,"maxMessageBytes":4096}"#).unwrap();
+        let poll = br#"{"requests":[{"id":1,"request":{"execute":{"action":"wipe","input":{},"expectedRevision":0}}},{"id":2,"request":{"execute":{"action":"wipe","input":{},"expectedRevision":0}}}]}"#;
+        b.handle_poll(&mut host, poll).unwrap();
+        let tickets: Vec<String> = host.asked.iter().map(|c| c.ticket.clone()).collect();
+        assert_eq!(tickets.len(), 2);
+        assert_eq!(b.next_post().unwrap().route, PostRoute::Result);
+        assert_eq!(b.next_post().unwrap().route, PostRoute::Result);
+        b.dispatcher_mut().answer(&tickets[0], crate::Answer::Allow).unwrap();
+        assert_eq!(b.tick(&mut host), Some(core::time::Duration::ZERO), "tick again soon");
+        assert_eq!(host.wiped, 0, "the yes is only queued");
+        let allowed = task_of(&b.next_post().unwrap());
+        assert_eq!(
+            (allowed.state, allowed.awaiting),
+            (jfgui_proto::channel::TaskState::Running, None)
+        );
+        b.tick(&mut host);
+        assert_eq!(host.wiped, 1);
+        assert_eq!(
+            task_of(&b.next_post().unwrap()).state,
+            jfgui_proto::channel::TaskState::Completed
+        );
+
+        let notice = alloc::format!(
+            r#"{{"requests":[{{"id":null,"request":{{"withdraw":{{"task":"{}","reason":"client_gone"}}}}}}]}}"#,
+            tickets[1]
+        );
+        b.handle_poll(&mut host, notice.as_bytes()).unwrap();
+        assert_eq!(host.withdrawn, core::slice::from_ref(&tickets[1]));
+        assert_eq!(
+            task_of(&b.next_post().unwrap()).state,
+            jfgui_proto::channel::TaskState::Cancelled
+        );
+        let bad = br#"{"requests":[{"id":null,"request":{"withdraw":{"task":1}}}]}"#;
+        assert!(b.handle_poll(&mut host, bad).is_err());
     }
 }

@@ -25,7 +25,7 @@ use jfgui_proto::channel::{
 use jfgui_proto::{ActionError, ActionSpec, Limits, Reason};
 
 use crate::registration::RENDER_ACTION;
-use crate::{Dispatcher, Host};
+use crate::{Answer, Dispatcher, Host, StrayAnswer};
 
 /// Requests held between `feed` and `pump`. One more is answered `not_executed/busy` at once
 /// without running; the daemon itself queues at most 256 per app, so a well-behaved daemon
@@ -170,8 +170,9 @@ impl HostChannel {
     }
 
     /// Starts over for a new connection: forgets buffered bytes, queued requests and task
-    /// changes the old daemon never received, and queues a fresh handshake (with the current
-    /// enabled state).
+    /// changes the old daemon never received, ends the calls that waited for the user's yes
+    /// (their callers are gone with the old connection; nothing of them runs), and queues a
+    /// fresh handshake (with the current enabled state).
     pub fn reset(&mut self) -> Result<(), ProtocolError> {
         self.decoder = FrameDecoder::new(self.max_frame);
         self.status = Status::Registering;
@@ -181,6 +182,7 @@ impl HostChannel {
         self.activities.clear();
         self.out.clear();
         self.out_pos = 0;
+        self.dispatcher.abandon_confirmations();
         self.dispatcher.tasks_mut().clear_events();
         let hello = Hello {
             channel_version: CHANNEL_VERSION,
@@ -222,6 +224,13 @@ impl HostChannel {
     /// The limits in force (the daemon's from `welcome`, else the defaults).
     pub fn limits(&self) -> &ChannelLimits {
         &self.limits
+    }
+
+    /// The user's answer to the prompt of `ticket` ([`Dispatcher::answer`]): pump afterwards,
+    /// so the task's update reaches the daemon and, on a yes, the call runs (the pump after
+    /// the update was written runs it).
+    pub fn answer(&mut self, ticket: &str, answer: Answer) -> Result<(), StrayAnswer> {
+        self.dispatcher.answer(ticket, answer)
     }
 
     /// Enables or disables external calls and tells the daemon (which then adds or removes
@@ -318,6 +327,13 @@ impl HostChannel {
                 (DaemonMessage::Activity(_), _) => {
                     return Err(ProtocolError::Unexpected("an activity notice not asked for"));
                 }
+                // A withdraw of a prompt that waits no more crossed the answer: ignored.
+                (DaemonMessage::Withdraw(w), Status::Registered) => {
+                    let _ = self.dispatcher.withdraw(&w.task, w.reason);
+                }
+                (DaemonMessage::Withdraw(_), _) => {
+                    return Err(ProtocolError::Unexpected("a withdraw before welcome"));
+                }
                 (DaemonMessage::Bye(b), _) => self.status = Status::Closed { reason: b.reason },
                 (DaemonMessage::Welcome(_), _) => {
                     return Err(ProtocolError::Unexpected("a second welcome"));
@@ -333,12 +349,16 @@ impl HostChannel {
         Ok(())
     }
 
-    /// Answers at most `budget` queued requests, hands queued `activity` notices to the host
-    /// unless replies wait for the transport ([`HostChannel::deliver_activities`]), lets the host
-    /// advance its tasks ([`Host::tick`]) and queues their state changes for the daemon. Call
-    /// it after `feed`, or from a UI tick; while output is backed up past
-    /// [`OUTPUT_HIGH_WATER`] no request runs.
+    /// Runs the calls the user allowed once their update is written (the output is empty:
+    /// [`Dispatcher::run_allowed`]), answers at most `budget` queued requests, hands queued
+    /// `activity` notices to the host unless replies wait for the transport
+    /// ([`HostChannel::deliver_activities`]), lets the host advance its tasks ([`Host::tick`])
+    /// and queues their state changes for the daemon. Call it after `feed`, or from a UI
+    /// tick; while output is backed up past [`OUTPUT_HIGH_WATER`] no request runs.
     pub fn pump<H: Host + ?Sized>(&mut self, host: &mut H, budget: usize) -> Pump {
+        if self.status == Status::Registered && self.pending_output().is_empty() {
+            self.dispatcher.run_allowed(host);
+        }
         let mut executed = 0;
         while executed < budget && self.pending_output().len() < OUTPUT_HIGH_WATER {
             let Some(request) = self.inbox.pop_front() else { break };
@@ -364,7 +384,7 @@ impl HostChannel {
     pub fn tick<H: Host + ?Sized>(&mut self, host: &mut H) -> Option<Duration> {
         let next_tick = self.dispatcher.tick(host);
         if self.status == Status::Registered {
-            for task in self.dispatcher.tasks_mut().take_events() {
+            for task in self.dispatcher.take_task_events() {
                 self.send_task(task);
             }
         }
@@ -450,13 +470,8 @@ impl HostChannel {
                 Reason::ResponseTooLarge { action: None },
                 alloc::format!("the result of task {id} exceeds the {max_body}-byte message limit"),
             );
-            let failed = TaskSnapshot {
-                id,
-                state: TaskState::Failed,
-                progress: None,
-                result: None,
-                error: Some(error),
-            };
+            let failed =
+                TaskSnapshot { error: Some(error), ..TaskSnapshot::new(id, TaskState::Failed) };
             let _ = self.push_frame(&AppMessage::Task(failed));
         }
     }

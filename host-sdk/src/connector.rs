@@ -200,7 +200,10 @@ impl Connector {
             }
         }
         let mut timeout = next_tick;
-        if self.channel.queued_requests() > 0 {
+        // Calls the user allowed run at the next pump once their update is written.
+        let allowed = self.channel.pending_output().is_empty()
+            && self.channel.dispatcher().allowed_to_run() > 0;
+        if self.channel.queued_requests() > 0 || (self.link.is_some() && allowed) {
             timeout = Some(Duration::ZERO);
         }
         if self.link.is_none() && !self.leaving {

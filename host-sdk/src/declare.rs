@@ -10,11 +10,15 @@
 //!   "inputSchema": {"type": "object", "properties": {"by": {"type": "integer"}},
 //!                   "required": ["by"], "additionalProperties": false},
 //!   "outputSchema": {"type": "object"}, "undo": true, "transaction": "counter",
-//!   "capabilities": 0, "commandId": 7}]
+//!   "capabilities": 0, "commandId": 7},
+//!  {"name": "counter.reset", "description": "Set the counter to 0", "kind": "write",
+//!   "title": "Reset the counter", "confirm": true}]
 //! ```
 //!
 //! `name`, `description` and `kind` are required; `inputSchema` defaults to `{}`-only input
 //! (an object with no members), `outputSchema` to any object, the rest to none / 0 / false.
+//! `title` (1–64 characters) is what a prompt shows; `confirm: true` makes every external
+//! call wait for the user's yes (the `confirm` callback asks).
 //! This module only reads the document; the registration rules (names, duplicates,
 //! `ui.render` a read, the action count) are checked by `Dispatcher::new`, the same code that
 //! checks a Rust app.
@@ -61,6 +65,10 @@ struct Declaration {
     transaction: Option<String>,
     #[serde(default)]
     command_id: Option<u32>,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    confirm: bool,
 }
 
 /// Why a declaration document was refused before the registration rules ran.
@@ -91,7 +99,7 @@ impl Registration {
         })?;
         let declarations: Vec<Declaration> = from_value(value).map_err(|e| {
             DeclarationError::Shape(format!(
-                "{}: {} (expected an array of {{name, description, kind, inputSchema?, outputSchema?, capabilities?, undo?, transaction?, commandId?}})",
+                "{}: {} (expected an array of {{name, description, kind, inputSchema?, outputSchema?, capabilities?, undo?, transaction?, commandId?, title?, confirm?}})",
                 pointer_or_root(e.pointer()),
                 e.message()
             ))
@@ -121,6 +129,7 @@ impl Registration {
             let name = text(&d.name, &mut store);
             let description = text(&d.description, &mut store);
             let transaction = d.transaction.as_deref().map(|t| text(t, &mut store));
+            let title = d.title.as_deref().map(|t| text(t, &mut store));
             specs.push(ActionSpec {
                 name,
                 description,
@@ -131,6 +140,8 @@ impl Registration {
                 undo: d.undo,
                 transaction,
                 command_id: d.command_id,
+                title,
+                confirm: d.confirm,
             });
         }
         Ok(Registration { specs, _store: store })
@@ -185,6 +196,27 @@ mod tests {
         assert_eq!(add.output, &schema::ANY);
         assert!(
             matches!(add.input, jfgui_proto::Schema::Object { properties, .. } if properties.len() == 1)
+        );
+        assert_eq!((get.title, get.confirm), (None, false));
+    }
+
+    #[test]
+    fn titles_and_confirm() {
+        let r = Registration::from_json(
+            br#"[{"name":"counter.reset","description":"Reset","kind":"write","title":"Reset the counter","confirm":true}]"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (unsafe { r.specs() })[0],
+            ActionSpec::write("counter.reset", "Reset").titled("Reset the counter").confirmed()
+        );
+        assert!(
+            shape_error(r#"[{"name":"x","description":"","kind":"read","confirm":"yes"}]"#)
+                .starts_with("/0/confirm")
+        );
+        assert!(
+            shape_error(r#"[{"name":"x","description":"","kind":"read","title":7}]"#)
+                .starts_with("/0/title")
         );
     }
 

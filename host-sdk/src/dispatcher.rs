@@ -1,8 +1,10 @@
 //! The `Dispatcher`: every contract of a call (checks in a fixed order before the host runs,
 //! output schema after, revisions read from the host) for single calls and for each kind of
-//! daemon request. Batches live in `dispatcher/batch.rs`.
+//! daemon request. Batches live in `dispatcher/batch.rs`, calls that wait for the user's yes
+//! in `dispatcher/consent.rs`.
 
 mod batch;
+mod consent;
 #[cfg(test)]
 mod tests;
 
@@ -14,6 +16,8 @@ use base64::Engine;
 use jfgui_proto::channel::{Call, CallResult, ExecuteCall, ResourceChunk, TaskSnapshot};
 use jfgui_proto::{ActionError, ActionKind, ActionSpec, Reason, Value};
 
+use self::consent::{Asked, Confirmations, granted};
+use crate::consent::ConfirmCall;
 use crate::registration::{RENDER_ACTION, Registry};
 use crate::{Availability, Context, Execution, Host, Origin, RegistrationError, TaskTable};
 
@@ -32,11 +36,17 @@ pub use jfgui_proto::channel::{MAX_BATCH_CALLS, MAX_RESOURCE_CHUNK};
 /// enabled → action exists → input schema → capabilities → availability → expected revision
 /// (writes: required; reads: only if given). After the call: output schema. The revision in
 /// every result is read from [`Host::revision`] after the call.
+///
+/// A call of an action with [`ActionSpec::confirm`] that passed every check and has no
+/// standing grant runs only once the user said yes: it answers at once with a task that waits
+/// (`awaiting: "confirmation"`), the host asks ([`Host::confirm`]), and the answer comes now or
+/// through [`answer`](Dispatcher::answer). Local calls never ask.
 #[derive(Debug)]
 pub struct Dispatcher {
     registry: Registry,
     enabled: bool,
     tasks: TaskTable,
+    confirmations: Confirmations,
 }
 
 /// What a checked host call produced.
@@ -52,13 +62,19 @@ impl Dispatcher {
             registry: Registry::new(host.actions())?,
             enabled: false,
             tasks: TaskTable::new(),
+            confirmations: Confirmations::default(),
         })
     }
 
     /// Enables or disables external calls; returns whether the state changed. Through a
     /// host channel, use [`HostChannel::set_enabled`](crate::channel::HostChannel::set_enabled)
-    /// so the daemon is told.
+    /// so the daemon is told. Disabling ends every call still waiting for the user
+    /// (`not_executed/disabled`; the prompts are withdrawn at the next
+    /// [`tick`](Dispatcher::tick)).
     pub fn set_enabled(&mut self, enabled: bool) -> bool {
+        if !enabled {
+            self.end_waiting_on_disable();
+        }
         core::mem::replace(&mut self.enabled, enabled) != enabled
     }
 
@@ -82,8 +98,10 @@ impl Dispatcher {
         &mut self.tasks
     }
 
-    /// Lets the host advance deferred work ([`Host::tick`]).
+    /// Tells the host which prompts were withdrawn ([`Host::withdraw_confirmation`]) and lets
+    /// it advance deferred work ([`Host::tick`]).
     pub fn tick<H: Host + ?Sized>(&mut self, host: &mut H) -> Option<core::time::Duration> {
+        self.deliver_withdrawals(host);
         host.tick(&mut self.tasks)
     }
 
@@ -127,6 +145,11 @@ impl Dispatcher {
         let spec = self.lookup(&call.action)?;
         check_call(host, &spec, &call.input.as_value())?;
         check_revision(&spec, call.expected_revision, host.revision())?;
+        if spec.confirm && !granted(call.consent.as_deref()) {
+            let input = call.input.as_value().into_owned();
+            let asked = ConfirmCall { index: None, action: spec, input };
+            return self.ask(host, request, Asked::Execute(call.clone()), alloc::vec![asked]);
+        }
         let produced = self.invoke(
             host,
             &spec,
@@ -168,6 +191,9 @@ impl Dispatcher {
             Call::Render { input } => self.render(host, request, input),
             Call::CancelTask { id } => {
                 self.check_enabled()?;
+                if let Some(cancelled) = self.cancel_waiting(id) {
+                    return Ok(CallResult::Task(cancelled));
+                }
                 self.tasks.request_cancel(id).map(CallResult::Task).ok_or_else(|| {
                     ActionError::new(Reason::Task { task: id.clone() }, "no such task")
                 })
@@ -325,7 +351,7 @@ pub(crate) fn check_revision(
     }
 }
 
-fn result_of(produced: Produced, revision: u64) -> CallResult {
+pub(crate) fn result_of(produced: Produced, revision: u64) -> CallResult {
     match produced {
         Produced::Output(output) => CallResult::Executed { output: output.into(), revision },
         Produced::Task(task) => CallResult::Deferred { task, revision },

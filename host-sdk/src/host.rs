@@ -9,7 +9,7 @@ use core::time::Duration;
 use jfgui_proto::channel::{Activity, ResourceInfo};
 use jfgui_proto::{ActionError, ActionSpec, Reason, Value};
 
-use crate::TaskTable;
+use crate::{Answer, Confirmation, TaskTable};
 
 /// An app's domain model as the [`Dispatcher`](crate::Dispatcher) sees it.
 ///
@@ -148,6 +148,29 @@ pub trait Host {
     /// returns then is kept).
     fn activity(&mut self, activity: &Activity) {
         let _ = activity;
+    }
+
+    /// An external call of an action with [`ActionSpec::confirm`] passed every check and has
+    /// no standing grant: ask the user. Return `Some(answer)` to answer now, or `None` to
+    /// show a prompt and answer later with [`Dispatcher::answer`](crate::Dispatcher::answer)
+    /// (through an endpoint: [`Endpoint::answer`](crate::channel::Endpoint::answer)). Until
+    /// then the caller holds a task that waits (`awaiting: "confirmation"`) and nothing of
+    /// the call has run. A prompt shows who asks ([`Confirmation::agent_name`],
+    /// [`Confirmation::agent_label`]) and what ([`Confirmation::summary`]), and offers
+    /// "always" only when [`Confirmation::may_always`].
+    ///
+    /// Default: [`Answer::NoUi`], so an app without a way to ask never runs such a call
+    /// (`not_executed/no_confirmation_ui`).
+    fn confirm(&mut self, confirmation: &Confirmation) -> Option<Answer> {
+        let _ = confirmation;
+        Some(Answer::NoUi)
+    }
+
+    /// The prompt for `ticket` is withdrawn (the caller cancelled, gave up waiting or went
+    /// away, or agent access was turned off): close it; an answer to it is ignored now.
+    /// Default: nothing to close.
+    fn withdraw_confirmation(&mut self, ticket: &str) {
+        let _ = ticket;
     }
 }
 

@@ -10,6 +10,7 @@ pub mod bridge;
 pub mod channel;
 #[cfg(feature = "std")]
 pub mod connector;
+mod consent;
 #[cfg(feature = "declare")]
 #[allow(unsafe_code)] // specs built on the registration's own storage (see declare/store.rs)
 pub mod declare;
@@ -22,11 +23,17 @@ mod test_support;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use consent::{
+    Answer, ConfirmCall, Confirmation, MAX_PENDING_CONFIRMATIONS, MAX_SHOWN_CLAIM, StrayAnswer,
+};
 pub use dispatcher::{Dispatcher, MAX_BATCH_CALLS, MAX_RESOURCE_CHUNK};
 pub use host::{
     Availability, Context, Execution, Host, Origin, ResourceBytes, ResourceData, host_error,
 };
-pub use jfgui_proto::channel::{Activity, Progress, ResourceInfo, TaskSnapshot, TaskState};
+pub use jfgui_proto::channel::{
+    Activity, Agent, Awaiting, ConsentAnswer, ConsentDecision, Progress, ResourceInfo,
+    TaskSnapshot, TaskState,
+};
 pub use jfgui_proto::{
     ActionError, ActionKind, ActionSpec, ErrorClass, Map, Number, Property, Reason, Schema, Value,
     schema,

@@ -1,4 +1,5 @@
-//! Validation of an app's registration: valid names, unique names and command ids.
+//! Validation of an app's registration: valid names and titles, unique names and command ids,
+//! and a `ui.render` that answers at once.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -22,6 +23,8 @@ pub enum RegistrationError {
     Spec(SpecError),
     /// `ui.render` must be a read action (`view/render` is not a mutation).
     RenderNotRead,
+    /// `ui.render` cannot ask for the user's yes: `view/render` answers at once.
+    RenderConfirms,
     /// More than [`MAX_ACTIONS`] actions.
     TooMany {
         /// How many were given.
@@ -35,6 +38,12 @@ impl fmt::Display for RegistrationError {
             RegistrationError::Spec(e) => e.fmt(f),
             RegistrationError::RenderNotRead => {
                 write!(f, "action {RENDER_ACTION:?} must be a read action")
+            }
+            RegistrationError::RenderConfirms => {
+                write!(
+                    f,
+                    "action {RENDER_ACTION:?} cannot ask for confirmation: view/render answers at once"
+                )
             }
             RegistrationError::TooMany { count } => {
                 write!(f, "{count} actions registered; at most {MAX_ACTIONS} are allowed")
@@ -65,6 +74,9 @@ impl Registry {
         for (i, spec) in specs.iter().enumerate() {
             if spec.name == RENDER_ACTION && spec.kind != ActionKind::Read {
                 return Err(RegistrationError::RenderNotRead);
+            }
+            if spec.name == RENDER_ACTION && spec.confirm {
+                return Err(RegistrationError::RenderConfirms);
             }
             by_name.insert(spec.name, i);
             if let Some(id) = spec.command_id {
@@ -122,5 +134,13 @@ mod tests {
         assert!(Registry::new(&[empty]).is_err());
         let render = ActionSpec::write(RENDER_ACTION, "x");
         assert_eq!(Registry::new(&[render]).unwrap_err(), RegistrationError::RenderNotRead);
+        let asking = ActionSpec::read(RENDER_ACTION, "x").confirmed();
+        assert_eq!(Registry::new(&[asking]).unwrap_err(), RegistrationError::RenderConfirms);
+        let long = ActionSpec::write("a", "x")
+            .titled("this title is longer than sixty-four characters, which a prompt cannot show");
+        assert!(matches!(
+            Registry::new(&[long]),
+            Err(RegistrationError::Spec(SpecError::InvalidTitle { ref name, .. })) if name == "a"
+        ));
     }
 }

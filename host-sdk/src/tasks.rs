@@ -6,7 +6,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use jfgui_proto::channel::{Progress, TaskSnapshot, TaskState};
+use jfgui_proto::channel::{
+    Awaiting, ConsentAnswer, ConsentDecision, Progress, TaskSnapshot, TaskState,
+};
 use jfgui_proto::{ActionError, Reason, Value};
 
 /// Most tasks that are `running` or `cancelling` at once. Starting another fails with
@@ -86,26 +88,67 @@ impl TaskTable {
     /// Starts a task in state `running`; the id is the caller's choice and must be unique
     /// among the tasks the table still holds.
     pub fn start(&mut self, id: impl Into<String>) -> Result<(), TaskError> {
-        let id = id.into();
-        if id.is_empty() || id.len() > MAX_TASK_ID {
+        self.insert(TaskSnapshot::new(id, TaskState::Running))
+    }
+
+    /// Starts the task of a call that waits for the user: `running`, `awaiting:
+    /// "confirmation"`, with `message` as its progress.
+    pub(crate) fn start_awaiting(&mut self, id: String, message: String) -> Result<(), TaskError> {
+        self.insert(TaskSnapshot {
+            progress: Some(Progress { done: 0, total: None, message: Some(message) }),
+            awaiting: Some(Awaiting::Confirmation),
+            ..TaskSnapshot::new(id, TaskState::Running)
+        })
+    }
+
+    fn insert(&mut self, task: TaskSnapshot) -> Result<(), TaskError> {
+        if task.id.is_empty() || task.id.len() > MAX_TASK_ID {
             return Err(TaskError::InvalidId);
         }
-        if self.get(&id).is_some() {
+        if self.get(&task.id).is_some() {
             return Err(TaskError::Duplicate);
         }
         if self.active.len() >= MAX_ACTIVE_TASKS {
             return Err(TaskError::Full);
         }
-        let task = TaskSnapshot {
-            id,
-            state: TaskState::Running,
-            progress: None,
-            result: None,
-            error: None,
-        };
         self.queue(task.clone());
         self.active.push(task);
         Ok(())
+    }
+
+    /// Records how the user decided on a waiting task: it waits no more (nor says so in its
+    /// progress). The final state that follows ([`fail`](TaskTable::fail),
+    /// [`cancelled`](TaskTable::cancelled)) is reported with the decision.
+    pub(crate) fn record_consent(
+        &mut self,
+        id: &str,
+        answer: ConsentAnswer,
+    ) -> Result<(), TaskError> {
+        let task = self.active_mut(id)?;
+        task.awaiting = None;
+        task.progress = None;
+        task.consent = Some(ConsentDecision { answer });
+        Ok(())
+    }
+
+    /// The user allowed a waiting task's call: reported at once (`running` without
+    /// `awaiting`, the decision, `message` as progress), before anything of the call runs.
+    pub(crate) fn allowed(
+        &mut self,
+        id: &str,
+        answer: ConsentAnswer,
+        message: String,
+    ) -> Result<(), TaskError> {
+        self.record_consent(id, answer)?;
+        self.progress(id, Progress { done: 0, total: None, message: Some(message) })
+    }
+
+    /// Reports a task's current state again (a task started while a confirmed call ran: no
+    /// reply carries its creation, so its first `task` message does).
+    pub(crate) fn announce(&mut self, id: &str) {
+        if let Some(task) = self.get(id).cloned() {
+            self.queue(task);
+        }
     }
 
     /// The task's current snapshot.
@@ -185,6 +228,11 @@ impl TaskTable {
             .retain(|t| !(t.id == id && t.state == TaskState::Running && t.progress.is_none()));
     }
 
+    /// Drops the queued change of a task, whose creation travels in a reply instead.
+    pub(crate) fn forget_queued(&mut self, id: &str) {
+        self.events.retain(|t| t.id != id);
+    }
+
     /// Takes the queued state changes, oldest first.
     pub(crate) fn take_events(&mut self) -> Vec<TaskSnapshot> {
         core::mem::take(&mut self.events)
@@ -216,6 +264,8 @@ impl TaskTable {
         task.state = state;
         task.result = result;
         task.error = error;
+        // A task that ended waits for nothing.
+        task.awaiting = None;
         if self.finished.len() >= MAX_FINISHED_TASKS {
             self.finished.pop_front();
         }

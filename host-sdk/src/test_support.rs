@@ -92,6 +92,51 @@ impl Host for EchoHost {
     }
 }
 
+static ASKING: &[ActionSpec] =
+    &[ActionSpec::write("wipe", "Moves the revision, once the user allows.")
+        .titled("Wipe everything")
+        .confirmed()];
+
+/// A host whose one action asks the user first: it answers `answer_now` (or later) and
+/// records what it was asked and which prompts were withdrawn.
+#[derive(Debug, Default)]
+pub(crate) struct AskingHost {
+    pub(crate) revision: u64,
+    pub(crate) wiped: usize,
+    pub(crate) answer_now: Option<crate::Answer>,
+    pub(crate) asked: Vec<crate::Confirmation>,
+    pub(crate) withdrawn: Vec<String>,
+}
+
+impl Host for AskingHost {
+    fn actions(&self) -> &[ActionSpec] {
+        ASKING
+    }
+    fn revision(&self) -> u64 {
+        self.revision
+    }
+    fn capabilities(&self) -> u64 {
+        0
+    }
+    fn execute(
+        &mut self,
+        _: &mut Context<'_>,
+        _: &ActionSpec,
+        _: &Value,
+    ) -> Result<Execution, ActionError> {
+        self.wiped += 1;
+        self.revision += 1;
+        Ok(Execution::Output(Value::Object(Map::new())))
+    }
+    fn confirm(&mut self, confirmation: &crate::Confirmation) -> Option<crate::Answer> {
+        self.asked.push(confirmation.clone());
+        self.answer_now
+    }
+    fn withdraw_confirmation(&mut self, ticket: &str) {
+        self.withdrawn.push(String::from(ticket));
+    }
+}
+
 /// A host that only registers `.0`, for registration tests: nothing else about it matters.
 pub(crate) struct Registers(pub(crate) &'static [ActionSpec]);
 
@@ -115,7 +160,7 @@ impl Host for Registers {
     }
 }
 
-pub(crate) fn channel(host: &EchoHost, enabled: bool) -> HostChannel {
+pub(crate) fn channel<H: Host>(host: &H, enabled: bool) -> HostChannel {
     let mut d = Dispatcher::new(host).unwrap();
     d.set_enabled(enabled);
     HostChannel::new(d, Identity { display_name: "Echo — tést".into(), pid: 42 }).unwrap()
@@ -175,6 +220,7 @@ impl Peer {
                 action: action.into(),
                 input: input.into(),
                 expected_revision: expected,
+                consent: None,
             }),
         )
     }

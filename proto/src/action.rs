@@ -11,6 +11,10 @@ use crate::schema;
 /// Longest action name, in bytes (names are ASCII).
 pub const MAX_ACTION_NAME: usize = 128;
 
+/// Longest action title, in characters: a title is shown on one line of a prompt ("claude
+/// wants to: Clear the canvas"), in activity notices and in the audit table.
+pub const MAX_ACTION_TITLE: usize = 64;
+
 /// Whether an action changes state. External `write` calls must carry `expectedRevision`
 /// (checked before the host runs); reads may.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -37,6 +41,16 @@ pub enum ActionKind {
 /// }];
 /// assert_eq!(ACTIONS[0].name, "document.text.insert");
 /// ```
+///
+/// An action that only runs once the user said yes (docs/PROTOCOL.md, "Consent") has a title
+/// for the prompt and `confirm`:
+///
+/// ```
+/// use jfgui_proto::ActionSpec;
+/// static CLEAR: ActionSpec =
+///     ActionSpec::write("canvas.clear", "Delete every shape").titled("Clear the canvas").confirmed();
+/// assert_eq!((CLEAR.title, CLEAR.confirm), (Some("Clear the canvas"), true));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ActionSpec {
     /// 1–128 ASCII letters, digits, `.`, `_`, `-`; unique within the app.
@@ -57,6 +71,12 @@ pub struct ActionSpec {
     pub transaction: Option<&'static str>,
     /// Numeric GUI command ID for `execute_command`, unique within the app.
     pub command_id: Option<u32>,
+    /// A short human name (1–64 characters, no control characters), e.g. "Clear the canvas":
+    /// what a prompt, an activity notice and the audit table show instead of the name.
+    pub title: Option<&'static str>,
+    /// Whether every external call needs the user's yes (or a standing grant) before it runs.
+    /// Trusted local calls (`execute_local`, `execute_command`) never ask.
+    pub confirm: bool,
 }
 
 impl ActionSpec {
@@ -72,6 +92,8 @@ impl ActionSpec {
             undo: false,
             transaction: None,
             command_id: None,
+            title: None,
+            confirm: false,
         }
     }
 
@@ -84,9 +106,24 @@ impl ActionSpec {
     pub const fn schemas(self, input: &'static Schema, output: &'static Schema) -> Self {
         ActionSpec { input, output, ..self }
     }
+
+    /// Sets the title (1–64 characters, checked at registration).
+    pub const fn titled(self, title: &'static str) -> Self {
+        ActionSpec { title: Some(title), ..self }
+    }
+
+    /// Makes every external call wait for the user's yes or a standing grant.
+    pub const fn confirmed(self) -> Self {
+        ActionSpec { confirm: true, ..self }
+    }
+
+    /// The title, or the name when there is none: what a prompt calls the action.
+    pub fn title_or_name(&self) -> &'static str {
+        self.title.unwrap_or(self.name)
+    }
 }
 
-/// Checks an app's whole action list: every name valid, names unique, command ids
+/// Checks an app's whole action list: every name and title valid, names unique, command ids
 /// unique. The first problem in list order is reported, naming the offending name or id.
 ///
 /// `host-sdk`'s `Dispatcher` calls this before it accepts a host; the daemon runs the same
@@ -101,18 +138,45 @@ impl ActionSpec {
 /// assert_eq!(validate_registration(&dup), Err(RegistrationError::DuplicateName("a".into())));
 /// ```
 pub fn validate_registration(specs: &[ActionSpec]) -> Result<(), RegistrationError> {
-    check_registration(specs.iter().map(|s| (s.name, s.command_id)))
+    check_registration(specs.iter().map(|s| (s.name, s.command_id, s.title)))
+}
+
+/// One action's own rules: its name, and its title when it has one.
+pub(crate) fn check_action(name: &str, title: Option<&str>) -> Result<(), RegistrationError> {
+    ActionName::try_from(name)
+        .map_err(|error| RegistrationError::InvalidName { name: name.to_string(), error })?;
+    if let Some(title) = title {
+        check_title(title)
+            .map_err(|error| RegistrationError::InvalidTitle { name: name.to_string(), error })?;
+    }
+    Ok(())
+}
+
+/// 1–[`MAX_ACTION_TITLE`] characters, none of them a control character: a title is shown on
+/// one line, and a line break or an escape sequence in it could make a prompt say something
+/// else.
+fn check_title(title: &str) -> Result<(), TitleError> {
+    let mut count = 0;
+    for (i, c) in title.char_indices() {
+        if c.is_control() {
+            return Err(TitleError::Control(i));
+        }
+        count += 1;
+    }
+    if count == 0 || count > MAX_ACTION_TITLE {
+        return Err(TitleError::Length);
+    }
+    Ok(())
 }
 
 /// One pass with ordered sets, so a registration of any size costs `O(n log n)`.
 pub(crate) fn check_registration<'a>(
-    actions: impl Iterator<Item = (&'a str, Option<u32>)>,
+    actions: impl Iterator<Item = (&'a str, Option<u32>, Option<&'a str>)>,
 ) -> Result<(), RegistrationError> {
     let mut names = BTreeMap::new();
     let mut command_ids: BTreeMap<u32, &str> = BTreeMap::new();
-    for (name, command_id) in actions {
-        ActionName::try_from(name)
-            .map_err(|error| RegistrationError::InvalidName { name: name.to_string(), error })?;
+    for (name, command_id, title) in actions {
+        check_action(name, title)?;
         if names.insert(name, ()).is_some() {
             return Err(RegistrationError::DuplicateName(name.to_string()));
         }
@@ -140,6 +204,14 @@ pub enum RegistrationError {
         /// What is wrong with it.
         error: NameError,
     },
+    /// A title is empty, longer than [`MAX_ACTION_TITLE`] characters, or holds a control
+    /// character.
+    InvalidTitle {
+        /// The action's name.
+        name: String,
+        /// What is wrong with its title.
+        error: TitleError,
+    },
     /// Two actions share this name.
     DuplicateName(String),
     /// Two actions share a GUI command id.
@@ -158,6 +230,9 @@ impl fmt::Display for RegistrationError {
         match self {
             RegistrationError::InvalidName { name, error } => {
                 write!(f, "invalid action name {name:?}: {error}")
+            }
+            RegistrationError::InvalidTitle { name, error } => {
+                write!(f, "invalid title of action {name:?}: {error}")
             }
             RegistrationError::DuplicateName(name) => {
                 write!(f, "duplicate action name {name:?}")
@@ -196,6 +271,30 @@ impl fmt::Display for NameError {
 
 #[cfg(feature = "std")]
 impl std::error::Error for NameError {}
+
+/// Why an action's title was refused.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TitleError {
+    /// Empty or longer than [`MAX_ACTION_TITLE`] characters.
+    Length,
+    /// A control character (a line break, an escape) at this byte index.
+    Control(usize),
+}
+
+impl fmt::Display for TitleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TitleError::Length => write!(f, "titles are 1 to {MAX_ACTION_TITLE} characters"),
+            TitleError::Control(i) => {
+                write!(f, "titles hold no control characters (one at byte {i})")
+            }
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for TitleError {}
 
 /// A validated action name: 1–128 ASCII letters, digits, `.`, `_` or `-`.
 ///
@@ -262,6 +361,14 @@ mod tests {
         assert_eq!(r.input, &schema::EMPTY_OBJECT);
         assert_eq!(r.output, &schema::OBJECT);
         assert!(!r.undo && r.capabilities == 0 && r.transaction.is_none());
+        assert!(r.title.is_none() && !r.confirm, "asking is opt-in");
+        assert_eq!(r.title_or_name(), "document.get");
+        let c = ActionSpec::write("canvas.clear", "Clear").titled("Clear the canvas").confirmed();
+        assert_eq!(
+            (c.title, c.confirm, c.title_or_name()),
+            (Some("Clear the canvas"), true, "Clear the canvas")
+        );
+        assert_eq!(c.kind, ActionKind::Write);
         let w = ActionSpec::write("x", "X").schemas(&INPUT, &schema::ANY);
         assert_eq!(w.kind, ActionKind::Write);
         assert_eq!(w.input, &INPUT);
@@ -275,7 +382,10 @@ mod tests {
             undo: true,
             transaction: Some("document"),
             command_id: Some(100),
-            ..ActionSpec::write("document.text.insert", "Insert").schemas(&INPUT, &schema::ANY)
+            ..ActionSpec::write("document.text.insert", "Insert")
+                .schemas(&INPUT, &schema::ANY)
+                .titled("Insert text")
+                .confirmed()
         };
         let info = spec.info().unwrap();
         assert_eq!(info.name, "document.text.insert");
@@ -287,6 +397,8 @@ mod tests {
         assert!(info.undo);
         assert_eq!(info.transaction.as_deref(), Some("document"));
         assert_eq!(info.command_id, Some(100));
+        assert_eq!(info.title.as_deref(), Some("Insert text"));
+        assert!(info.confirm);
         let bad = ActionSpec::read("no spaces", "x");
         assert_eq!(
             bad.info(),
@@ -321,6 +433,39 @@ mod tests {
             }
         );
         assert_eq!(format!("{err}"), "duplicate command id 1: used by \"a\" and \"c\"");
+    }
+
+    #[test]
+    fn titles_are_one_line_of_at_most_64_characters() {
+        let titled = |title| ActionSpec::write("a", "").titled(title);
+        let max: String = core::iter::repeat_n('é', MAX_ACTION_TITLE).collect();
+        assert_eq!(validate_registration(&[titled(leak(max.clone()))]), Ok(()));
+        let over = leak(format!("{max}x"));
+        let err = |error| RegistrationError::InvalidTitle { name: "a".into(), error };
+        assert_eq!(validate_registration(&[titled(over)]), Err(err(TitleError::Length)));
+        assert_eq!(validate_registration(&[titled("")]), Err(err(TitleError::Length)));
+        for (title, at) in
+            [("two\nlines", 3), ("\u{1b}[2Jallowed", 0), ("tab\there", 3), ("nel\u{85}", 3)]
+        {
+            assert_eq!(
+                validate_registration(&[titled(title)]),
+                Err(err(TitleError::Control(at))),
+                "{title:?}"
+            );
+        }
+        let e = validate_registration(&[titled("")]).unwrap_err();
+        assert_eq!(format!("{e}"), "invalid title of action \"a\": titles are 1 to 64 characters");
+        assert!(titled("x\ny").info().is_err(), "info checks the title as registration does");
+        let mut info = ActionSpec::write("a", "").info().unwrap();
+        info.title = Some("bad\rtitle".into());
+        assert!(matches!(
+            validate_action_infos(&[info]),
+            Err(RegistrationError::InvalidTitle { .. })
+        ));
+    }
+
+    fn leak(s: String) -> &'static str {
+        alloc::boxed::Box::leak(s.into_boxed_str())
     }
 
     #[test]

@@ -102,6 +102,18 @@ pub enum Reason {
         /// That call's own error.
         cause: Box<ActionError>,
     },
+    /// not_executed: the user said no to the call.
+    DeniedByUser,
+    /// not_executed: the call needs the user's yes, and the app has no way to ask.
+    NoConfirmationUi,
+    /// not_executed: nobody answered the call's prompt in time.
+    ConfirmationTimeout,
+    /// not_executed: the app already has the most calls waiting for the user's answer.
+    TooManyPendingConfirmations,
+    /// not_executed: the app went away while the call waited for the user's answer, so none
+    /// of it ran. Its wire name is `app_disconnected`, as for [`Reason::AppDisconnected`];
+    /// the class tells the two apart.
+    AppDisconnectedUnconfirmed,
     /// outcome_unknown: no reply within the request deadline.
     Timeout,
     /// outcome_unknown: the app went away while the call was outstanding.
@@ -202,7 +214,12 @@ impl Reason {
             | Disabled
             | Busy
             | TransactionUnsupported { .. }
-            | BatchPreflight { .. } => ErrorClass::NotExecuted,
+            | BatchPreflight { .. }
+            | DeniedByUser
+            | NoConfirmationUi
+            | ConfirmationTimeout
+            | TooManyPendingConfirmations
+            | AppDisconnectedUnconfirmed => ErrorClass::NotExecuted,
             Timeout | AppDisconnected | DaemonShutdown | DaemonUnavailable => {
                 ErrorClass::OutcomeUnknown
             }
@@ -228,8 +245,12 @@ impl Reason {
             Busy => "busy",
             TransactionUnsupported { .. } => "transaction_unsupported",
             BatchPreflight { .. } => "batch_preflight",
+            DeniedByUser => "denied_by_user",
+            NoConfirmationUi => "no_confirmation_ui",
+            ConfirmationTimeout => "confirmation_timeout",
+            TooManyPendingConfirmations => "too_many_pending_confirmations",
             Timeout => "timeout",
-            AppDisconnected => "app_disconnected",
+            AppDisconnected | AppDisconnectedUnconfirmed => "app_disconnected",
             DaemonShutdown => "daemon_shutdown",
             DaemonUnavailable => "daemon_unavailable",
             HostError { .. } => "host_error",
@@ -297,6 +318,11 @@ impl Reason {
             | Disabled
             | Busy
             | TransactionUnsupported { domain: None }
+            | DeniedByUser
+            | NoConfirmationUi
+            | ConfirmationTimeout
+            | TooManyPendingConfirmations
+            | AppDisconnectedUnconfirmed
             | Timeout
             | AppDisconnected
             | DaemonShutdown
@@ -310,7 +336,9 @@ impl Reason {
     }
 
     /// Rebuilds a reason from its name and data; `None` when the name is unknown or the data
-    /// lacks a member the reason needs, is of the wrong type, or has extra members.
+    /// lacks a member the reason needs, is of the wrong type, or has extra members. The name
+    /// `app_disconnected` gives [`Reason::AppDisconnected`]; [`ActionError::from_wire`] reads
+    /// the class to tell [`Reason::AppDisconnectedUnconfirmed`] from it.
     pub fn from_parts(name: &str, data: &Map) -> Option<Reason> {
         let s = |k: &str| data.get(k).and_then(Value::as_str).map(ToString::to_string);
         let u = |k: &str| data.get(k).and_then(Value::as_u64);
@@ -329,6 +357,10 @@ impl Reason {
             "busy" => Reason::Busy,
             "transaction_unsupported" => Reason::TransactionUnsupported { domain: s("domain") },
             "batch_preflight" => Reason::BatchPreflight { index: index()?, cause: cause()? },
+            "denied_by_user" => Reason::DeniedByUser,
+            "no_confirmation_ui" => Reason::NoConfirmationUi,
+            "confirmation_timeout" => Reason::ConfirmationTimeout,
+            "too_many_pending_confirmations" => Reason::TooManyPendingConfirmations,
             "timeout" => Reason::Timeout,
             "app_disconnected" => Reason::AppDisconnected,
             "daemon_shutdown" => Reason::DaemonShutdown,
@@ -403,6 +435,14 @@ impl ActionError {
             return None;
         }
         let reason = Reason::from_parts(m.get("reason")?.as_str()?, m.get("data")?.as_object()?)?;
+        let reason = match reason {
+            Reason::AppDisconnected
+                if m.get("class")?.as_str()? == ErrorClass::NotExecuted.as_str() =>
+            {
+                Reason::AppDisconnectedUnconfirmed
+            }
+            other => other,
+        };
         let class = reason.class();
         if m.get("class")?.as_str()? != class.as_str() || m.get("code")?.as_i64()? != class.code() {
             return None;
@@ -464,6 +504,11 @@ mod tests {
             Reason::TransactionUnsupported { domain: Some(s("document")) },
             Reason::TransactionUnsupported { domain: None },
             Reason::BatchPreflight { index: 3, cause: cause() },
+            Reason::DeniedByUser,
+            Reason::NoConfirmationUi,
+            Reason::ConfirmationTimeout,
+            Reason::TooManyPendingConfirmations,
+            Reason::AppDisconnectedUnconfirmed,
             Reason::Timeout,
             Reason::AppDisconnected,
             Reason::DaemonShutdown,
@@ -541,6 +586,12 @@ mod tests {
         assert_eq!(class_of("rolled_back").code(), 1002);
         assert_eq!(class_of("output_schema").code(), 1003);
         assert_eq!(class_of("resource").code(), 1004);
+        assert_eq!(class_of("denied_by_user"), ErrorClass::NotExecuted);
+        assert_eq!(class_of("too_many_pending_confirmations"), ErrorClass::NotExecuted);
+        // One name, two classes: whether the call had run is what the class says.
+        let gone = |r: Reason| r.class();
+        assert_eq!(gone(Reason::AppDisconnected), ErrorClass::OutcomeUnknown);
+        assert_eq!(gone(Reason::AppDisconnectedUnconfirmed), ErrorClass::NotExecuted);
         assert_eq!(ErrorClass::OutcomeUnknown.as_str(), "outcome_unknown");
     }
 

@@ -16,6 +16,8 @@
 //! | part | file |
 //! |---|---|
 //! | message types | `channel/message.rs` |
+//! | who asks, waiting tasks, withdrawn prompts (consent) | `channel/consent.rs` |
+//! | a call's result in the client protocol's form | `channel/client_view.rs` |
 //! | frame codec (sans-IO) | `channel/frame.rs` |
 //! | the per-call messages without a value tree of `input`/`output` | `channel/per_call.rs` |
 //! | the `activity` notice's frame without a value tree | `channel/notice.rs` |
@@ -23,6 +25,8 @@
 
 mod app_call;
 mod call_wire;
+mod client_view;
+mod consent;
 mod frame;
 mod message;
 mod notice;
@@ -31,6 +35,9 @@ mod per_call;
 use crate::Limits;
 
 pub use app_call::{decode_daemon_message, encode_reply_frame_into};
+pub use consent::{
+    Agent, Awaiting, Consent, ConsentAnswer, ConsentDecision, Withdraw, WithdrawReason,
+};
 pub use frame::{FrameDecoder, FrameError, HEADER_LEN, decode_message, encode_frame};
 pub use message::*;
 pub use notice::{decode_activity, encode_activity_frame, is_activity_frame};
@@ -144,7 +151,7 @@ mod tests {
         for t in ["hello", "actions", "ready", "enabled", "reply", "task", "bye"] {
             assert!(app_tags.iter().any(|x| x == t), "no example of app message {t}");
         }
-        for t in ["welcome", "refused", "request", "bye"] {
+        for t in ["welcome", "refused", "request", "bye", "withdraw"] {
             assert!(daemon_tags.iter().any(|x| x == t), "no example of daemon message {t}");
         }
         for t in [

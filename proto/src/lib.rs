@@ -20,8 +20,8 @@ pub mod resolve;
 pub mod schema;
 
 pub use action::{
-    ActionKind, ActionName, ActionSpec, MAX_ACTION_NAME, NameError, RegistrationError,
-    validate_registration,
+    ActionKind, ActionName, ActionSpec, MAX_ACTION_NAME, MAX_ACTION_TITLE, NameError,
+    RegistrationError, TitleError, validate_registration,
 };
 pub use action_error::{ActionError, AppRef, ErrorClass, Reason};
 pub use channel::validate_action_infos;

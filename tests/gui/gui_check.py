@@ -3,7 +3,9 @@
 official Python MCP client through `jfgui-agent stdio sketch --protocol mcp`) and by the user
 (xdotool through the X server, so through the window's real event loop), and looked at with
 screenshots (`import -window`) checked pixel by pixel with a tolerance, never against a golden
-image.
+image. The agent's `canvas.clear` waits for the user: the window's modal is clicked (Deny,
+Allow once) and withdrawn (the agent cancels), and what each did is checked on screen and in
+the app's state.
 
     gui_check.py --bin-dir target/debug --artifacts target/gui-artifacts [--readme-shot PNG]
 
@@ -266,6 +268,9 @@ class Desktop:
     def click(self, at: tuple) -> None:
         x, y = self.screen(at)
         self.xdo("mousemove", "--sync", str(x), str(y))
+        # Over the target for a frame first, as a hand is: egui gives a press to the layer it
+        # found under the pointer, and a modal dialog's buttons are a layer of their own.
+        time.sleep(0.2)
         self.xdo("mousedown", "1")
         time.sleep(0.1)
         self.xdo("mouseup", "1")
@@ -538,11 +543,12 @@ async def agent_session(desk: Desktop, checks: Checks, artifacts: str, client: C
     after = desk.screenshot("after-stale")
     checks.check("the refused write changed nothing on screen", differing(canvas_of(after), canvas_of(img)) == 0 and shows(after, 140, 110, RED), differing(canvas_of(after), canvas_of(img)))
     checks.check("nor the revision", (await agent.inspect())[0] == revision)
+    checks.check("a call refused by its checks asks nobody", "prompt" not in (await agent.inspect())[1].get("view", {}))
 
     # --- atomic batches -----------------------------------------------------------------------
     green = {"action": "shape.add", "input": {"kind": "rectangle", "points": [[420, 330], [520, 390]], "color": "#00ff00", "fill": "#00ff00"}, "expectedRevision": revision}
     yellow = {"action": "shape.add", "input": {"kind": "ellipse", "points": [[560, 20], [630, 70]], "color": "#ffff00", "fill": "#ffff00"}, "expectedRevision": revision}
-    missing = {"action": "shape.delete", "input": {"id": 9999}, "expectedRevision": revision}
+    missing = {"action": "shape.update", "input": {"id": 9999}, "expectedRevision": revision}
     r = await agent.batch([green, missing], atomic=True)
     error = structured(r).get("error", {})
     checks.check("an atomic batch failing at its second call is rolled back", r.is_error and error.get("reason") == "rolled_back" and error.get("data", {}).get("index") == 1, r)
@@ -591,6 +597,8 @@ async def agent_session(desk: Desktop, checks: Checks, artifacts: str, client: C
     except ET.ParseError as e:
         checks.check("the exported SVG parses", False, e)
 
+    await consent(desk, checks, agent, at, shows, canvas_of)
+
     frames = (await agent.inspect())[1].get("view", {}).get("frames", {})
     log(f"per-frame cost of pumping the host channel (µs; the whole update beside it): {json.dumps(frames)}")
 
@@ -622,6 +630,90 @@ async def agent_session(desk: Desktop, checks: Checks, artifacts: str, client: C
         checks.check("the client's next call fails cleanly", True)
         log(f"after the toggle: {type(e).__name__}: {e}")
     over.append(True)
+
+
+def center(r: dict) -> tuple:
+    return (r["x"] + r["width"] / 2, r["y"] + r["height"] / 2)
+
+
+async def consent(desk: Desktop, checks: Checks, agent: Agent, at, shows, canvas_of) -> None:
+    """canvas.clear asks the user: a modal in the window, clicked with the real pointer. Today's
+    daemon does not say who calls, so the app asks about an unknown agent, without "always"."""
+    revision, state = await agent.inspect()
+    shapes = len(state["canvas"]["shapes"])
+    before = desk.screenshot("before-clear")
+
+    async def shot(name: str) -> Image:
+        await asyncio.sleep(0.1)  # a frame after the change
+        return desk.screenshot(name)
+
+    async def prompt_shown() -> dict:
+        return (await agent.inspect())[1].get("view", {}).get("prompt", {})
+
+    async def ask() -> tuple:
+        r = await agent.execute("canvas.clear", {}, revision)
+        task = structured(r).get("task", {})
+        prompt = await eventually(prompt_shown, lambda p: p.get("ticket") == task.get("id"))
+        return r, task, prompt
+
+    # --- the user says no -----------------------------------------------------------------
+    r, task, prompt = await ask()
+    checks.check("canvas.clear answers at once with a task that waits", not r.is_error and task.get("state") == "running", r)
+    checks.check("the window shows a modal for that task", prompt.get("ticket") == task.get("id"), prompt)
+    seen = await agent.task("jfgui_tasks_get", task.get("id", ""))
+    checks.check(
+        "the task says it waits for the user's confirmation",
+        seen.get("awaiting") == "confirmation" and (seen.get("progress") or {}).get("message") == "waiting for you to allow Clear the canvas",
+        seen,
+    )
+    checks.check("an unknown agent is not offered \"always\"", "always" not in prompt and "allowOnce" in prompt and "deny" in prompt, prompt)
+    time.sleep(0.3)
+    img = desk.screenshot("prompt")
+    dialog = prompt.get("dialog", {"x": 0, "y": 0, "width": 1, "height": 1})
+    box = (round(dialog["x"]), round(dialog["y"]), max(1, round(dialog["width"])), max(1, round(dialog["height"])))
+    changed = differing(img.crop(*box), before.crop(*box))
+    checks.check("the modal is on screen where the window says", changed >= box[2] * box[3] // 10, f"{changed} of {box[2] * box[3]} pixels changed")
+    checks.check("the backdrop dims the canvas behind the modal", not shows(img, 600, 20, WHITE), img.pixel(*at(600, 20)))
+    desk.click(center(prompt["deny"]))
+    final = await eventually(lambda: agent.task("jfgui_tasks_get", task.get("id", "")), lambda t: t.get("state") == "failed")
+    checks.check(
+        "Deny: the task fails denied_by_user, decided by the user",
+        (final.get("error") or {}).get("reason") == "denied_by_user" and (final.get("consent") or {}).get("answer") == "deny",
+        final,
+    )
+    gone = await eventually(prompt_shown, lambda p: not p)
+    checks.check("the modal closes", not gone, gone)
+    now, state = await agent.inspect()
+    checks.check("nothing was cleared: same shapes, same revision", now == revision and len(state["canvas"]["shapes"]) == shapes, (now, len(state["canvas"]["shapes"])))
+    img = await eventually(lambda: shot("denied"), lambda i: shows(i, 140, 110, RED))
+    checks.check("and the screen shows the same canvas", differing(canvas_of(img), canvas_of(before)) == 0, differing(canvas_of(img), canvas_of(before)))
+
+    # --- the caller gives up: the modal closes ------------------------------------------------
+    r, task, prompt = await ask()
+    cancelled = await agent.task("jfgui_tasks_cancel", task.get("id", ""))
+    checks.check("cancelling a waiting call cancels it at once", cancelled.get("state") == "cancelled", cancelled)
+    gone = await eventually(prompt_shown, lambda p: not p)
+    checks.check("and withdraws the modal", not gone, gone)
+    checks.check("nothing was cleared", (await agent.inspect())[0] == revision)
+
+    # --- the user says yes --------------------------------------------------------------------
+    r, task, prompt = await ask()
+    desk.click(center(prompt["allowOnce"]))
+    final = await eventually(lambda: agent.task("jfgui_tasks_get", task.get("id", "")), lambda t: t.get("state") in ("completed", "failed"))
+    result = final.get("result") or {}
+    checks.check(
+        "Allow once: the task completes with the output and the new revision",
+        final.get("state") == "completed" and result.get("revision") == revision + 1 and (result.get("output") or {}).get("shapeCount") == 0,
+        final,
+    )
+    checks.check("decided by the user", (final.get("consent") or {}).get("answer") == "allow", final)
+    img = await eventually(lambda: shot("cleared"), lambda i: shows(i, 140, 110, WHITE) and shows(i, 440, 200, WHITE))
+    checks.check("the canvas is empty on screen", shows(img, 140, 110, WHITE) and shows(img, 440, 200, WHITE) and not (await prompt_shown()), img.pixel(*at(140, 110)))
+    desk.press("ctrl+z")
+    now, state = await eventually(agent.inspect, lambda rs: rs[0] == revision + 2)
+    checks.check("one Ctrl+Z brings every shape back: the clear was one undo step", now == revision + 2 and len(state["canvas"]["shapes"]) == shapes, (now, len(state["canvas"]["shapes"])))
+    img = await eventually(lambda: shot("clear-undone"), lambda i: shows(i, 140, 110, RED))
+    checks.check("and on screen", shows(img, 140, 110, RED) and shows(img, 440, 200, BLUE), img.pixel(*at(140, 110)))
 
 
 def main() -> int:

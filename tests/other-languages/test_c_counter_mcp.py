@@ -1,16 +1,23 @@
 """The C example (`examples/c-counter`, built by run.sh with its Makefile) through the real
 daemon and gateway, driven by the official Python MCP SDK in both protocol revisions: the
-contracts the Rust dispatcher enforces hold for C callbacks too."""
+contracts the Rust dispatcher enforces hold for C callbacks too. Its `counter.reset` asks
+through the `confirm` callback: on a terminal (a pseudo-terminal here) the user's typed answer
+decides; without one it never runs."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import pty
+import select
+import subprocess
+import time
 from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import World, binary
+from conftest import PATIENCE_S, World, binary, wait_for
 
 
 def structured(result: Any) -> dict[str, Any]:
@@ -34,7 +41,7 @@ async def scenario(world: World, mode: str) -> None:
             return structured(await tool("jfgui_state_inspect", {}))
 
         found = structured(await tool("jfgui_actions_search", {"query": "counter"}))["actions"]
-        assert [a["name"] for a in found] == ["counter.get", "counter.add", "counter.undo"]
+        assert [a["name"] for a in found] == ["counter.get", "counter.add", "counter.undo", "counter.reset"]
         described = structured(await tool("jfgui_actions_describe", {"action": "counter.add"}))["action"]
         assert described["inputSchema"]["properties"]["by"] == {"type": "integer", "minimum": -1000, "maximum": 1000}
 
@@ -72,3 +79,87 @@ def test_the_official_mcp_client_drives_the_c_counter(world: World, mode: str) -
     assert "c-counter: running as C Counter, agent access on" in world.log("c-counter")
     asyncio.run(scenario(world, mode))
     assert world.stop(counter) == 0, world.log("c-counter")
+
+
+def reset(world: World) -> str:
+    """Calls counter.reset; the id of the task that waits for the user."""
+    revision = world.agent("inspect", "c-counter").json()["revision"]
+    asked = world.agent("call", "c-counter", "counter.reset", "--expected-revision", str(revision))
+    assert asked.code == 0, asked
+    task = asked.json()["task"]
+    assert task["state"] == "running", task
+    id: str = task["id"]
+    return id
+
+
+def ended(world: World, id: str) -> dict[str, Any]:
+    task: dict[str, Any] = wait_for(
+        lambda: (lambda t: t if t["state"] in ("completed", "failed") else None)(world.agent("tasks", "c-counter", "get", id, "--json").json()["task"]),
+        f"task {id} to end",
+    )
+    return task
+
+
+def add(world: World, by: int) -> None:
+    revision = world.agent("inspect", "c-counter").json()["revision"]
+    done = world.agent("call", "c-counter", "counter.add", "--input-json", f'{{"by":{by}}}', "--expected-revision", str(revision))
+    assert done.code == 0, done
+
+
+def test_reset_without_a_terminal_never_runs(world: World) -> None:
+    world.start_daemon()
+    world.start([str(binary("c-counter")), "--agent-enable"], "c-counter")
+    world.wait_enabled("c-counter")
+    add(world, 7)
+    task = ended(world, reset(world))
+    assert (task["error"]["reason"], task["consent"]) == ("no_confirmation_ui", {"answer": "no_ui"}), task
+    assert world.agent("inspect", "c-counter").json()["state"]["value"] == 7
+
+
+class Terminal:
+    """c-counter with a pseudo-terminal as stdin, stdout and stderr."""
+
+    def __init__(self, world: World) -> None:
+        self.master, slave = pty.openpty()
+        self.proc = subprocess.Popen([str(binary("c-counter")), "--agent-enable"], env=world.env, stdin=slave, stdout=slave, stderr=slave)
+        world.procs.append((self.proc, "c-counter"))
+        os.close(slave)
+        self.screen = b""
+
+    def wait_for(self, needle: str) -> None:
+        deadline = time.monotonic() + PATIENCE_S
+        while needle.encode() not in self.screen:
+            assert time.monotonic() < deadline, f"no {needle!r} on the terminal: {self.screen!r}"
+            ready, _, _ = select.select([self.master], [], [], 0.1)
+            if ready:
+                self.screen += os.read(self.master, 4096)
+
+    def type(self, line: str) -> None:
+        os.write(self.master, (line + "\n").encode())
+
+
+def test_reset_asks_on_the_terminal_and_the_typed_answer_decides(world: World) -> None:
+    world.start_daemon()
+    terminal = Terminal(world)
+    world.wait_enabled("c-counter")
+    add(world, 7)
+    id = reset(world)
+    terminal.wait_for("An unknown agent wants to: Reset the counter")
+    waiting = world.agent("tasks", "c-counter", "get", id, "--json").json()["task"]
+    assert waiting.get("awaiting") == "confirmation", waiting
+    assert world.agent("inspect", "c-counter").json()["state"]["value"] == 7, "nothing before the answer"
+    terminal.type("n")
+    task = ended(world, id)
+    assert (task["error"]["reason"], task["consent"]) == ("denied_by_user", {"answer": "deny"}), task
+    assert world.agent("inspect", "c-counter").json()["state"]["value"] == 7
+
+    id = reset(world)
+    terminal.wait_for("allow? [y]es once, [n]o > ")
+    terminal.type("y")
+    task = ended(world, id)
+    assert (task["state"], task["consent"]) == ("completed", {"answer": "allow"}), task
+    assert task["result"]["output"] == {"value": 0}, task
+    state = world.agent("inspect", "c-counter").json()
+    assert state["state"]["value"] == 0
+    undone = world.agent("call", "c-counter", "counter.undo", "--expected-revision", str(state["revision"]))
+    assert undone.code == 0 and world.agent("inspect", "c-counter").json()["state"]["value"] == 7, "one undo step"

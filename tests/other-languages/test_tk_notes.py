@@ -2,7 +2,9 @@
 jfgui-host package: agent access stays off until the user ticks the box (an xdotool click), an
 agent's edit appears in the Text widget (read back through the app's own state and seen in a
 screenshot), and a user's keystroke (xdotool) moves the revision, so an agent's write based on
-the older text is refused."""
+the older text is refused. An agent's `notes.clear` opens a Tk dialog and waits: the user's
+Deny (the focused button, pressed with Space) leaves the text, Allow once clears it as one
+undo step."""
 
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ def test_tk_notes_under_xvfb(world: World, display: str) -> None:
 
     # Registered, but off until the user ticks "Let agents read and edit these notes".
     entry = world.wait_enabled("tk-notes", enabled=False)
-    assert entry["endpoint"] is None and entry["actionCount"] == 4, entry
+    assert entry["endpoint"] is None and entry["actionCount"] == 5, entry
     assert world.agent("inspect", "tk-notes").code == 3, "no endpoint while agent access is off"
     window = x(display, xdotool, "search", "--sync", "--onlyvisible", "--name", "^Notes$").split()[0]
     # Laid out (Tk maps the window before its widgets have their size): then click the box.
@@ -95,4 +97,50 @@ def test_tk_notes_under_xvfb(world: World, display: str) -> None:
     assert call(world, "notes.undo", {}, revision).code == 0
     assert world.agent("inspect", "tk-notes").json()["state"]["text"] == ""
 
+    ask_to_clear(world, display)
     assert app.poll() is None, world.log("tk-notes")
+
+
+DIALOG = "^Notes: an agent asks$"
+
+
+def ask_to_clear(world: World, display: str) -> None:
+    xdotool = tool("xdotool")
+    revision = world.agent("inspect", "tk-notes").json()["revision"]
+    assert call(world, "notes.replace", {"text": "keep this"}, revision).code == 0
+    revision += 1
+
+    def dialogs() -> list[str]:
+        found = subprocess.run([xdotool, "search", "--onlyvisible", "--name", DIALOG], env={"DISPLAY": display}, capture_output=True, timeout=30)
+        return found.stdout.decode().split()
+
+    def task(id: str) -> Any:
+        return world.agent("tasks", "tk-notes", "get", id, "--json").json()["task"]
+
+    for answer, keys in (("deny", ["space"]), ("allow", ["shift+Tab", "space"])):
+        before = screenshot(display, world.scratch / f"before-{answer}.png")
+        asked = call(world, "notes.clear", {}, revision)
+        assert asked.code == 0, asked
+        id = asked.json()["task"]["id"]
+        dialog = wait_for(dialogs, "the confirmation dialog")[0]
+        waiting = task(id)
+        assert (waiting["state"], waiting.get("awaiting")) == ("running", "confirmation"), waiting
+        assert waiting["progress"]["message"] == "waiting for you to allow Clear the notes", waiting
+        shown = world.scratch / f"dialog-{answer}.png"
+        wait_for(lambda: differing_pixels(before, screenshot(display, shown)) > 2000, "the dialog to be drawn")
+        assert world.agent("inspect", "tk-notes").json()["state"]["text"] == "keep this", "nothing before the answer"
+        x(display, xdotool, "windowfocus", "--sync", dialog)
+        for key in keys:
+            x(display, xdotool, "key", key)
+        ended = wait_for(lambda: (lambda t: t if t["state"] in ("completed", "failed") else None)(task(id)), "the answer")
+        assert ended["consent"] == {"answer": answer}, ended
+        wait_for(lambda: not dialogs(), "the dialog to close")
+        state = world.agent("inspect", "tk-notes").json()
+        if answer == "deny":
+            assert ended["error"]["reason"] == "denied_by_user", ended
+            assert (state["state"]["text"], state["revision"]) == ("keep this", revision), state
+        else:
+            assert ended["result"]["revision"] == revision + 1, ended
+            assert state["state"]["text"] == "", state
+            assert call(world, "notes.undo", {}, revision + 1).code == 0
+            assert world.agent("inspect", "tk-notes").json()["state"]["text"] == "keep this", "one undo step"

@@ -272,7 +272,7 @@ impl Proc {
         proc
     }
 
-    fn start(mut cmd: Command, stdin: Stdio, stderr: Stdio) -> Proc {
+    pub(crate) fn start(mut cmd: Command, stdin: Stdio, stderr: Stdio) -> Proc {
         let child = cmd
             .stdin(stdin)
             .stderr(stderr)

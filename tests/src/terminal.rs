@@ -1,15 +1,18 @@
 //! A command run the way a person runs it: in a pseudo-terminal (stdin, stdout and stderr all
 //! the terminal, 100 columns), and what the screen then shows, as the text lines a reader of
 //! the docs sees. The docs' transcripts are compared against this, so progress bars that are
-//! drawn and erased leave nothing behind, as on a real terminal.
+//! drawn and erased leave nothing behind, as on a real terminal. [`Terminal`] is the same for
+//! a program the test talks to while it runs (a prompt it answers).
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
 use std::thread;
 
 use crate::cli::wait_patiently;
+use crate::{PATIENCE, Proc, wait_until};
 
 /// Columns of the terminal: wide enough that the CLI's tables do not wrap.
 const COLUMNS: u16 = 100;
@@ -45,6 +48,56 @@ pub fn run_in_terminal(mut cmd: Command) -> Screen {
     let status = wait_patiently(&mut child, &what);
     let raw = String::from_utf8_lossy(&reader.join().expect("terminal reader")).into_owned();
     Screen { status, lines: render(&raw), raw }
+}
+
+/// The terminal of a program started with [`spawn_in_terminal`]: what it wrote so far, and a
+/// keyboard.
+#[derive(Debug)]
+pub struct Terminal {
+    keyboard: File,
+    screen: Arc<Mutex<Vec<u8>>>,
+}
+
+/// Starts `cmd` with a new pseudo-terminal as its stdin, stdout and stderr, as a person starts
+/// a program in a terminal window; the process is killed when the [`Proc`] drops.
+pub fn spawn_in_terminal(mut cmd: Command) -> (Proc, Terminal) {
+    let (master, slave) = open_pty();
+    let stdio = |fd: &OwnedFd| Stdio::from(fd.try_clone().expect("dup the terminal"));
+    cmd.stdout(stdio(&slave));
+    let proc = Proc::start(cmd, stdio(&slave), stdio(&slave));
+    drop(slave);
+    let keyboard = File::from(master.try_clone().expect("dup the terminal"));
+    let screen = Arc::new(Mutex::new(Vec::new()));
+    let shown = Arc::clone(&screen);
+    thread::spawn(move || {
+        let mut master = File::from(master);
+        let mut buf = [0u8; 4096];
+        // EIO once the program is gone.
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            shown.lock().unwrap().extend_from_slice(&buf[..n]);
+        }
+    });
+    (proc, Terminal { keyboard, screen })
+}
+
+impl Terminal {
+    /// Everything the program wrote, escape sequences included.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.screen.lock().unwrap()).into_owned()
+    }
+
+    /// Whether `needle` shows up within [`PATIENCE`].
+    pub fn wait_for(&self, needle: &str) -> bool {
+        wait_until(PATIENCE, || self.text().contains(needle))
+    }
+
+    /// Types `line` and Enter.
+    pub fn type_line(&mut self, line: &str) {
+        self.keyboard.write_all(format!("{line}\n").as_bytes()).expect("type into the terminal");
+    }
 }
 
 /// A pseudo-terminal pair of [`COLUMNS`] by 24.

@@ -131,7 +131,13 @@ fn c_counter_keeps_every_contract_through_the_daemon_and_cli() {
         (me["displayName"].clone(), me["enabled"].clone()),
         (json!("C Counter"), json!(true))
     );
-    assert_eq!(me["actionCount"], 3, "{me}");
+    assert_eq!(me["actionCount"], 4, "{me}");
+    let reset = cli_json(&rt, &["describe", "c-counter", "counter.reset"]);
+    assert_eq!(
+        (&reset["action"]["title"], &reset["action"]["confirm"]),
+        (&json!("Reset the counter"), &json!(true)),
+        "title and confirm from the JSON declaration"
+    );
     let described = cli_json(&rt, &["describe", "c-counter", "counter.add"]);
     let action = &described["action"];
     assert_eq!(
@@ -310,6 +316,7 @@ impl StandIn {
             action: action.into(),
             input: ProtoValue::Object(Map::new()).into(),
             expected_revision: None,
+            consent: None,
         };
         self.send(&DaemonMessage::Request(Request { id, call: Call::Execute(call) }));
         match self.next() {
@@ -335,7 +342,7 @@ fn c_counter_rejects_while_disabled_and_bounds_its_replies() {
     // anyway is refused before any callback runs.
     let app = Proc::spawn(counter_command(&rt, &[]), dir.path().join("disabled.log"));
     let (mut s, registration) = StandIn::accept(&listener);
-    assert_eq!(registration, ("C Counter".to_string(), false, 3));
+    assert_eq!(registration, ("C Counter".to_string(), false, 4));
     s.welcome(1024 * 1024);
     assert_eq!(s.execute_error(1, "counter.get").0, "disabled");
     stop_cleanly(app);

@@ -67,7 +67,7 @@ fn list_status_actions_describe() {
         r.stdout
     );
     let all = w.run(&["actions", "Notepad", "--json"]).json();
-    assert_eq!(all["actions"].as_array().map(Vec::len), Some(9), "{all}");
+    assert_eq!(all["actions"].as_array().map(Vec::len), Some(10), "{all}");
     let found = w.run(&["actions", "note", "--query", "UNDO", "--json"]).json();
     let names: Vec<&str> =
         found["actions"].as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();

@@ -195,7 +195,7 @@ fn demo_runs_daemon_and_example_app_as_one_command() {
     assert!(UnixStream::connect(&endpoint).is_ok());
     assert_eq!(
         json1(&endpoint, "actions/list", json!({}))["actions"].as_array().map(Vec::len),
-        Some(9)
+        Some(10)
     );
     d.proc.signal("TERM");
     assert_eq!(d.proc.wait_exit(PATIENCE).and_then(|s| s.code()), Some(0), "{}", d.proc.stderr());

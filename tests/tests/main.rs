@@ -20,6 +20,7 @@ mod cli_help;
 mod cli_resources;
 mod cli_tasks;
 mod client_trust;
+mod consent;
 mod cross_uid;
 mod daemon_faults;
 mod diagnostics;

@@ -18,7 +18,7 @@ fn headless_sketch_draws_undoes_and_renders() {
     let rt = dir.rt(); // never created: no daemon anywhere
     let app = bin("jfgui-sketch");
     let rect = json!({"kind": "rectangle", "points": [[10, 10], [110, 60]], "fill": "#ff0000"});
-    let missing = json!({"action": "shape.delete", "input": {"id": 99}, "expectedRevision": 2});
+    let missing = json!({"action": "shape.update", "input": {"id": 99}, "expectedRevision": 2});
     let lines = [
         request(
             1,

@@ -23,6 +23,8 @@ def test_to_json_writes_only_what_differs_from_the_defaults() -> None:
         undo=True,
         transaction="doc",
         command_id=7,
+        title="Set it",
+        confirm=True,
     )
     assert full.to_json() == {
         "name": "a.set",
@@ -34,7 +36,15 @@ def test_to_json_writes_only_what_differs_from_the_defaults() -> None:
         "undo": True,
         "transaction": "doc",
         "commandId": 7,
+        "title": "Set it",
+        "confirm": True,
     }
+
+    def clear(self: Any, input: Any) -> Any:
+        return {}
+
+    asking = action("a.clear", "Clear.", kind="write", title="Clear it", confirm=True)(clear)
+    assert asking.__jfgui_action__.to_json()["confirm"] is True  # type: ignore[attr-defined]
 
 
 def test_the_decorator_keeps_the_method_and_records_its_spec() -> None:

@@ -344,7 +344,7 @@ mod tests {
     use super::*;
 
     fn task(id: &str, state: TaskState) -> TaskSnapshot {
-        TaskSnapshot { id: id.into(), state, progress: None, result: None, error: None }
+        TaskSnapshot::new(id, state)
     }
 
     fn with_result(id: &str, state: TaskState, bytes: usize) -> TaskSnapshot {

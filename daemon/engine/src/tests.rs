@@ -18,7 +18,7 @@ use super::{EndpointEvent, EndpointNaming, Engine, EngineConfig, PeerInfo};
 use harness::*;
 
 fn task(id: &str, state: TaskState) -> TaskSnapshot {
-    TaskSnapshot { id: id.into(), state, progress: None, result: None, error: None }
+    TaskSnapshot::new(id, state)
 }
 
 fn assert_error(response: &Value, code: i64, reason: &str) {

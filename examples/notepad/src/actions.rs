@@ -104,6 +104,16 @@ pub static ACTIONS: &[ActionSpec] = &[
             .schemas(&schema::EMPTY_OBJECT, &SUMMARY),
         105,
     ),
+    edit(
+        ActionSpec::write(
+            "document.clear",
+            "Delete the whole text (one undo step). The user is asked first: the call answers with a task that waits for their answer; follow it with tasks/get, do not retry.",
+        )
+        .schemas(&schema::EMPTY_OBJECT, &SUMMARY)
+        .titled("Clear the document")
+        .confirmed(),
+        109,
+    ),
     ActionSpec {
         command_id: Some(106),
         ..ActionSpec::read("document.get", "Read the whole text, its length in characters and the selection.")

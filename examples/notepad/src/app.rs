@@ -4,11 +4,12 @@
 //! on stderr, at most one write per [`REFRESH_INTERVAL`](crate::status::REFRESH_INTERVAL)
 //! ([`AgentStatus`]).
 
+use std::fmt;
 use std::time::Duration;
 
 use jfgui_host_sdk::{
-    ActionError, ActionSpec, Activity, Context, Execution, Host, Map, Property, Reason,
-    ResourceBytes, ResourceInfo, Schema, TaskTable, Value, schema,
+    ActionError, ActionSpec, Activity, Answer, Confirmation, Context, Execution, Host, Map,
+    Property, Reason, ResourceBytes, ResourceInfo, Schema, TaskTable, Value, schema,
 };
 
 use crate::actions::{ACTIONS, DOCUMENT};
@@ -25,6 +26,17 @@ static INSPECT_INPUT: Schema = Schema::Object {
     additional: false,
 };
 
+/// Who answers when a call needs the user's yes (`document.clear`): the binary's terminal
+/// prompt or its `--confirm allow|deny`. A notepad without one cannot ask, so such calls never
+/// run (`no_confirmation_ui`).
+pub trait Prompter: fmt::Debug {
+    /// Asks about `confirmation`: the answer now, or `None` when it is shown and the answer
+    /// comes later ([`Dispatcher::answer`](jfgui_host_sdk::Dispatcher::answer)).
+    fn ask(&mut self, confirmation: &Confirmation) -> Option<Answer>;
+    /// The prompt for `ticket` is withdrawn: stop asking.
+    fn withdraw(&mut self, ticket: &str);
+}
+
 /// The app: a document, its exports and the last rendering.
 #[derive(Debug)]
 pub struct Notepad {
@@ -35,6 +47,7 @@ pub struct Notepad {
     view: Option<Rendering>,
     /// The "last agent action" display.
     status: AgentStatus,
+    prompter: Option<Box<dyn Prompter>>,
 }
 
 impl Notepad {
@@ -51,7 +64,13 @@ impl Notepad {
             exported: None,
             view: None,
             status: AgentStatus::default(),
+            prompter: None,
         })
+    }
+
+    /// The same notepad, asking `prompter` when a call needs the user's yes.
+    pub fn with_prompter(self, prompter: Box<dyn Prompter>) -> Notepad {
+        Notepad { prompter: Some(prompter), ..self }
     }
 
     /// The document (tests look at it directly).
@@ -92,6 +111,7 @@ impl Notepad {
             "document.text.replace" => self.doc.replace(pos("start"), pos("end"), text()),
             "document.text.delete" => self.doc.delete(pos("start"), pos("end")),
             "selection.set" => self.doc.select(pos("start"), pos("end")),
+            "document.clear" => self.doc.delete(0, self.doc.len()),
             "edit.undo" => self.doc.undo(),
             "edit.redo" => self.doc.redo(),
             other => Err(ActionError::new(
@@ -257,6 +277,19 @@ impl Host for Notepad {
         self.status.record(activity);
         // An idle display shows it at once; otherwise the next tick does, when it is due.
         self.show_status(self.clock.now());
+    }
+
+    fn confirm(&mut self, confirmation: &Confirmation) -> Option<Answer> {
+        match &mut self.prompter {
+            Some(prompter) => prompter.ask(confirmation),
+            None => Some(Answer::NoUi),
+        }
+    }
+
+    fn withdraw_confirmation(&mut self, ticket: &str) {
+        if let Some(prompter) = &mut self.prompter {
+            prompter.withdraw(ticket);
+        }
     }
 }
 

@@ -1,14 +1,17 @@
-//! Command-line flags, parsed by hand: six flags do not need a parser crate.
+//! Command-line flags, parsed by hand: seven flags do not need a parser crate.
 
 use std::ffi::OsString;
 use std::time::Duration;
 
 /// The usage text (`--help`, and after a usage error).
 pub const USAGE: &str = "\
-usage: jfgui-notepad [--agent-enable] [--agent-stdio] [--no-activity] [--name NAME] [--export-ms N]
-                     [--text TEXT]
+usage: jfgui-notepad [--agent-enable] [--agent-stdio] [--no-activity] [--confirm ask|allow|deny]
+                     [--name NAME] [--export-ms N] [--text TEXT]
 
   --agent-enable   enable agent access (without it the app registers disabled)
+  --confirm MODE   how a call that needs your yes (document.clear) is answered: ask (default:
+                   a prompt on this terminal, answered y/a/n; without a terminal nothing runs),
+                   allow or deny (answered at once, for tests)
   --agent-stdio    speak the host channel on stdin/stdout (same as JFGUI_HOST_CHANNEL=stdio;
                    headless, and enabled)
   --no-activity    do not ask the daemon for `activity` notices (no \"last agent action\" line)
@@ -31,6 +34,19 @@ pub struct Args {
     pub export_time: Duration,
     /// `--text`.
     pub text: String,
+    /// `--confirm`.
+    pub confirm: Confirm,
+}
+
+/// `--confirm`: who answers a call that needs the user's yes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confirm {
+    /// Ask on the terminal.
+    Ask,
+    /// Allow every such call at once.
+    Allow,
+    /// Deny every such call at once.
+    Deny,
 }
 
 /// What the command line asks for.
@@ -51,6 +67,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
         name: "Notepad".into(),
         export_time: Duration::from_millis(2000),
         text: String::new(),
+        confirm: Confirm::Ask,
     };
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -75,6 +92,16 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
             "--no-activity" if inline.is_none() => out.activity = false,
             "--name" => out.name = value("--name")?,
             "--text" => out.text = value("--text")?,
+            "--confirm" => {
+                out.confirm = match value("--confirm")?.as_str() {
+                    "ask" => Confirm::Ask,
+                    "allow" => Confirm::Allow,
+                    "deny" => Confirm::Deny,
+                    other => {
+                        return Err(format!("--confirm takes ask, allow or deny, not {other:?}"));
+                    }
+                }
+            }
             "--export-ms" => {
                 let v = value("--export-ms")?;
                 let ms: u64 =
@@ -114,6 +141,11 @@ mod tests {
         assert_eq!(run(&["--help"]).unwrap(), Command::Help);
         let Command::Run(q) = run(&["--no-activity"]).unwrap() else { panic!() };
         assert!(!q.activity);
+        assert_eq!(q.confirm, Confirm::Ask, "asking is the default");
+        let Command::Run(c) = run(&["--confirm", "deny"]).unwrap() else { panic!() };
+        assert_eq!(c.confirm, Confirm::Deny);
+        let Command::Run(c) = run(&["--confirm=allow"]).unwrap() else { panic!() };
+        assert_eq!(c.confirm, Confirm::Allow);
     }
 
     #[test]
@@ -123,5 +155,7 @@ mod tests {
         assert!(run(&["--export-ms", "soon"]).is_err());
         assert!(run(&["--agent-enable=yes"]).is_err());
         assert!(run(&["--no-activity=yes"]).is_err());
+        assert!(run(&["--confirm", "maybe"]).unwrap_err().contains("ask, allow or deny"));
+        assert!(run(&["--confirm"]).unwrap_err().contains("needs a value"));
     }
 }

@@ -4,9 +4,11 @@
 //! Under `JFGUI_HOST_CHANNEL=stdio` (or `--agent-stdio`) it runs headless: the host channel on
 //! stdin/stdout, enabled, until stdin ends. Otherwise it connects to the user's daemon
 //! (`host.sock` in the runtime dir), reconnecting whenever the daemon restarts, enabled only
-//! with `--agent-enable`. Diagnostics go to stderr; stdout carries only frames.
+//! with `--agent-enable`. Diagnostics and prompts go to stderr; stdout carries only frames.
+//! A call that needs the user's yes is answered as `--confirm` says (`terminal.rs`).
 
 mod args;
+mod terminal;
 
 use std::io;
 use std::process::ExitCode;
@@ -15,7 +17,7 @@ use std::time::{Duration, Instant};
 use jfgui_example_notepad::{Clock, Notepad};
 use jfgui_host_sdk::Dispatcher;
 use jfgui_host_sdk::channel::{HostChannel, Identity};
-use jfgui_host_sdk::connector::{Connector, headless_requested, run, serve_stdio};
+use jfgui_host_sdk::connector::{Connector, DEFAULT_BUDGET, headless_requested, serve_stdio};
 
 use crate::args::{Command, USAGE};
 
@@ -42,7 +44,7 @@ fn main() -> ExitCode {
         }
     };
     let clock = Box::new(SystemClock(Instant::now()));
-    let mut app = match Notepad::new(&args.text, args.export_time, clock) {
+    let app = match Notepad::new(&args.text, args.export_time, clock) {
         Ok(app) => app,
         Err(e) => {
             eprintln!("jfgui-notepad: --text: {}", e.message);
@@ -50,6 +52,8 @@ fn main() -> ExitCode {
         }
     };
     let headless = args.agent_stdio || headless_requested();
+    let (prompter, typed) = terminal::prompter(args.confirm, headless);
+    let mut app = app.with_prompter(prompter);
     let mut dispatcher = match Dispatcher::new(&app) {
         Ok(d) => d,
         Err(e) => {
@@ -99,7 +103,44 @@ fn main() -> ExitCode {
         if args.agent_enable { "agent access enabled" } else { "agent access disabled" },
         connector.address().display()
     );
-    let e = run(&mut connector, &mut app);
+    let e = serve(&mut connector, &mut app, typed.as_ref());
     eprintln!("jfgui-notepad: {e}");
     ExitCode::FAILURE
+}
+
+/// How often the loop looks for an answer typed on the terminal while a prompt is open.
+const ANSWER_POLL: Duration = Duration::from_millis(100);
+
+/// host-sdk's `connector::run`, plus the answers typed on the terminal: handed to the
+/// channel at once (their update goes out, and a yes runs at the poll after). Returns only
+/// when waiting itself fails.
+fn serve(
+    connector: &mut Connector,
+    app: &mut Notepad,
+    typed: Option<&terminal::Typed>,
+) -> io::Error {
+    loop {
+        let mut wait = connector.poll(app, DEFAULT_BUDGET);
+        if let Some(typed) = typed {
+            let answers = typed.take();
+            for (ticket, answer) in &answers {
+                if let Err(e) = connector.channel_mut().answer(ticket, *answer) {
+                    eprintln!("jfgui-notepad: the answer to {ticket} was ignored: {e}");
+                }
+            }
+            if !answers.is_empty() {
+                continue;
+            }
+            if typed.asking() {
+                wait.timeout = Some(wait.timeout.map_or(ANSWER_POLL, |t| t.min(ANSWER_POLL)));
+            }
+        }
+        // Work due now (requests beyond the budget, an allowed call, a retry): no wait.
+        if wait.timeout == Some(Duration::ZERO) {
+            continue;
+        }
+        if let Err(e) = connector.wait(&wait) {
+            return e;
+        }
+    }
 }

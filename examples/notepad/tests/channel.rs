@@ -41,6 +41,7 @@ fn execute(id: u64, action: &str, input: Value, expected: Option<u64>) -> Vec<u8
             action: action.into(),
             input: input.into(),
             expected_revision: expected,
+            consent: None,
         }),
     }))
 }
@@ -115,7 +116,7 @@ fn headless_over_stdio() {
     let mut stdin = child.stdin.take().unwrap();
     let rx = messages(child.stdout.take().unwrap());
     let child = Kill(child);
-    assert_eq!(registration(&rx), ("Notepad ✎".into(), true, 9), "headless counts as enabled");
+    assert_eq!(registration(&rx), ("Notepad ✎".into(), true, 10), "headless counts as enabled");
     stdin.write_all(&welcome()).unwrap();
     stdin.write_all(&execute(1, "document.text.insert", text("!"), Some(1))).unwrap();
     assert_eq!(revision_of(next(&rx), 1), 2);
@@ -181,7 +182,7 @@ fn registers_with_the_daemon_and_again_after_it_restarts() {
 
     let stream = accept(&listener);
     let rx = messages(stream.try_clone().unwrap());
-    assert_eq!(registration(&rx), ("Notepad".into(), true, 9));
+    assert_eq!(registration(&rx), ("Notepad".into(), true, 10));
     let mut w = stream.try_clone().unwrap();
     w.write_all(&welcome()).unwrap();
     w.write_all(&execute(1, "document.text.insert", text("a"), Some(1))).unwrap();
@@ -196,7 +197,7 @@ fn registers_with_the_daemon_and_again_after_it_restarts() {
     let listener = UnixListener::bind(&sock).unwrap();
     let stream = accept(&listener);
     let rx = messages(stream.try_clone().unwrap());
-    assert_eq!(registration(&rx), ("Notepad".into(), true, 9), "registers again");
+    assert_eq!(registration(&rx), ("Notepad".into(), true, 10), "registers again");
     let mut w = stream.try_clone().unwrap();
     w.write_all(&welcome()).unwrap();
     // The state survived: the revision is still 2.
@@ -212,7 +213,7 @@ fn registers_disabled_without_the_flag() {
     let _app = spawn_connected(&dir, &["--name", "Second"]);
     let stream = accept(&listener);
     let rx = messages(stream.try_clone().unwrap());
-    assert_eq!(registration(&rx), ("Second".into(), false, 9));
+    assert_eq!(registration(&rx), ("Second".into(), false, 10));
     let mut w = stream.try_clone().unwrap();
     w.write_all(&welcome()).unwrap();
     w.write_all(&execute(1, "document.text.insert", text("a"), Some(1))).unwrap();

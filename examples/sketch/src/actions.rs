@@ -127,11 +127,22 @@ pub static ACTIONS: &[ActionSpec] = &[
         .schemas(&UPDATE_INPUT, &SUMMARY),
     ),
     edit(
-        ActionSpec::write("shape.delete", "Delete shape id.").schemas(&DELETE_INPUT, &SUMMARY),
+        ActionSpec::write(
+            "shape.delete",
+            "Delete shape id. The user is asked first: the call answers with a task that waits for their answer; follow it with tasks/get, do not retry.",
+        )
+        .schemas(&DELETE_INPUT, &SUMMARY)
+        .titled("Delete a shape")
+        .confirmed(),
     ),
     edit(
-        ActionSpec::write("canvas.clear", "Delete every shape (one undo step).")
-            .schemas(&schema::EMPTY_OBJECT, &SUMMARY),
+        ActionSpec::write(
+            "canvas.clear",
+            "Delete every shape (one undo step). The user is asked first: the call answers with a task that waits for their answer; follow it with tasks/get, do not retry.",
+        )
+        .schemas(&schema::EMPTY_OBJECT, &SUMMARY)
+        .titled("Clear the canvas")
+        .confirmed(),
     ),
     edit(
         ActionSpec::write(

@@ -1,13 +1,15 @@
 //! Sketch as a [`Host`]: actions mapped onto the canvas, inspection with `sinceRevision`, the
-//! `canvas` transaction domain, the SVG export task, the PNG rendering, the resources, and the
-//! feed of agent activity the window shows. No GUI types: the window owns a `Sketch` and
-//! tells it where things are on screen ([`Layout`]); the tests drive it without a window.
+//! `canvas` transaction domain, the SVG export task, the PNG rendering, the resources, the
+//! feed of agent activity the window shows, and the calls waiting for the user's yes (the
+//! window shows the first as a modal). No GUI types: the window owns a `Sketch` and tells it
+//! where things are on screen ([`Layout`]); the tests drive it without a window.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use jfgui_host_sdk::{
-    ActionError, ActionSpec, Context, Execution, Host, Map, Property, Reason, ResourceBytes,
-    ResourceInfo, Schema, TaskTable, Value, schema,
+    ActionError, ActionSpec, Answer, Confirmation, Context, Execution, Host, Map, Property, Reason,
+    ResourceBytes, ResourceInfo, Schema, TaskTable, Value, schema,
 };
 
 use crate::actions::{ACTIONS, CANVAS};
@@ -44,7 +46,7 @@ pub struct PixelRect {
 /// Where the user sees things, as the window last drew them. Reported by `state/inspect` as
 /// `view`, so tools that take screenshots (the GUI test suite) know where to look without
 /// guessing from pixels.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Layout {
     /// Screen points per canvas unit.
     pub zoom: f32,
@@ -54,6 +56,23 @@ pub struct Layout {
     pub canvas: PixelRect,
     /// The "Agent access" toggle.
     pub agent_toggle: PixelRect,
+    /// The confirmation modal, while one is shown.
+    pub prompt: Option<PromptLayout>,
+}
+
+/// Where the confirmation modal and its buttons are, for a test that clicks them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PromptLayout {
+    /// The call it asks about.
+    pub ticket: String,
+    /// The whole dialog.
+    pub dialog: PixelRect,
+    /// "Allow once".
+    pub allow_once: PixelRect,
+    /// "Always allow `<agent>`", when offered.
+    pub always: Option<PixelRect>,
+    /// "Deny".
+    pub deny: PixelRect,
 }
 
 /// The app: the drawing, its exports, the last rendering and what agents did.
@@ -66,6 +85,10 @@ pub struct Sketch {
     activity: ActivityFeed,
     layout: Option<Layout>,
     frames: FrameStats,
+    /// Whether a window asks the user (headless, nobody could answer).
+    asks: bool,
+    /// Calls waiting for the user's answer, oldest first.
+    prompts: VecDeque<Confirmation>,
 }
 
 impl Sketch {
@@ -79,7 +102,24 @@ impl Sketch {
             activity: ActivityFeed::default(),
             layout: None,
             frames: FrameStats::default(),
+            asks: false,
+            prompts: VecDeque::new(),
         }
+    }
+
+    /// The same app with a window that asks the user when a call needs their yes.
+    pub fn asking(self) -> Sketch {
+        Sketch { asks: true, ..self }
+    }
+
+    /// The call the window asks about now.
+    pub fn prompt(&self) -> Option<&Confirmation> {
+        self.prompts.front()
+    }
+
+    /// The user answered `ticket`: its prompt closes.
+    pub fn answered(&mut self, ticket: &str) {
+        self.prompts.retain(|c| c.ticket != ticket);
     }
 
     /// The drawing.
@@ -182,8 +222,8 @@ impl Host for Sketch {
         } else {
             m.insert("canvas", codec::canvas_value(&self.canvas));
         }
-        if let Some(layout) = self.layout {
-            let mut view = layout_value(&layout);
+        if let Some(layout) = &self.layout {
+            let mut view = layout_value(layout);
             if let (Value::Object(v), Some(frames)) = (&mut view, self.frames.value()) {
                 v.insert("frames", frames);
             }
@@ -214,6 +254,18 @@ impl Host for Sketch {
 
     fn activity(&mut self, notice: &jfgui_host_sdk::Activity) {
         self.activity.record(Activity::from_notice(notice, Instant::now()));
+    }
+
+    fn confirm(&mut self, confirmation: &Confirmation) -> Option<Answer> {
+        if !self.asks {
+            return Some(Answer::NoUi);
+        }
+        self.prompts.push_back(confirmation.clone());
+        None
+    }
+
+    fn withdraw_confirmation(&mut self, ticket: &str) {
+        self.answered(ticket);
     }
 
     fn resources(&mut self) -> Vec<ResourceInfo> {
@@ -274,6 +326,17 @@ fn layout_value(l: &Layout) -> Value {
     m.insert("pixelsPerPoint", codec::num(l.pixels_per_point));
     m.insert("canvas", rect(&l.canvas));
     m.insert("agentToggle", rect(&l.agent_toggle));
+    if let Some(p) = &l.prompt {
+        let mut prompt = Map::new();
+        prompt.insert("ticket", p.ticket.as_str());
+        prompt.insert("dialog", rect(&p.dialog));
+        prompt.insert("allowOnce", rect(&p.allow_once));
+        if let Some(always) = &p.always {
+            prompt.insert("always", rect(always));
+        }
+        prompt.insert("deny", rect(&p.deny));
+        m.insert("prompt", Value::Object(prompt));
+    }
     Value::Object(m)
 }
 

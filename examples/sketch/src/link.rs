@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use eframe::egui;
 use jfgui_host_sdk::channel::Status;
 use jfgui_host_sdk::connector::Connector;
-use jfgui_host_sdk::{ActionError, Value};
+use jfgui_host_sdk::{ActionError, Answer, Value};
 
 use crate::app::Sketch;
 
@@ -88,6 +88,17 @@ impl AgentLink {
     /// and every client connection to it, and fails queued calls with `disabled`.
     pub fn set_enabled(&mut self, host: &mut Sketch, ctx: &egui::Context, enabled: bool) {
         self.connector.channel_mut().set_enabled(enabled);
+        self.pump(host, ctx);
+    }
+
+    /// The user's answer to the prompt of `ticket`: the prompt closes, the answer goes out at
+    /// once, and on a yes the call runs at the frame after (the one that finds the answer
+    /// written).
+    pub fn answer(&mut self, host: &mut Sketch, ctx: &egui::Context, ticket: &str, answer: Answer) {
+        host.answered(ticket);
+        if let Err(e) = self.connector.channel_mut().answer(ticket, answer) {
+            eprintln!("jfgui-sketch: the answer to {ticket} was ignored: {e}");
+        }
         self.pump(host, ctx);
     }
 

@@ -11,7 +11,7 @@
 //! | `paint.rs`, `render.rs` | the one painter (egui shapes) and `ui.render` (egui's tessellation filled on the CPU) |
 //! | `activity.rs`, `frames.rs` | the "last agent action" feed; what pumping costs each frame |
 //! | `link.rs`, `waker.rs` | the host channel in egui's event loop: a budget per frame, woken by the socket |
-//! | `window.rs` | the window: toolbar, canvas gestures, agent bar |
+//! | `window.rs` | the window: toolbar, canvas gestures, agent bar, the modal asking the user |
 //!
 //! Agent access is off until the user turns it on ("Agent access" in the window, or
 //! `--agent-enable`). Under `JFGUI_HOST_CHANNEL=stdio` (or `--agent-stdio`) it runs without a
@@ -53,8 +53,10 @@ const WINDOW_SIZE: [f32; 2] = [820.0, 560.0];
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let mut app = Sketch::new(args.export_time());
     let headless = args.agent_stdio || headless_requested();
+    // Headless, there is no window to ask in: calls that need the user's yes never run.
+    let app = Sketch::new(args.export_time());
+    let mut app = if headless { app } else { app.asking() };
     let mut dispatcher = match Dispatcher::new(&app) {
         Ok(d) => d,
         Err(e) => {

@@ -1,6 +1,7 @@
 //! The window (eframe/egui): a toolbar (tools, colours, width, undo/redo, delete, clear, zoom),
-//! the canvas (draw, select, move), and the agent bar (the "Agent access" toggle, the
-//! endpoint, the last agent action).
+//! the canvas (draw, select, move), the agent bar (the "Agent access" toggle, the endpoint,
+//! the last agent action), and the modal that asks the user when an agent's call needs their
+//! yes ("`<agent>` wants to: Clear the canvas": Allow once, Always allow `<agent>`, Deny).
 //!
 //! Every frame first pumps the host channel ([`AgentLink::pump`]), so an agent's change is on
 //! screen in the frame that answers it. The user's edits go through the same actions as an
@@ -14,9 +15,9 @@ use eframe::egui::{
     self, Align, Color32, Key, KeyboardShortcut, Layout as UiLayout, Modifiers, Pos2, Rect,
     Response, Sense, Stroke, StrokeKind, Ui, Vec2,
 };
-use jfgui_host_sdk::{Map, Value};
+use jfgui_host_sdk::{Answer, Map, Value};
 
-use crate::app::{Layout, PixelRect, Sketch};
+use crate::app::{Layout, PixelRect, PromptLayout, Sketch};
 use crate::codec;
 use crate::link::{AgentLink, LinkState};
 use crate::paint::{self, View};
@@ -234,6 +235,59 @@ impl Window {
         .inner
     }
 
+    /// The modal for the call waiting for the user's answer, if one waits; returns where it
+    /// and its buttons are, for the layout report (once they are drawn there). A withdrawn call's modal is gone at the
+    /// next frame (the app drops it from its prompts).
+    fn prompt(&mut self, ctx: &egui::Context) -> Option<PromptLayout> {
+        let c = self.app.prompt()?.clone();
+        let agent = c.agent_name();
+        let ppp = ctx.pixels_per_point();
+        let mut answer = None;
+        let shown = egui::Modal::new(egui::Id::new(("confirmation", &c.ticket))).show(ctx, |ui| {
+            // A new dialog's first frame only measures it (nothing is drawn, nothing is where
+            // it will be): not reported, so no one clicks where no button is.
+            let measuring = ui.is_sizing_pass();
+            ui.set_max_width(460.0);
+            ui.heading(format!("{agent} wants to: {}", c.summary()));
+            ui.add_space(4.0);
+            ui.label(format!("Asked by {}", c.agent_label())).on_hover_text(
+                "The program that called, as the operating system knows it; what it says it is is only a claim.",
+            );
+            ui.separator();
+            ui.horizontal(|ui| {
+                let once = ui.button("Allow once");
+                let always =
+                    c.may_always.then(|| ui.button(format!("Always allow {agent}")));
+                let deny = ui.button("Deny");
+                if once.clicked() {
+                    answer = Some(Answer::Allow);
+                }
+                if always.as_ref().is_some_and(Response::clicked) {
+                    answer = Some(Answer::AllowAlways);
+                }
+                if deny.clicked() {
+                    answer = Some(Answer::Deny);
+                }
+                (once.rect, always.map(|r| r.rect), deny.rect, measuring)
+            })
+            .inner
+        });
+        let (once, always, deny, measuring) = shown.inner;
+        if let Some(answer) = answer {
+            self.link.answer(&mut self.app, ctx, &c.ticket, answer);
+        }
+        if measuring {
+            return None;
+        }
+        Some(PromptLayout {
+            ticket: c.ticket,
+            dialog: pixels(shown.response.rect, ppp),
+            allow_once: pixels(once, ppp),
+            always: always.map(|r| pixels(r, ppp)),
+            deny: pixels(deny, ppp),
+        })
+    }
+
     /// The canvas; returns the paper's rectangle for the layout report.
     fn canvas(&mut self, ui: &mut Ui) -> Rect {
         egui::ScrollArea::both()
@@ -364,12 +418,14 @@ impl eframe::App for Window {
         egui::TopBottomPanel::top("tools").show(ctx, |ui| self.toolbar(ui));
         let toggle = egui::TopBottomPanel::bottom("agent").show(ctx, |ui| self.agent_bar(ui)).inner;
         let paper = egui::CentralPanel::default().show(ctx, |ui| self.canvas(ui)).inner;
+        let prompt = self.prompt(ctx);
         let ppp = ctx.pixels_per_point();
         self.app.set_layout(Layout {
             zoom: self.zoom,
             pixels_per_point: ppp,
             canvas: pixels(paper, ppp),
             agent_toggle: pixels(toggle, ppp),
+            prompt,
         });
         self.app.frames_mut().record(pump, started.elapsed());
     }

@@ -24,10 +24,26 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+// (`confirm` only) A prompt is shown; the answer comes through `jfgui_host_answer`.
+#define JFGUI_ANSWER_LATER 0
+
+// Run this call.
+#define JFGUI_ANSWER_ALLOW 1
+
+// Run it, and let this agent run this action without asking from now on (offer it only when
+// `may_always`).
+#define JFGUI_ANSWER_ALLOW_ALWAYS 2
+
+// Do not run it: the caller gets `not_executed/denied_by_user`.
+#define JFGUI_ANSWER_DENY 3
+
+// Nobody can be asked (no window, no terminal): `not_executed/no_confirmation_ui`.
+#define JFGUI_ANSWER_NO_UI 4
+
 // The version of this ABI (the header, the callback table and every signature). Pass it to
 // `jfgui_host_new`; a library of another version refuses the handle instead of misreading
 // the table.
-#define JFGUI_HOST_ABI_VERSION 1
+#define JFGUI_HOST_ABI_VERSION 2
 
 // A good `budget` for `jfgui_host_pump` (the std run loop's): enough requests to drain a
 // burst, few enough that a GUI stays responsive.
@@ -193,6 +209,44 @@ typedef void (*JfguiCancelTaskFn)(void *user_data, const uint8_t *id, size_t id_
 // milliseconds until it wants to run again, or -1 for "only when something arrives".
 typedef int64_t (*JfguiTickFn)(void *user_data);
 
+// A call waiting for the user's answer, as the `confirm` callback gets it. Every string is
+// printable on one line (control characters shown escaped), so it can go straight into a
+// prompt.
+typedef struct JfguiConfirmation {
+  // The ticket to pass to `jfgui_host_answer`: the id of the task the caller follows.
+  struct JfguiStr ticket;
+  // The action asked about (the first, for a batch).
+  struct JfguiStr action;
+  // Its title, or its name when it has none.
+  struct JfguiStr title;
+  // What the user is asked to allow: the title, or every title of a batch's calls.
+  struct JfguiStr summary;
+  // Who asks, short: the agent executable's file name, or "An unknown agent".
+  struct JfguiStr agent_name;
+  // Who asks, in full: the executable's path and what the client says it is, marked as
+  // a claim ("/usr/bin/claude (says it is \"claude-code 1.2\")").
+  struct JfguiStr agent_label;
+  // Whether the prompt may offer "always allow" (`JFGUI_ANSWER_ALLOW_ALWAYS`).
+  bool may_always;
+  // All of it as JSON: `{"ticket", "calls": [{"index"?, "action", "title", "description",
+  // "input"}], "batchLen"?, "agent": {"exe", "pid"?, "says"?, "transport"} or null,
+  // "mayAlways"}`.
+  struct JfguiStr json;
+} JfguiConfirmation;
+
+// A client's call of an action declared with `"confirm": true` passed every check and has no
+// standing grant: ask the user. Return a `JFGUI_ANSWER_*` value: `JFGUI_ANSWER_LATER` to show a
+// prompt and answer with `jfgui_host_answer` later, or the answer now. Any other value is
+// taken as `JFGUI_ANSWER_NO_UI` (nothing runs). `confirmation` and its strings are valid
+// during the call only: copy the ticket to answer later.
+typedef int32_t (*JfguiConfirmFn)(void *user_data, const struct JfguiConfirmation *confirmation);
+
+// The prompt for `ticket` was withdrawn (the caller cancelled, gave up or went away, or
+// agent access was turned off): close it; answering it now does nothing.
+typedef void (*JfguiWithdrawConfirmationFn)(void *user_data,
+                                            const uint8_t *ticket,
+                                            size_t ticket_len);
+
 // The app's callbacks. `execute` and `revision` are required; every other member may be NULL
 // and then behaves like the Rust `Host` trait's default: `capabilities` 0 (actions that need
 // capability bits are refused), always available, `inspect` answers `{}`, no transactions
@@ -203,8 +257,8 @@ typedef int64_t (*JfguiTickFn)(void *user_data);
 // The library copies this table in `jfgui_host_new`; the app's copy may be freed afterwards.
 // Callbacks run only inside `jfgui_host_connect`, `jfgui_host_pump`,
 // `jfgui_host_set_enabled`, the `jfgui_host_task_*` functions and `jfgui_host_serve_stdio`,
-// on the calling thread. They must not unwind (C++ exceptions,
-// `longjmp`) out of the callback.
+// on the calling thread (and `confirm`'s calls, once allowed, inside `jfgui_host_answer`).
+// They must not unwind (C++ exceptions, `longjmp`) out of the callback.
 typedef struct JfguiCallbacks {
   // Required.
   JfguiExecuteFn execute;
@@ -232,6 +286,11 @@ typedef struct JfguiCallbacks {
   JfguiCancelTaskFn cancel_task;
   // Optional (NULL: no periodic work).
   JfguiTickFn tick;
+  // Optional (NULL: the app cannot ask, so calls of `confirm` actions fail
+  // `not_executed/no_confirmation_ui` and nothing of them runs).
+  JfguiConfirmFn confirm;
+  // Optional (NULL: nothing to close).
+  JfguiWithdrawConfirmationFn withdraw_confirmation;
 } JfguiCallbacks;
 
 // What to wait for before the next `jfgui_host_pump` (`Connector::poll`'s answer).
@@ -260,6 +319,21 @@ typedef struct JfguiInfo {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// The user's answer (a `JFGUI_ANSWER_*` other than `LATER`) to the prompt of `ticket`, given
+// after the `confirm` callback returned `JFGUI_ANSWER_LATER`. On a yes the task's update is
+// sent and, once written, the call runs inside this function (the `execute` callback is
+// called from here); if the connection cannot take the update yet, the next
+// `jfgui_host_pump` runs it. `JFGUI_STATUS_TASK` when nothing waits under `ticket` any more
+// (withdrawn, cancelled, answered before): the answer is ignored.
+//
+// # Safety
+//
+// `h` is a live handle; `ticket` points to `ticket_len` readable bytes of UTF-8.
+JfguiStatus jfgui_host_answer(struct JfguiHost *h,
+                              const uint8_t *ticket,
+                              size_t ticket_len,
+                              int32_t answer);
 
 // Creates a handle for an app called `display_name` (any UTF-8, shown to people; the
 // daemon derives the endpoint slug from it). The library copies `callbacks`; `user_data` is

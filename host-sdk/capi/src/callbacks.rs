@@ -24,7 +24,7 @@ pub struct JfguiStr {
 }
 
 impl JfguiStr {
-    fn of(s: &str) -> JfguiStr {
+    pub(crate) fn of(s: &str) -> JfguiStr {
         JfguiStr { ptr: s.as_ptr(), len: s.len() }
     }
 }
@@ -122,6 +122,49 @@ pub type JfguiCancelTaskFn =
 /// Advances deferred work (the `jfgui_host_task_*` functions work inside it); returns the
 /// milliseconds until it wants to run again, or -1 for "only when something arrives".
 pub type JfguiTickFn = Option<unsafe extern "C-unwind" fn(user_data: *mut c_void) -> i64>;
+/// A client's call of an action declared with `"confirm": true` passed every check and has no
+/// standing grant: ask the user. Return a `JFGUI_ANSWER_*` value: `JFGUI_ANSWER_LATER` to show a
+/// prompt and answer with `jfgui_host_answer` later, or the answer now. Any other value is
+/// taken as `JFGUI_ANSWER_NO_UI` (nothing runs). `confirmation` and its strings are valid
+/// during the call only: copy the ticket to answer later.
+pub type JfguiConfirmFn = Option<
+    unsafe extern "C-unwind" fn(
+        user_data: *mut c_void,
+        confirmation: *const JfguiConfirmation,
+    ) -> i32,
+>;
+/// The prompt for `ticket` was withdrawn (the caller cancelled, gave up or went away, or
+/// agent access was turned off): close it; answering it now does nothing.
+pub type JfguiWithdrawConfirmationFn = Option<
+    unsafe extern "C-unwind" fn(user_data: *mut c_void, ticket: *const u8, ticket_len: usize),
+>;
+
+/// A call waiting for the user's answer, as the `confirm` callback gets it. Every string is
+/// printable on one line (control characters shown escaped), so it can go straight into a
+/// prompt.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct JfguiConfirmation {
+    /// The ticket to pass to `jfgui_host_answer`: the id of the task the caller follows.
+    pub ticket: JfguiStr,
+    /// The action asked about (the first, for a batch).
+    pub action: JfguiStr,
+    /// Its title, or its name when it has none.
+    pub title: JfguiStr,
+    /// What the user is asked to allow: the title, or every title of a batch's calls.
+    pub summary: JfguiStr,
+    /// Who asks, short: the agent executable's file name, or "An unknown agent".
+    pub agent_name: JfguiStr,
+    /// Who asks, in full: the executable's path and what the client says it is, marked as
+    /// a claim ("/usr/bin/claude (says it is \"claude-code 1.2\")").
+    pub agent_label: JfguiStr,
+    /// Whether the prompt may offer "always allow" (`JFGUI_ANSWER_ALLOW_ALWAYS`).
+    pub may_always: bool,
+    /// All of it as JSON: `{"ticket", "calls": [{"index"?, "action", "title", "description",
+    /// "input"}], "batchLen"?, "agent": {"exe", "pid"?, "says"?, "transport"} or null,
+    /// "mayAlways"}`.
+    pub json: JfguiStr,
+}
 
 /// The app's callbacks. `execute` and `revision` are required; every other member may be NULL
 /// and then behaves like the Rust `Host` trait's default: `capabilities` 0 (actions that need
@@ -133,8 +176,8 @@ pub type JfguiTickFn = Option<unsafe extern "C-unwind" fn(user_data: *mut c_void
 /// The library copies this table in `jfgui_host_new`; the app's copy may be freed afterwards.
 /// Callbacks run only inside `jfgui_host_connect`, `jfgui_host_pump`,
 /// `jfgui_host_set_enabled`, the `jfgui_host_task_*` functions and `jfgui_host_serve_stdio`,
-/// on the calling thread. They must not unwind (C++ exceptions,
-/// `longjmp`) out of the callback.
+/// on the calling thread (and `confirm`'s calls, once allowed, inside `jfgui_host_answer`).
+/// They must not unwind (C++ exceptions, `longjmp`) out of the callback.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct JfguiCallbacks {
@@ -164,6 +207,11 @@ pub struct JfguiCallbacks {
     pub cancel_task: JfguiCancelTaskFn,
     /// Optional (NULL: no periodic work).
     pub tick: JfguiTickFn,
+    /// Optional (NULL: the app cannot ask, so calls of `confirm` actions fail
+    /// `not_executed/no_confirmation_ui` and nothing of them runs).
+    pub confirm: JfguiConfirmFn,
+    /// Optional (NULL: nothing to close).
+    pub withdraw_confirmation: JfguiWithdrawConfirmationFn,
 }
 
 /// A callback unwound instead of returning.
@@ -331,5 +379,17 @@ impl Callbacks {
         let f = self.table.tick?;
         // SAFETY: see the note above these methods.
         Some(guarded(|| unsafe { f(self.user_data) }))
+    }
+
+    pub(crate) fn confirm(&self, confirmation: &JfguiConfirmation) -> Option<Result<i32, Unwound>> {
+        let f = self.table.confirm?;
+        // SAFETY: see the note above these methods.
+        Some(guarded(|| unsafe { f(self.user_data, confirmation) }))
+    }
+
+    pub(crate) fn withdraw_confirmation(&self, ticket: &str) -> Option<Result<(), Unwound>> {
+        let f = self.table.withdraw_confirmation?;
+        // SAFETY: see the note above these methods.
+        Some(guarded(|| unsafe { f(self.user_data, ticket.as_ptr(), ticket.len()) }))
     }
 }

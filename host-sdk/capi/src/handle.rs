@@ -13,7 +13,7 @@ use jfgui_host_sdk::channel::{HostChannel, Identity, Status};
 use jfgui_host_sdk::connector::{self, Connector, Wait};
 use jfgui_host_sdk::declare::{DeclarationError, Registration};
 use jfgui_host_sdk::testing::{self, Options};
-use jfgui_host_sdk::{Dispatcher, TaskTable};
+use jfgui_host_sdk::{Answer, Dispatcher, TaskTable};
 
 use crate::callbacks::Callbacks;
 use crate::ffi::{Error, JfguiStatus};
@@ -197,6 +197,17 @@ impl State {
         }
     }
 
+    /// The user's answer to a waiting call: when connected, its update is written and, on a
+    /// yes, the call runs now (the second poll finds the update written).
+    pub(crate) fn answer(&mut self, ticket: &str, answer: Answer) -> Result<(), Error> {
+        self.channel_mut("answer a confirmation")?.answer(ticket, answer).map_err(|e| {
+            Error::new(JfguiStatus::Task, format!("the answer to {ticket:?} was ignored: {e}"))
+        })?;
+        self.flush();
+        self.flush();
+        Ok(())
+    }
+
     /// Enables or disables external calls and tells the daemon now when connected.
     pub(crate) fn set_enabled(&mut self, enabled: bool) -> Result<(), Error> {
         self.channel_mut("change the enabled state")?.set_enabled(enabled);
@@ -263,9 +274,23 @@ impl State {
         let channel = match &mut self.stage {
             Stage::Ready(channel) => channel,
             Stage::Connected(connector) => connector.channel_mut(),
-            other => panic!("no endpoint: {other:?}"),
+            other => panic!("no channel: {other:?}"),
         };
         channel.dispatcher_mut().handle(&mut self.host, 1, call)
+    }
+
+    /// What a connection would do between two pumps, without one: tell the app of withdrawn
+    /// prompts, take the task changes as written, and run the calls allowed (the in-process
+    /// tests follow a confirmation this way).
+    #[cfg(test)]
+    pub(crate) fn deliver(&mut self) -> std::vec::Vec<jfgui_host_sdk::TaskSnapshot> {
+        let Stage::Ready(channel) = &mut self.stage else { panic!("not in-process") };
+        let dispatcher = channel.dispatcher_mut();
+        dispatcher.tick(&mut self.host);
+        let mut events = dispatcher.take_task_events();
+        dispatcher.run_allowed(&mut self.host);
+        events.extend(dispatcher.take_task_events());
+        events
     }
 
     /// Runs host-sdk's contract checks in-process on this handle's dispatcher and callbacks

@@ -12,12 +12,13 @@ use std::vec::Vec;
 
 use jfgui_host_sdk::declare::Registration;
 use jfgui_host_sdk::{
-    ActionError, ActionSpec, Availability, Context, Execution, Host, Map, Origin, Reason,
-    ResourceData, ResourceInfo, TaskTable, Value,
+    ActionError, ActionSpec, Answer, Availability, Confirmation, Context, Execution, Host, Map,
+    Origin, Reason, ResourceData, ResourceInfo, TaskTable, Value,
 };
 use jfgui_proto::encode;
 
-use crate::callbacks::{Callbacks, JfguiCallInfo, Unwound};
+use crate::callbacks::{Callbacks, JfguiCallInfo, JfguiConfirmation, JfguiStr, Unwound};
+use crate::consent_api::{JFGUI_ANSWER_LATER, answer_of};
 use crate::reply::{APP_JSON_LIMITS, JfguiReply, Kind, Written, app_bug};
 use crate::shared::Shared;
 
@@ -226,4 +227,65 @@ impl Host for CHost {
             _ => None,
         }
     }
+
+    fn confirm(&mut self, confirmation: &Confirmation) -> Option<Answer> {
+        let json = confirmation_json(confirmation);
+        let (summary, name, label) =
+            (confirmation.summary(), confirmation.agent_name(), confirmation.agent_label());
+        let c = JfguiConfirmation {
+            ticket: JfguiStr::of(&confirmation.ticket),
+            action: JfguiStr::of(confirmation.action().name),
+            title: JfguiStr::of(confirmation.title()),
+            summary: JfguiStr::of(&summary),
+            agent_name: JfguiStr::of(&name),
+            agent_label: JfguiStr::of(&label),
+            may_always: confirmation.may_always,
+            json: JfguiStr::of(&json),
+        };
+        match self.callbacks.confirm(&c) {
+            // No callback: the app cannot ask (the trait's default).
+            None => Some(Answer::NoUi),
+            Some(Ok(JFGUI_ANSWER_LATER)) => None,
+            // An unknown value or an unwinding callback: nobody could be asked.
+            Some(Ok(v)) => Some(answer_of(v).unwrap_or(Answer::NoUi)),
+            Some(Err(Unwound)) => Some(Answer::NoUi),
+        }
+    }
+
+    fn withdraw_confirmation(&mut self, ticket: &str) {
+        let _ = self.callbacks.withdraw_confirmation(ticket);
+    }
+}
+
+/// The `json` member of a [`JfguiConfirmation`] (see there).
+fn confirmation_json(c: &Confirmation) -> String {
+    let calls: Vec<Value> = c
+        .calls
+        .iter()
+        .map(|call| {
+            let mut m = Map::new();
+            if let Some(i) = call.index {
+                m.insert("index", i);
+            }
+            m.insert("action", call.action.name);
+            m.insert("title", call.title());
+            m.insert("description", call.action.description);
+            m.insert("input", call.input.clone());
+            Value::Object(m)
+        })
+        .collect();
+    let mut m = Map::new();
+    m.insert("ticket", c.ticket.as_str());
+    m.insert("calls", Value::Array(calls));
+    if let Some(n) = c.batch_len {
+        m.insert("batchLen", n);
+    }
+    m.insert(
+        "agent",
+        c.agent.as_ref().map_or(Value::Null, |a| jfgui_proto::to_value(a).unwrap_or_default()),
+    );
+    m.insert("mayAlways", c.may_always);
+    // The input passed the app's own schema within these bounds, so this encodes.
+    let bytes = encode(&Value::Object(m), &APP_JSON_LIMITS).unwrap_or_default();
+    String::from_utf8(bytes).unwrap_or_default()
 }

@@ -16,7 +16,7 @@ use crate::handle::{JfguiHost, JfguiInfo, JfguiWait, State};
 /// The version of this ABI (the header, the callback table and every signature). Pass it to
 /// `jfgui_host_new`; a library of another version refuses the handle instead of misreading
 /// the table.
-pub const JFGUI_HOST_ABI_VERSION: u32 = 1;
+pub const JFGUI_HOST_ABI_VERSION: u32 = 2;
 
 /// A good `budget` for `jfgui_host_pump` (the std run loop's): enough requests to drain a
 /// burst, few enough that a GUI stays responsive.

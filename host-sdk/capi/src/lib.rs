@@ -4,6 +4,8 @@
 
 #[allow(unsafe_code)] // calls the app's function pointers
 mod callbacks;
+#[allow(unsafe_code)] // the exported functions
+mod consent_api;
 #[allow(unsafe_code)] // raw pointers and lengths from C
 mod ffi;
 mod handle;
@@ -25,9 +27,13 @@ mod tests;
 
 pub use callbacks::{
     JfguiAvailabilityFn, JfguiBeginTransactionFn, JfguiCallInfo, JfguiCallbacks, JfguiCancelTaskFn,
-    JfguiCapabilitiesFn, JfguiEndTransactionFn, JfguiExecuteFn, JfguiInspectFn,
-    JfguiListResourcesFn, JfguiReadResourceFn, JfguiRevisionFn, JfguiStr,
-    JfguiSupportsTransactionFn, JfguiTickFn,
+    JfguiCapabilitiesFn, JfguiConfirmFn, JfguiConfirmation, JfguiEndTransactionFn, JfguiExecuteFn,
+    JfguiInspectFn, JfguiListResourcesFn, JfguiReadResourceFn, JfguiRevisionFn, JfguiStr,
+    JfguiSupportsTransactionFn, JfguiTickFn, JfguiWithdrawConfirmationFn,
+};
+pub use consent_api::{
+    JFGUI_ANSWER_ALLOW, JFGUI_ANSWER_ALLOW_ALWAYS, JFGUI_ANSWER_DENY, JFGUI_ANSWER_LATER,
+    JFGUI_ANSWER_NO_UI, jfgui_host_answer,
 };
 pub use ffi::JfguiStatus;
 pub use handle::{JfguiHost, JfguiInfo, JfguiWait};

@@ -72,6 +72,11 @@ unsafe extern "C-unwind" fn execute(
                 jfgui_reply_error(reply, code.as_ptr(), code.len(), message.as_ptr(), message.len())
             });
         }
+        "t.reset" => {
+            app.value.set(0);
+            app.revision.set(app.revision.get() + 1);
+            note(reply_json(reply, r#"{"value":0}"#));
+        }
         "t.panic" => panic!("a test callback panics"),
         "t.none" => {}
         "t.badjson" => note(reply_json(reply, r#"{"a":1,"a":2}"#)),
@@ -161,6 +166,8 @@ fn table() -> JfguiCallbacks {
         read_resource: None,
         cancel_task: None,
         tick: None,
+        confirm: None,
+        withdraw_confirmation: None,
     }
 }
 
@@ -209,6 +216,7 @@ fn execute_call(action: &str, expected: Option<u64>) -> Call {
         action: action.into(),
         input: Value::Object(Map::new()).into(),
         expected_revision: expected,
+        consent: None,
     })
 }
 
@@ -221,20 +229,39 @@ fn new_checks_its_arguments() {
     // SAFETY (every call): readable arguments of the lengths given, or NULL where tested.
     unsafe {
         assert_eq!(
-            jfgui_host_new(2, name.as_ptr(), 1, &table(), user, &mut h),
+            jfgui_host_new(JFGUI_HOST_ABI_VERSION + 1, name.as_ptr(), 1, &table(), user, &mut h),
             JfguiStatus::InvalidArgument
         );
         assert_eq!(
-            jfgui_host_new(1, name.as_ptr(), 1, std::ptr::null(), user, &mut h),
+            jfgui_host_new(
+                JFGUI_HOST_ABI_VERSION,
+                name.as_ptr(),
+                1,
+                std::ptr::null(),
+                user,
+                &mut h
+            ),
             JfguiStatus::InvalidArgument
         );
         assert_eq!(
-            jfgui_host_new(1, name.as_ptr(), 1, &table(), user, std::ptr::null_mut()),
+            jfgui_host_new(
+                JFGUI_HOST_ABI_VERSION,
+                name.as_ptr(),
+                1,
+                &table(),
+                user,
+                std::ptr::null_mut()
+            ),
+            JfguiStatus::InvalidArgument
+        );
+        // A table of the version without `confirm` is shorter: refused, not misread.
+        assert_eq!(
+            jfgui_host_new(1, name.as_ptr(), 1, &table(), user, &mut h),
             JfguiStatus::InvalidArgument
         );
         let bad = [0xffu8];
         assert_eq!(
-            jfgui_host_new(1, bad.as_ptr(), 1, &table(), user, &mut h),
+            jfgui_host_new(JFGUI_HOST_ABI_VERSION, bad.as_ptr(), 1, &table(), user, &mut h),
             JfguiStatus::InvalidArgument
         );
         assert!(h.is_null(), "no handle on failure");
@@ -373,9 +400,10 @@ fn atomic_batches_run_the_transaction_callbacks() {
                 action: (*a).into(),
                 input: Value::Object(Map::new()).into(),
                 expected_revision: Some(1),
+                consent: None,
             })
             .collect();
-        Call::Batch(BatchCall { calls, atomic: true, stop_on_error: true })
+        Call::Batch(BatchCall { calls, atomic: true, stop_on_error: true, consent: None })
     };
     let failed = dispatch(h, &batch(&["t.ok", "t.ok", "t.err"])).unwrap_err();
     assert_eq!(failed.reason.as_str(), "rolled_back");
@@ -476,3 +504,5 @@ fn the_checks_run_on_a_declared_handle_and_the_report_is_copied_out() {
     assert!(!info.enabled, "the handle is as disabled as before");
     close(h);
 }
+
+mod consent;

@@ -3,15 +3,17 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
+use alloc::string::String;
+
 use jfgui_proto::channel::{
-    Activity, AppMessage, Bye, CHANNEL_VERSION, Call, CallResult, DaemonMessage, FrameError,
-    Outcome, Refused, TaskState,
+    Activity, AppMessage, Awaiting, Bye, CHANNEL_VERSION, Call, CallResult, ConsentAnswer,
+    DaemonMessage, FrameError, Outcome, Refused, TaskSnapshot, TaskState, Withdraw, WithdrawReason,
 };
 use jfgui_proto::{ActionSpec, ErrorClass, Reason};
 
 use super::{MAX_QUEUED_ACTIVITIES, MAX_QUEUED_REQUESTS, ProtocolError, Status};
-use crate::Dispatcher;
-use crate::test_support::{EchoHost, Peer, Registers, channel, obj};
+use crate::test_support::{AskingHost, EchoHost, Peer, Registers, channel, obj};
+use crate::{Answer, Dispatcher};
 
 fn registered(enabled: bool) -> (super::HostChannel, EchoHost, Peer) {
     let host = EchoHost::default();
@@ -450,4 +452,115 @@ mod properties {
             prop_assert_eq!(answers(&chunks), whole);
         }
     }
+}
+
+/// A channel of [`AskingHost`], registered.
+fn asking() -> (super::HostChannel, AskingHost, Peer) {
+    let host = AskingHost::default();
+    let mut e = channel(&host, true);
+    let mut peer = Peer::new();
+    peer.drain(&mut e);
+    e.feed(&Peer::welcome(1024 * 1024)).unwrap();
+    (e, host, peer)
+}
+
+/// The task messages among `msgs`.
+fn tasks(msgs: &[AppMessage]) -> Vec<&TaskSnapshot> {
+    msgs.iter()
+        .filter_map(|m| match m {
+            AppMessage::Task(t) => Some(t),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Sends a `wipe` call and answers the waiting task's ticket.
+fn wait_for_the_user(e: &mut super::HostChannel, host: &mut AskingHost, peer: &mut Peer) -> String {
+    e.feed(&Peer::execute(1, "wipe", obj(&[]), Some(0))).unwrap();
+    e.pump(host, 10);
+    let msgs = peer.drain(e);
+    match reply(&msgs, 1) {
+        Outcome::Ok(CallResult::Deferred { task, .. }) => {
+            assert_eq!(task.awaiting, Some(Awaiting::Confirmation));
+            task.id.clone()
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_allowed_call_runs_only_once_the_update_saying_so_was_written() {
+    let (mut e, mut host, mut peer) = asking();
+    let ticket = wait_for_the_user(&mut e, &mut host, &mut peer);
+    assert_eq!(host.asked.len(), 1);
+    e.answer(&ticket, Answer::Allow).unwrap();
+    e.pump(&mut host, 10);
+    assert_eq!(host.wiped, 0, "the update is only queued");
+    // The transport has not taken it: still nothing runs, however often the app pumps.
+    e.pump(&mut host, 10);
+    assert_eq!(host.wiped, 0);
+    let msgs = peer.drain(&mut e);
+    let allowed = tasks(&msgs);
+    assert_eq!(allowed.len(), 1);
+    assert_eq!((allowed[0].state, allowed[0].awaiting), (TaskState::Running, None));
+    assert_eq!(allowed[0].consent.map(|c| c.answer), Some(ConsentAnswer::Allow));
+    assert_eq!(e.dispatcher().allowed_to_run(), 1);
+    // Written: the next pump runs it, and its completion follows.
+    e.pump(&mut host, 10);
+    assert_eq!(host.wiped, 1);
+    let msgs = peer.drain(&mut e);
+    let done = tasks(&msgs);
+    assert_eq!((done.len(), done[0].state), (1, TaskState::Completed));
+    let result = done[0].result.as_ref().unwrap();
+    assert_eq!(result.get("revision").and_then(jfgui_proto::Value::as_u64), Some(1));
+}
+
+#[test]
+fn a_withdraw_from_the_daemon_ends_a_waiting_call_and_closes_its_prompt() {
+    let (mut e, mut host, mut peer) = asking();
+    let ticket = wait_for_the_user(&mut e, &mut host, &mut peer);
+    let withdraw = |task: &str| {
+        Peer::frame(&DaemonMessage::Withdraw(Withdraw {
+            task: task.into(),
+            reason: WithdrawReason::ConfirmationTimeout,
+        }))
+    };
+    e.feed(&withdraw(&ticket)).unwrap();
+    // A withdraw of what waits no more (here: unknown) is ignored, not fatal.
+    e.feed(&withdraw("confirm-77")).unwrap();
+    e.pump(&mut host, 10);
+    assert_eq!(host.withdrawn, core::slice::from_ref(&ticket));
+    let msgs = peer.drain(&mut e);
+    let ended = tasks(&msgs);
+    assert_eq!(ended.len(), 1);
+    assert_eq!(
+        ended[0].error.as_ref().map(|e| e.reason.clone()),
+        Some(Reason::ConfirmationTimeout)
+    );
+    assert_eq!(e.answer(&ticket, Answer::Allow), Err(crate::StrayAnswer::Unknown));
+    e.pump(&mut host, 10);
+    assert_eq!(host.wiped, 0);
+    assert_eq!(e.status(), &Status::Registered);
+
+    // Before `welcome` it is out of order, as a request would be.
+    let mut fresh = channel(&AskingHost::default(), true);
+    assert_eq!(
+        fresh.feed(&withdraw(&ticket)),
+        Err(ProtocolError::Unexpected("a withdraw before welcome"))
+    );
+}
+
+#[test]
+fn a_new_connection_ends_every_call_asked_about_on_the_old_one() {
+    let (mut e, mut host, mut peer) = asking();
+    let ticket = wait_for_the_user(&mut e, &mut host, &mut peer);
+    e.reset().unwrap();
+    let hs = Peer::new().drain(&mut e);
+    assert!(matches!(hs[0], AppMessage::Hello(_)));
+    e.feed(&Peer::welcome(1024 * 1024)).unwrap();
+    e.pump(&mut host, 10);
+    assert_eq!(host.withdrawn, core::slice::from_ref(&ticket), "the prompt closes");
+    assert!(tasks(&Peer::new().drain(&mut e)).is_empty(), "the new daemon never knew the call");
+    assert_eq!(e.answer(&ticket, Answer::Allow), Err(crate::StrayAnswer::Unknown));
+    assert_eq!(host.wiped, 0);
 }

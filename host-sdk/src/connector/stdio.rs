@@ -65,7 +65,9 @@ pub fn serve_stdio<H: Host + ?Sized>(host: &mut H, mut channel: HostChannel) -> 
                 ));
             }
         }
-        let timeout = if channel.queued_requests() > 0 { Some(Duration::ZERO) } else { next_tick };
+        // Calls the user allowed run at the next pump, their update written above.
+        let now = channel.queued_requests() > 0 || channel.dispatcher().allowed_to_run() > 0;
+        let timeout = if now { Some(Duration::ZERO) } else { next_tick };
         if channel.wants_read() && input.wait(timeout)? {
             match input.read(&mut buf) {
                 Ok(0) => {

@@ -7,18 +7,19 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use std::vec::Vec;
 
-use jfgui_proto::channel::{Activity, AppMessage, CallResult, DaemonMessage, Outcome};
+use jfgui_proto::channel::{Activity, AppMessage, CallResult, DaemonMessage, Outcome, TaskState};
 
 use super::{Connector, DEFAULT_BUDGET, MAX_DELAY};
+use crate::Answer;
 use crate::channel::Status;
-use crate::test_support::{EchoHost, Peer, channel, obj};
+use crate::test_support::{AskingHost, EchoHost, Peer, channel, obj};
 
 const DEADLINE: Duration = Duration::from_secs(10);
 
 /// Reads from the daemon side until `n` messages arrived, polling the connector meanwhile.
-fn collect(
+fn collect<H: crate::Host>(
     conn: &mut Connector,
-    host: &mut EchoHost,
+    host: &mut H,
     daemon: &mut UnixStream,
     peer: &mut Peer,
     n: usize,
@@ -278,4 +279,42 @@ fn the_daemon_connection_is_not_inherited_by_children() {
     let copy = unsafe { OwnedFd::from_raw_fd(libc::dup(fd)) };
     assert!(inherited(copy.as_raw_fd()), "the control case: a plain dup is inherited");
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
+
+#[test]
+fn an_allowed_call_runs_at_the_poll_after_its_update_was_written_and_not_before() {
+    let mut host = AskingHost::default();
+    let (app, mut daemon) = UnixStream::pair().unwrap();
+    let mut conn =
+        Connector::from_stream(channel(&host, true), app, "/nonexistent/host.sock").unwrap();
+    let mut peer = Peer::new();
+    collect(&mut conn, &mut host, &mut daemon, &mut peer, 3);
+    daemon.write_all(&Peer::welcome(1024 * 1024)).unwrap();
+    daemon.write_all(&Peer::execute(1, "wipe", obj(&[]), Some(0))).unwrap();
+    let msgs = collect(&mut conn, &mut host, &mut daemon, &mut peer, 1);
+    let ticket = match &msgs[0] {
+        AppMessage::Reply(r) => match &r.outcome {
+            Outcome::Ok(CallResult::Deferred { task, .. }) => task.id.clone(),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    };
+    // Waiting for the user: nothing is due, the connector sleeps until the daemon writes.
+    assert_eq!(conn.poll(&mut host, DEFAULT_BUDGET).timeout, None);
+    conn.channel_mut().answer(&ticket, Answer::Allow).unwrap();
+    let wait = conn.poll(&mut host, DEFAULT_BUDGET);
+    assert_eq!(host.wiped, 0, "this poll writes the yes; the call has not run");
+    assert_eq!(wait.timeout, Some(Duration::ZERO), "the yes is written: run it at once");
+    conn.poll(&mut host, DEFAULT_BUDGET);
+    assert_eq!(host.wiped, 1);
+    let msgs = collect(&mut conn, &mut host, &mut daemon, &mut peer, 2);
+    let states: Vec<(TaskState, bool)> = msgs
+        .iter()
+        .map(|m| match m {
+            AppMessage::Task(t) => (t.state, t.awaiting.is_some()),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(states, [(TaskState::Running, false), (TaskState::Completed, false)]);
+    assert_eq!(conn.poll(&mut host, DEFAULT_BUDGET).timeout, None, "idle again");
 }

@@ -1,5 +1,6 @@
 //! `actions/batch`: non-atomic batches call by call, atomic batches as preflight of
-//! every call, one transaction, rollback on any failure, one commit.
+//! every call, one transaction, rollback on any failure, one commit. A batch with a call that
+//! needs the user's yes is checked whole first and asks once, before any call runs.
 
 use alloc::boxed::Box;
 use alloc::format;
@@ -9,8 +10,12 @@ use alloc::vec::Vec;
 use jfgui_proto::channel::{BatchCall, BatchEntry, BatchOutcome, CallResult, ExecuteCall};
 use jfgui_proto::{ActionError, ActionKind, Reason};
 
+use super::consent::{Asked, confirm_calls};
 use super::{MAX_BATCH_CALLS, Produced, check_call, check_revision};
 use crate::{Dispatcher, Host, Origin};
+
+/// A preflight's result: every call's spec, and the transaction domains they touch.
+type Preflight = (Vec<jfgui_proto::ActionSpec>, Vec<&'static str>);
 
 impl Dispatcher {
     /// An external `actions/batch`.
@@ -27,6 +32,16 @@ impl Dispatcher {
                 format!("a batch has 1 to {MAX_BATCH_CALLS} calls, not {}", batch.calls.len()),
             ));
         }
+        let asking = confirm_calls(self, &batch.calls, batch.consent.as_deref());
+        if !asking.is_empty() {
+            // Refused without asking when any call would be refused.
+            if batch.atomic {
+                self.preflight(host, &batch.calls)?;
+            } else {
+                self.precheck(host, &batch.calls)?;
+            }
+            return self.ask(host, request, Asked::Batch(batch.clone()), asking);
+        }
         if batch.atomic {
             self.atomic(host, request, &batch.calls)
         } else {
@@ -34,9 +49,40 @@ impl Dispatcher {
         }
     }
 
+    /// The checks of a non-atomic batch that asks the user, before asking: every call's
+    /// action, input, capabilities and availability, `expectedRevision` on every write, and
+    /// the revisions named up to the first write (later ones refer to states that do not exist
+    /// yet, and are checked as each call runs).
+    fn precheck<H: Host + ?Sized>(
+        &self,
+        host: &H,
+        calls: &[ExecuteCall],
+    ) -> Result<(), ActionError> {
+        let current = host.revision();
+        let mut written = false;
+        for (i, call) in calls.iter().enumerate() {
+            let checked = self.lookup(&call.action).and_then(|spec| {
+                check_call(host, &spec, &call.input.as_value())?;
+                let expected = if written { None } else { call.expected_revision };
+                if !(written && call.expected_revision.is_some()) {
+                    check_revision(&spec, expected, current)?;
+                }
+                written |= spec.kind == ActionKind::Write;
+                Ok(())
+            });
+            checked.map_err(|cause| {
+                ActionError::new(
+                    Reason::BatchPreflight { index: i as u32, cause: Box::new(cause) },
+                    format!("the batch was not started: call {i} failed its checks (a batch that asks the user is checked whole before asking)"),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
     /// Each call is checked and run at the moment it is reached; its `expectedRevision`
     /// refers to that moment.
-    fn sequential<H: Host + ?Sized>(
+    pub(super) fn sequential<H: Host + ?Sized>(
         &mut self,
         host: &mut H,
         request: u64,
@@ -74,13 +120,14 @@ impl Dispatcher {
         Ok(CallResult::Batch { results, revision: host.revision() })
     }
 
-    /// Preflight of every call against the initial state, then one transaction.
-    fn atomic<H: Host + ?Sized>(
-        &mut self,
-        host: &mut H,
-        request: u64,
+    /// The atomic preflight: every call's action, input, capabilities, availability and
+    /// revision against the state now, and a transaction domain the host can roll back for
+    /// each call that needs one.
+    fn preflight<H: Host + ?Sized>(
+        &self,
+        host: &H,
         calls: &[ExecuteCall],
-    ) -> Result<CallResult, ActionError> {
+    ) -> Result<Preflight, ActionError> {
         let initial = host.revision();
         let mut specs = Vec::with_capacity(calls.len());
         let mut domains: Vec<&'static str> = Vec::new();
@@ -115,6 +162,18 @@ impl Dispatcher {
                 }
             }
         }
+
+        Ok((specs, domains))
+    }
+
+    /// Preflight of every call against the initial state, then one transaction.
+    pub(super) fn atomic<H: Host + ?Sized>(
+        &mut self,
+        host: &mut H,
+        request: u64,
+        calls: &[ExecuteCall],
+    ) -> Result<CallResult, ActionError> {
+        let (specs, domains) = self.preflight(host, calls)?;
 
         // A batch of reads only changes nothing and needs no transaction.
         let transaction = !domains.is_empty();

@@ -216,7 +216,12 @@ fn empty() -> Value {
 }
 
 fn call(action: &str, input: Value, expected: Option<u64>) -> ExecuteCall {
-    ExecuteCall { action: action.into(), input: input.into(), expected_revision: expected }
+    ExecuteCall {
+        action: action.into(),
+        input: input.into(),
+        expected_revision: expected,
+        consent: None,
+    }
 }
 
 fn enabled() -> (Dispatcher, Counter) {
@@ -269,6 +274,7 @@ fn disabled_rejects_immediately() {
             calls: vec![call("counter.get", empty(), None)],
             atomic: false,
             stop_on_error: true,
+            consent: None,
         }),
     ] {
         assert_eq!(
@@ -407,7 +413,7 @@ fn local_calls_skip_enabled_and_revision_but_not_the_rest() {
 }
 
 fn batch(calls: Vec<ExecuteCall>, atomic: bool, stop_on_error: bool) -> Call {
-    Call::Batch(BatchCall { calls, atomic, stop_on_error })
+    Call::Batch(BatchCall { calls, atomic, stop_on_error, consent: None })
 }
 
 #[test]

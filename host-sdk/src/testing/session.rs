@@ -201,6 +201,7 @@ impl<T: Target> Session<'_, T> {
             action: String::from(action),
             input: input.clone().into(),
             expected_revision,
+            consent: None,
         }))
     }
 

@@ -1,7 +1,9 @@
 //! The state-changing checks (`--mutate`, for a scratch document): for every write, a stale
 //! write and a schema-violating one are refused and change nothing, and one with a generated
-//! valid input moves the revision; a deferred write's task goes `cancelling` → `cancelled`; an
-//! atomic batch of a valid and an invalid call is refused with state and revision restored.
+//! valid input moves the revision; a deferred write's task goes `cancelling` → `cancelled` (a
+//! write that waits for the user's yes is cancelled while it waits, so nobody is asked for
+//! long and nothing runs); an atomic batch of a valid and an invalid call is refused with
+//! state and revision restored.
 
 use alloc::format;
 use alloc::string::String;
@@ -27,6 +29,8 @@ const CANCEL_FIX: &str = "at each step of the work check TaskTable::is_cancel_re
 enum Ran {
     Output,
     Deferred,
+    /// It waited for the user's yes (and was cancelled): not a call to batch.
+    Asked,
     Refused,
 }
 
@@ -271,6 +275,13 @@ impl<T: Target> Session<'_, T> {
                 self.push(verdict.0, Check::ValidWrite, &subject, verdict.1, verdict.2);
                 return Ok(Ran::Output);
             }
+            // An action that asks the user first: the call waits, and cancelling it withdraws
+            // the prompt (the checks never answer for the user). A daemon's answer names the
+            // task only, so the declaration says it asks.
+            Ok(CallResult::Deferred { task, .. }) if write.confirm || task.awaiting.is_some() => {
+                self.check_cancel(write, &task, cancel_patience)?;
+                return Ok(Ran::Asked);
+            }
             Ok(CallResult::Deferred { task, .. }) => {
                 self.check_cancel(write, &task, cancel_patience)?;
                 return Ok(Ran::Deferred);
@@ -329,7 +340,15 @@ impl<T: Target> Session<'_, T> {
             }
         };
         let (level, why, fix) = match answer.state {
+            TaskState::Cancelled if write.confirm || task.awaiting.is_some() => (
+                Level::Pass,
+                format!(
+                    "the call waited for the user's yes (task {id:?}); cancelling it withdrew the prompt at once"
+                ),
+                "",
+            ),
             TaskState::Cancelled => (Level::Pass, format!("task {id:?} was cancelled at once"), ""),
+            TaskState::Failed if write.confirm => self.answered_at_once(id)?,
             state @ (TaskState::Completed | TaskState::Failed) => (
                 Level::Warn,
                 format!(
@@ -396,6 +415,40 @@ impl<T: Target> Session<'_, T> {
         };
         self.push(level, Check::TaskCancel, &subject, why, fix);
         Ok(())
+    }
+
+    /// A call that needed the user's yes and failed before the cancel arrived: the app answered
+    /// at once. No way to ask is worth knowing (such calls never run); a no is the app's
+    /// business.
+    fn answered_at_once(&mut self, id: &str) -> Result<(Level, String, &'static str), T::Error> {
+        let reason = match self.target.task(id)? {
+            Ok(task) => task.error.map(|e| e.reason),
+            Err(_) => None,
+        };
+        Ok(match reason {
+            Some(Reason::NoConfirmationUi) => (
+                Level::Warn,
+                format!(
+                    "the call needs the user's yes, and the app said at once it has no way to ask (task {id:?}: no_confirmation_ui); nothing ran"
+                ),
+                "ask in the app's own UI (Host::confirm; C: the confirm callback; Python: Host.confirm), or run the app where it can ask",
+            ),
+            Some(reason) => (
+                Level::Pass,
+                format!(
+                    "the call needs the user's yes and was answered at once ({}); nothing ran",
+                    reason.as_str()
+                ),
+                "",
+            ),
+            None => (
+                Level::Warn,
+                format!(
+                    "task {id:?} had already failed when the cancel arrived, so cancelling could not be tried"
+                ),
+                "nothing to fix if the answer came that quick",
+            ),
+        })
     }
 
     /// An atomic batch: a valid write, then a call that must make the whole batch fail. When
@@ -466,11 +519,13 @@ impl<T: Target> Session<'_, T> {
             action: action.name.clone(),
             input: input.into(),
             expected_revision: Some(r0),
+            consent: None,
         };
         let batch = BatchCall {
             calls: vec![call(first, valid), call(second, second_input)],
             atomic: true,
             stop_on_error: true,
+            consent: None,
         };
         let reply = self.target.call(&Call::Batch(batch))?;
         let Some(change) = self.since(&before)? else { return Ok(()) };

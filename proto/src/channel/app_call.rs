@@ -50,7 +50,10 @@ pub fn decode_daemon_message(body: &[u8], limits: &Limits) -> Result<DaemonMessa
 
 /// `{"request":{"id":I,"call":{"execute":{"action":A,"input":X[,"expectedRevision":R]}}}}`
 /// exactly (no whitespace outside `X`; `I` and `R` plain integers; `A` a string needing no
-/// unescaping), within `limits` as the whole body; `None` for anything else.
+/// unescaping), within `limits` as the whole body; `None` for anything else. A call carrying
+/// `consent` (only calls of actions that ask the user do) is such an else: what follows its
+/// input is no expected revision, so the input does not parse alone, and the general path
+/// reads it.
 fn execute_request(body: &[u8], limits: &Limits) -> Option<Request> {
     if body.len() > limits.max_bytes || !request_fits(limits) {
         return None;
@@ -78,7 +81,8 @@ fn execute_request(body: &[u8], limits: &Limits) -> Option<Request> {
         ..*limits
     };
     let input = Payload::Value(crate::parse(input, &input_limits).ok()?);
-    Some(Request { id, call: Call::Execute(ExecuteCall { action, input, expected_revision }) })
+    let call = ExecuteCall { action, input, expected_revision, consent: None };
+    Some(Request { id, call: Call::Execute(call) })
 }
 
 /// Whether `limits` leave room for a request's envelope at all (else the general path says
@@ -182,13 +186,16 @@ fn write_executed(
 
 #[cfg(test)]
 mod tests {
+    use alloc::boxed::Box;
     use alloc::format;
     use alloc::string::String;
     use alloc::vec;
     use alloc::vec::Vec;
 
     use super::*;
-    use crate::channel::{DEFAULT_MAX_FRAME, decode_message, encode_frame, frame_limits};
+    use crate::channel::{
+        Agent, Consent, DEFAULT_MAX_FRAME, decode_message, encode_frame, frame_limits,
+    };
     use crate::{ActionError, Map, RawJson, Reason, Value, parse};
 
     fn limits() -> Limits {
@@ -210,10 +217,82 @@ mod tests {
         input: impl Into<Payload>,
         expected_revision: Option<u64>,
     ) -> Vec<u8> {
+        asking(id, action, input, expected_revision, None)
+    }
+
+    /// A request carrying `consent`, as a daemon sends a call of an action that asks the user.
+    fn asking(
+        id: u64,
+        action: &str,
+        input: impl Into<Payload>,
+        expected_revision: Option<u64>,
+        consent: Option<Box<Consent>>,
+    ) -> Vec<u8> {
         let input = input.into();
-        let call = Call::Execute(ExecuteCall { action: action.into(), input, expected_revision });
+        let call =
+            Call::Execute(ExecuteCall { action: action.into(), input, expected_revision, consent });
         let message = DaemonMessage::Request(Request { id, call });
         encode_frame(&message, &limits(), DEFAULT_MAX_FRAME).unwrap()[HEADER_LEN..].to_vec()
+    }
+
+    fn consent(granted: Option<u64>, says: Option<String>) -> Box<Consent> {
+        Box::new(Consent {
+            agent: Agent {
+                exe: "/usr/bin/agent".into(),
+                pid: Some(9),
+                says,
+                transport: "endpoint".into(),
+            },
+            granted,
+            may_grant: granted.is_none(),
+        })
+    }
+
+    #[test]
+    fn requests_with_consent_decode_as_the_serde_mapping_at_every_bound() {
+        let inputs = [
+            Value::Object(Map::new()),
+            Value::from(12u64),
+            parse(br#"{"text":"}}}}","expectedRevision":5}"#, &limits()).unwrap(),
+        ];
+        for says in
+            [None, Some(String::from("x\",\"expectedRevision\":1}}}}")), Some("é 🦀".into())]
+        {
+            for granted in [None, Some(0), Some(u64::MAX)] {
+                for input in &inputs {
+                    for expected in [None, Some(7)] {
+                        let body = asking(
+                            3,
+                            "canvas.clear",
+                            input.clone(),
+                            expected,
+                            Some(consent(granted, says.clone())),
+                        );
+                        let decoded = decodes_alike(&body, &limits()).unwrap();
+                        let DaemonMessage::Request(Request { call: Call::Execute(c), .. }) =
+                            decoded
+                        else {
+                            panic!("an execute request")
+                        };
+                        assert_eq!(c.consent, Some(consent(granted, says.clone())));
+                        assert_eq!(c.expected_revision, expected);
+                        // Never misread by hand: the general path reads every such request.
+                        assert!(execute_request(&body, &limits()).is_none());
+                        for n in [0, 4, 5, 6, 7, 8, 16, 17, body.len() - 1, body.len()] {
+                            for l in [
+                                Limits { max_depth: n, ..limits() },
+                                Limits { max_values: n, ..limits() },
+                                Limits { max_members: n, ..limits() },
+                                Limits { max_string_bytes: n, ..limits() },
+                                Limits { max_bytes: n, ..limits() },
+                            ] {
+                                let _ = decodes_alike(&body, &l);
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     fn tricky_strings() -> Vec<String> {

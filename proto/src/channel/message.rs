@@ -2,6 +2,7 @@
 //! externally tagged (`{"hello":{...}}`), so decoding never buffers and numbers stay exact.
 //! Member names are camelCase everywhere, struct variants included (`rename_all_fields`).
 
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -9,8 +10,9 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::CHANNEL_VERSION;
-use crate::action::check_registration;
-use crate::{ActionError, ActionKind, ActionName, ActionSpec, Payload, RegistrationError, Value};
+use super::consent::{Awaiting, Consent, ConsentDecision, Withdraw};
+use crate::action::{check_action, check_registration};
+use crate::{ActionError, ActionKind, ActionSpec, Payload, RegistrationError, Value};
 
 /// App → daemon.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,6 +49,9 @@ pub enum DaemonMessage {
     /// A call the app served was recorded in the audit log; sent only to an app that asked
     /// for it in `hello.activity` (an older app would reject the unknown message).
     Activity(Activity),
+    /// A prompt taken back: its confirmation deadline passed or its client went away. Sent
+    /// only for a task the app reported as `awaiting: "confirmation"`.
+    Withdraw(Withdraw),
 }
 
 /// `hello{channelVersion, displayName, pid, enabled, activity?}`.
@@ -123,16 +128,21 @@ pub struct ActionInfo {
     /// GUI command id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command_id: Option<u32>,
+    /// Short human name for prompts, notices and the audit table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Whether every external call needs the user's yes or a standing grant. Serialized only
+    /// when true, so an action without it has the original shape.
+    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
+    pub confirm: bool,
 }
 
 impl ActionSpec {
     /// The spec as registered on the host channel and shown by `actions/describe`, with both
-    /// schemas rendered to JSON Schema. Fails when the name breaks the action name rule.
+    /// schemas rendered to JSON Schema. Fails when the name is not 1–128 ASCII letters, digits,
+    /// `.`, `_` or `-`, or the title breaks its rule.
     pub fn info(&self) -> Result<ActionInfo, RegistrationError> {
-        ActionName::try_from(self.name).map_err(|error| RegistrationError::InvalidName {
-            name: self.name.to_string(),
-            error,
-        })?;
+        check_action(self.name, self.title)?;
         Ok(ActionInfo {
             name: self.name.to_string(),
             description: self.description.to_string(),
@@ -143,6 +153,8 @@ impl ActionSpec {
             undo: self.undo,
             transaction: self.transaction.map(ToString::to_string),
             command_id: self.command_id,
+            title: self.title.map(ToString::to_string),
+            confirm: self.confirm,
         })
     }
 }
@@ -150,7 +162,7 @@ impl ActionSpec {
 /// [`validate_registration`](crate::validate_registration) for actions as received on the host
 /// channel.
 pub fn validate_action_infos(actions: &[ActionInfo]) -> Result<(), RegistrationError> {
-    check_registration(actions.iter().map(|a| (a.name.as_str(), a.command_id)))
+    check_registration(actions.iter().map(|a| (a.name.as_str(), a.command_id, a.title.as_deref())))
 }
 
 /// `ready{actionCount}`: ends registration; the count must equal the actions sent.
@@ -305,6 +317,11 @@ pub struct ExecuteCall {
     /// Required for external writes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_revision: Option<u64>,
+    /// Who asks, and whether a grant covers the call: only on a call of a `confirm` action.
+    /// Inside a batch's `calls` it is never set (the batch carries it). Boxed: every call
+    /// moves through queues, and most carry none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent: Option<Box<Consent>>,
 }
 
 /// A batch: in order, or atomic (all or nothing).
@@ -317,6 +334,10 @@ pub struct BatchCall {
     pub atomic: bool,
     /// Non-atomic only: stop at the first error.
     pub stop_on_error: bool,
+    /// Who asks, and whether a grant covers every `confirm` call of the batch: only on a batch
+    /// holding one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent: Option<Box<Consent>>,
 }
 
 /// A chunked resource read.
@@ -479,6 +500,27 @@ pub struct TaskSnapshot {
     /// Error when failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ActionError>,
+    /// Set while a running task waits for the user to allow its call (nothing of it has run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub awaiting: Option<Awaiting>,
+    /// How the user decided, on a task that waited for a confirmation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent: Option<ConsentDecision>,
+}
+
+impl TaskSnapshot {
+    /// A task in `state` with nothing else reported.
+    pub fn new(id: impl Into<String>, state: TaskState) -> TaskSnapshot {
+        TaskSnapshot {
+            id: id.into(),
+            state,
+            progress: None,
+            result: None,
+            error: None,
+            awaiting: None,
+            consent: None,
+        }
+    }
 }
 
 /// Task states. `running → cancelling → cancelled`, `running → completed | failed`.
@@ -523,7 +565,10 @@ mod tests {
     use alloc::boxed::Box;
     use alloc::vec;
 
-    use super::super::{DEFAULT_MAX_FRAME, FrameDecoder, FrameError, decode_message, encode_frame};
+    use super::super::{
+        Agent, ConsentAnswer, DEFAULT_MAX_FRAME, FrameDecoder, FrameError, WithdrawReason,
+        decode_message, encode_frame,
+    };
     use super::*;
     use crate::{ActionSpec, Limits, Map, Number, Reason};
 
@@ -552,6 +597,8 @@ mod tests {
             error: (state == TaskState::Failed).then(|| {
                 ActionError::new(Reason::HostError { code: Some("disk_full".into()) }, "Disk full.")
             }),
+            awaiting: None,
+            consent: None,
         }
     }
 
@@ -560,7 +607,21 @@ mod tests {
             action: action.into(),
             input: obj(&[("text", "hi".into())]).into(),
             expected_revision,
+            consent: None,
         }
+    }
+
+    fn consent(granted: Option<u64>, says: Option<&str>) -> Box<Consent> {
+        Box::new(Consent {
+            agent: Agent {
+                exe: "/usr/bin/claude".into(),
+                pid: granted.is_none().then_some(4242),
+                says: says.map(Into::into),
+                transport: "all-apps-mcp".into(),
+            },
+            granted,
+            may_grant: granted.is_none(),
+        })
     }
 
     fn reply(id: u64, outcome: Outcome) -> AppMessage {
@@ -586,6 +647,11 @@ mod tests {
                 actions: vec![
                     insert.info().unwrap(),
                     ActionSpec::read("document.get", "Read.").info().unwrap(),
+                    ActionSpec::write("document.clear", "Clear.")
+                        .titled("Clear the document")
+                        .confirmed()
+                        .info()
+                        .unwrap(),
                 ],
             }),
             AppMessage::Actions(ActionsPage { actions: vec![] }),
@@ -683,6 +749,29 @@ mod tests {
         ] {
             out.push(AppMessage::Task(task(state)));
         }
+        let waiting = TaskSnapshot {
+            progress: Some(Progress {
+                done: 0,
+                total: None,
+                message: Some("waiting for you to allow Clear the canvas".into()),
+            }),
+            awaiting: Some(Awaiting::Confirmation),
+            ..TaskSnapshot::new("confirm-1", TaskState::Running)
+        };
+        out.push(AppMessage::Task(waiting));
+        for answer in [
+            ConsentAnswer::Allow,
+            ConsentAnswer::AllowAlways,
+            ConsentAnswer::Deny,
+            ConsentAnswer::Timeout,
+            ConsentAnswer::Cancelled,
+            ConsentAnswer::NoUi,
+        ] {
+            out.push(AppMessage::Task(TaskSnapshot {
+                consent: Some(ConsentDecision { answer }),
+                ..task(TaskState::Failed)
+            }));
+        }
         out
     }
 
@@ -707,6 +796,7 @@ mod tests {
                     calls: vec![execute("a", Some(1)), execute("b", None)],
                     atomic: true,
                     stop_on_error: false,
+                    consent: None,
                 }),
             ),
             request(4, Call::Revision {}),
@@ -734,12 +824,43 @@ mod tests {
                 outcome: "refused".into(),
                 reason: Some("stale_revision".into()),
             }),
+            request(
+                9,
+                Call::Execute(ExecuteCall {
+                    consent: Some(consent(None, Some("claude-code 1.2"))),
+                    ..execute("canvas.clear", Some(4))
+                }),
+            ),
+            request(
+                10,
+                Call::Execute(ExecuteCall {
+                    consent: Some(consent(Some(3), None)),
+                    ..execute("canvas.clear", None)
+                }),
+            ),
+            request(
+                11,
+                Call::Batch(BatchCall {
+                    calls: vec![execute("canvas.clear", Some(1))],
+                    atomic: false,
+                    stop_on_error: true,
+                    consent: Some(consent(None, None)),
+                }),
+            ),
+            DaemonMessage::Withdraw(Withdraw {
+                task: "confirm-1".into(),
+                reason: WithdrawReason::ConfirmationTimeout,
+            }),
+            DaemonMessage::Withdraw(Withdraw {
+                task: "confirm-2".into(),
+                reason: WithdrawReason::ClientGone,
+            }),
         ]
     }
 
     fn through_the_codec<T: Serialize + serde::de::DeserializeOwned>(message: &T) -> T {
         let frame = encode_frame(message, &limits(), DEFAULT_MAX_FRAME).unwrap();
-        assert!(!frame.contains(&b'\n'));
+        assert!(!frame[super::super::HEADER_LEN..].contains(&b'\n'), "one line per body");
         let mut decoder = FrameDecoder::new(DEFAULT_MAX_FRAME);
         decoder.feed(&frame);
         let body = decoder.next_frame().unwrap().unwrap();
@@ -910,6 +1031,36 @@ mod tests {
         let decoded: AppMessage = decode_message(old, &limits()).unwrap();
         hello.activity = false;
         assert_eq!(decoded, AppMessage::Hello(hello));
+    }
+
+    #[test]
+    fn consent_members_appear_only_when_set() {
+        let json = |m: &DaemonMessage| {
+            let frame = encode_frame(m, &limits(), DEFAULT_MAX_FRAME).unwrap();
+            String::from_utf8(frame[super::super::HEADER_LEN..].to_vec()).unwrap()
+        };
+        let plain =
+            DaemonMessage::Request(Request { id: 1, call: Call::Execute(execute("a", Some(2))) });
+        assert_eq!(
+            json(&plain),
+            r#"{"request":{"id":1,"call":{"execute":{"action":"a","input":{"text":"hi"},"expectedRevision":2}}}}"#
+        );
+        let asking = DaemonMessage::Request(Request {
+            id: 1,
+            call: Call::Execute(ExecuteCall {
+                consent: Some(consent(None, Some("c 1"))),
+                ..execute("a", Some(2))
+            }),
+        });
+        assert_eq!(
+            json(&asking),
+            r#"{"request":{"id":1,"call":{"execute":{"action":"a","input":{"text":"hi"},"expectedRevision":2,"consent":{"agent":{"exe":"/usr/bin/claude","pid":4242,"says":"c 1","transport":"all-apps-mcp"},"mayGrant":true}}}}}"#
+        );
+        let info = ActionSpec::write("a", "A.").info().unwrap();
+        let v = crate::to_value(&info).unwrap();
+        assert!(v.get("title").is_none() && v.get("confirm").is_none());
+        let v = crate::to_value(&TaskSnapshot::new("t", TaskState::Running)).unwrap();
+        assert_eq!(v.as_object().unwrap().len(), 2, "{v:?}");
     }
 
     #[test]

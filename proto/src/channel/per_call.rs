@@ -53,11 +53,15 @@ pub fn encode_request_frame(
     if let Some(frame) = write_execute_request(request.id, &execute, limits, max_frame) {
         return Ok(frame);
     }
-    let mut call = Vec::with_capacity(3);
+    let mut call = Vec::with_capacity(4);
     call.push(("action".into(), execute.action.into()));
     call.push(("input".into(), execute.input));
     if let Some(revision) = execute.expected_revision {
         call.push(("expectedRevision".into(), revision.into()));
+    }
+    if let Some(consent) = execute.consent {
+        // A struct of strings, integers and booleans always maps.
+        call.push(("consent".into(), crate::to_value(&consent).unwrap_or_default().into()));
     }
     let call = Payload::object([("execute", Payload::Object(call))]);
     let body = Payload::object([("id", request.id.into()), ("call", call)]);
@@ -66,14 +70,18 @@ pub fn encode_request_frame(
 
 /// The request frame of `execute` written by hand, byte for byte what the encoder writes for
 /// it; `None` (the caller takes the general path) when `input` is neither a fragment nor `{}`,
-/// or when any bound would fail.
+/// when the call carries `consent` (only calls that ask the user do, rare enough not to need
+/// this path), or when any bound would fail.
 fn write_execute_request(
     id: u64,
     execute: &ExecuteCall,
     limits: &Limits,
     max_frame: usize,
 ) -> Option<Vec<u8>> {
-    let ExecuteCall { action, input, expected_revision } = execute;
+    let ExecuteCall { action, input, expected_revision, consent } = execute;
+    if consent.is_some() {
+        return None;
+    }
     let (input_bytes, input_shape): (&[u8], Shape) = match input {
         Payload::Raw(raw) => (raw.as_bytes(), *raw.shape()),
         Payload::Value(Value::Object(m)) if m.is_empty() => {
@@ -206,8 +214,9 @@ fn put(mut value: Value, path: &[&str], replacement: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::channel::{DaemonMessage, decode_message, encode_frame};
+    use crate::channel::{Agent, Consent, DaemonMessage, decode_message, encode_frame};
     use crate::{Map, RawJson, parse};
+    use alloc::boxed::Box;
     use alloc::string::String;
 
     fn limits() -> Limits {
@@ -222,7 +231,12 @@ mod tests {
         for (input, expected_revision) in
             [(input.clone().into(), None), (raw, Some(7)), (Value::Null.into(), Some(0))]
         {
-            let call = ExecuteCall { action: "document.get".into(), input, expected_revision };
+            let call = ExecuteCall {
+                action: "document.get".into(),
+                input,
+                expected_revision,
+                consent: None,
+            };
             let request = Request { id: 42, call: Call::Execute(call) };
             let serde = encode_frame(&DaemonMessage::Request(request.clone()), &limits(), 1 << 20);
             assert_eq!(encode_request_frame(request, &limits(), 1 << 20), serde);
@@ -238,7 +252,12 @@ mod tests {
         let tight = Limits { max_depth: 8, ..limits() };
         let request = |input: Payload| Request {
             id: 1,
-            call: Call::Execute(ExecuteCall { action: "a".into(), input, expected_revision: None }),
+            call: Call::Execute(ExecuteCall {
+                action: "a".into(),
+                input,
+                expected_revision: None,
+                consent: None,
+            }),
         };
         let raw = Payload::Raw(RawJson::encode(&deep, &Limits::DEFAULT).unwrap());
         let kind = |r: Result<Vec<u8>, FrameError>| match r {
@@ -286,6 +305,7 @@ mod tests {
                         action: action.into(),
                         input: input.clone(),
                         expected_revision,
+                        consent: None,
                     };
                     let request = Request { id, call: Call::Execute(call.clone()) };
                     let serde = |l: &Limits, max_frame| {
@@ -326,8 +346,66 @@ mod tests {
             action: "a".into(),
             input: tree(r#"{"x":1}"#).into(),
             expected_revision: None,
+            consent: None,
         };
         assert!(write_execute_request(1, &call, &limits(), 1 << 20).is_none());
+    }
+
+    /// Who asks, as a daemon attaches it to a call of an action that needs the user's yes.
+    fn consent(says: &str) -> Box<Consent> {
+        Box::new(Consent {
+            agent: Agent {
+                exe: "/usr/bin/agent\n\u{1b}[0m".into(),
+                pid: Some(77),
+                says: Some(says.into()),
+                transport: "endpoint".into(),
+            },
+            granted: None,
+            may_grant: true,
+        })
+    }
+
+    #[test]
+    fn requests_with_consent_are_the_serde_mapping_at_every_bound() {
+        let tree = |s: &str| parse(s.as_bytes(), &Limits::DEFAULT).unwrap();
+        let raw = |s: &str| Payload::Raw(RawJson::encode(&tree(s), &Limits::DEFAULT).unwrap());
+        let inputs =
+            [Value::Object(Map::new()).into(), raw(r#"{"a":[1,{"b":"c"}]}"#), tree("[1,2]").into()];
+        for input in inputs {
+            for expected_revision in [None, Some(9)] {
+                for says in ["", "claude-code 1.2 \"quoted\" \u{2028}"] {
+                    let call = ExecuteCall {
+                        action: "canvas.clear".into(),
+                        input: input.clone(),
+                        expected_revision,
+                        consent: Some(consent(says)),
+                    };
+                    assert!(write_execute_request(5, &call, &limits(), 1 << 20).is_none());
+                    let request = Request { id: 5, call: Call::Execute(call) };
+                    let message = DaemonMessage::Request(request.clone());
+                    let len = by_hand_len(&request);
+                    for v in 0..=len + 2 {
+                        for l in [
+                            Limits { max_depth: v, ..limits() },
+                            Limits { max_values: v, ..limits() },
+                            Limits { max_members: v, ..limits() },
+                            Limits { max_string_bytes: v, ..limits() },
+                            Limits { max_bytes: v, ..limits() },
+                        ] {
+                            assert_eq!(
+                                kind_of(encode_request_frame(request.clone(), &l, 1 << 20)),
+                                kind_of(encode_frame(&message, &l, 1 << 20)),
+                                "{request:?} {l:?}"
+                            );
+                        }
+                        assert_eq!(
+                            kind_of(encode_request_frame(request.clone(), &limits(), v)),
+                            kind_of(encode_frame(&message, &limits(), v)),
+                        );
+                    }
+                }
+            }
+        }
     }
 
     /// The body length of `request`'s frame.

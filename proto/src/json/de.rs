@@ -831,6 +831,7 @@ mod tests {
                 action: String::from("document.text.replace"),
                 input: json(r#"{"text":"a\nb","at":123456789012345678901234567890}"#).into(),
                 expected_revision: Some(12),
+                consent: None,
             }),
         });
         let bytes = encode(&to_value(&request).unwrap(), &Limits::DEFAULT).unwrap();
@@ -871,11 +872,8 @@ mod tests {
                 results: vec![crate::channel::BatchEntry {
                     index: 0,
                     outcome: BatchOutcome::Task(TaskSnapshot {
-                        id: String::from("t1"),
-                        state: TaskState::Running,
-                        progress: None,
                         result: Some(json("1.50")),
-                        error: None,
+                        ..TaskSnapshot::new("t1", TaskState::Running)
                     }),
                 }],
                 revision: 3,

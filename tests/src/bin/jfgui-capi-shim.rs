@@ -187,6 +187,8 @@ fn main() -> ExitCode {
         read_resource: None,
         cancel_task: None,
         tick: None,
+        confirm: None,
+        withdraw_confirmation: None,
     };
     let name = "CAPI Shim";
     let mut h: *mut JfguiHost = std::ptr::null_mut();

@@ -9,9 +9,10 @@ event loop with :mod:`jfgui_host.loops`). ``python -m jfgui_host.examples.counte
 complete app; its source is ``jfgui_host/examples/counter.py``.
 """
 
-from ._native import DEFAULT_BUDGET, LibraryNotFound, Status, TaskState
+from ._native import DEFAULT_BUDGET, Answer, LibraryNotFound, Status, TaskState
 from .declare import ActionSpec, JsonSchema, action
 from .host import (
+    Confirmation,
     Deferred,
     Host,
     HostError,
@@ -26,6 +27,8 @@ from .host import (
 __all__ = [
     "DEFAULT_BUDGET",
     "ActionSpec",
+    "Answer",
+    "Confirmation",
     "Deferred",
     "Host",
     "HostError",

@@ -1,6 +1,6 @@
 """The ctypes layer: finding and loading libjfgui_host, and its C declarations.
 
-Mirrors host-sdk/capi/include/jfgui_host.h (ABI version 1). Nothing here knows about Python
+Mirrors host-sdk/capi/include/jfgui_host.h (ABI version 2). Nothing here knows about Python
 hosts; ``host.py`` builds on it.
 """
 
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Optional
 
 #: The ABI version these declarations describe (``JFGUI_HOST_ABI_VERSION``).
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 #: A good ``budget`` for :meth:`Host.pump` (``JFGUI_HOST_DEFAULT_BUDGET``).
 DEFAULT_BUDGET = 64
@@ -61,6 +61,21 @@ class TaskState(enum.IntEnum):
     FAILED = 5
 
 
+class Answer(enum.IntEnum):
+    """``JFGUI_ANSWER_*``: the user's answer to a call that waits for a yes."""
+
+    #: (:meth:`Host.confirm` only, as ``None``) a prompt is shown; :meth:`Host.answer` later.
+    LATER = 0
+    #: Run this call.
+    ALLOW = 1
+    #: Run it, and let this agent run this action without asking from now on.
+    ALLOW_ALWAYS = 2
+    #: Do not run it (``not_executed/denied_by_user``).
+    DENY = 3
+    #: Nobody can be asked (``not_executed/no_confirmation_ui``).
+    NO_UI = 4
+
+
 class CallInfo(Structure):
     """``JfguiCallInfo``."""
 
@@ -76,6 +91,21 @@ class Str(Structure):
     """``JfguiStr``: UTF-8 by pointer and length."""
 
     _fields_ = [("ptr", c_void_p), ("len", c_size_t)]
+
+
+class ConfirmationC(Structure):
+    """``JfguiConfirmation``."""
+
+    _fields_ = [
+        ("ticket", Str),
+        ("action", Str),
+        ("title", Str),
+        ("summary", Str),
+        ("agent_name", Str),
+        ("agent_label", Str),
+        ("may_always", c_bool),
+        ("json", Str),
+    ]
 
 
 class WaitC(Structure):
@@ -104,6 +134,8 @@ LIST_RESOURCES = CFUNCTYPE(None, c_void_p, c_void_p)
 READ_RESOURCE = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t, c_uint64, c_uint32, c_void_p)
 CANCEL_TASK = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t)
 TICK = CFUNCTYPE(c_int64, c_void_p)
+CONFIRM = CFUNCTYPE(c_int32, c_void_p, POINTER(ConfirmationC))
+WITHDRAW_CONFIRMATION = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t)
 
 
 class Callbacks(Structure):
@@ -123,6 +155,8 @@ class Callbacks(Structure):
         ("read_resource", READ_RESOURCE),
         ("cancel_task", CANCEL_TASK),
         ("tick", TICK),
+        ("confirm", CONFIRM),
+        ("withdraw_confirmation", WITHDRAW_CONFIRMATION),
     ]
 
 
@@ -204,6 +238,7 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
         "jfgui_host_task_fail": [handle, c_char_p, c_size_t, c_char_p, c_size_t, c_char_p, c_size_t],
         "jfgui_host_task_cancelled": [handle, c_char_p, c_size_t],
         "jfgui_host_task_state": [handle, c_char_p, c_size_t, POINTER(c_int32)],
+        "jfgui_host_answer": [handle, c_char_p, c_size_t, c_int32],
         "jfgui_host_check": [handle, c_bool, POINTER(c_size_t)],
         "jfgui_host_check_report": [handle, c_char_p, c_size_t, POINTER(c_size_t)],
         "jfgui_reply_json": [c_void_p, c_char_p, c_size_t],

@@ -36,6 +36,8 @@ class ActionSpec:
     undo: bool = False
     transaction: Optional[str] = None
     command_id: Optional[int] = None
+    title: Optional[str] = None
+    confirm: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The declaration object ``jfgui_host_declare_actions`` takes (defaults omitted: an
@@ -54,6 +56,10 @@ class ActionSpec:
             out["transaction"] = self.transaction
         if self.command_id is not None:
             out["commandId"] = self.command_id
+        if self.title is not None:
+            out["title"] = self.title
+        if self.confirm:
+            out["confirm"] = True
         return out
 
 
@@ -68,13 +74,18 @@ def action(
     undo: bool = False,
     transaction: Optional[str] = None,
     command_id: Optional[int] = None,
+    title: Optional[str] = None,
+    confirm: bool = False,
 ) -> Callable[[F], F]:
     """Declares the decorated method of a :class:`~jfgui_host.Host` subclass as an action.
 
     ``kind="write"`` actions change state: every client call must carry the revision it is
     based on, checked before the method runs. ``undo`` says a successful call adds an undo
     step; ``transaction`` names the domain that lets the action take part in atomic batches
-    (see :meth:`Host.supports_transaction`). The method is called as ``method(input)`` with
+    (see :meth:`Host.supports_transaction`). ``title`` (1 to 64 characters) is what prompts
+    and notices call the action; ``confirm=True`` makes every client call wait for the user's
+    yes (:meth:`Host.confirm` asks; a call the user denies, or nobody answers, never runs).
+    The method is called as ``method(input)`` with
     the input already checked against ``input`` and returns the output (any JSON value that
     matches ``output``), a :class:`~jfgui_host.Deferred`, or raises
     :class:`~jfgui_host.HostError`::
@@ -98,6 +109,8 @@ def action(
         undo=undo,
         transaction=transaction,
         command_id=command_id,
+        title=title,
+        confirm=confirm,
     )
 
     def decorate(method: F) -> F:

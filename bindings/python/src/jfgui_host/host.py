@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Optional, Sequence, TypeVar
 
 from . import _native
-from ._native import DEFAULT_BUDGET, Status, TaskState
+from ._native import DEFAULT_BUDGET, Answer, Status, TaskState
 from .declare import SPEC_ATTRIBUTE, ActionSpec
 
 #: The revision reported when :meth:`Host.revision` raises: no ``expectedRevision`` matches
@@ -78,6 +78,31 @@ class ResourceChunk:
     mime_type: str
     data: bytes
     total_size: int
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """A client's call that waits for the user's yes, as :meth:`Host.confirm` gets it. Every
+    text is printable on one line (control characters shown escaped), ready for a prompt.
+
+    ``ticket`` is what :meth:`Host.answer` takes; ``title`` and ``summary`` say what would be
+    done (``summary`` lists every title of a batch); ``agent_name`` (the agent executable's
+    file name, or "An unknown agent") and ``agent_label`` (its path and, marked as a claim,
+    what the client says it is) say who asks; offer "always allow" only when
+    ``may_always``. ``calls`` holds each call asked about (``{"index"?, "action", "title",
+    "description", "input"}``), ``agent`` what the daemon established
+    (``{"exe", "pid"?, "says"?, "transport"}``) or ``None``."""
+
+    ticket: str
+    action: str
+    title: str
+    summary: str
+    agent_name: str
+    agent_label: str
+    may_always: bool
+    calls: list[dict[str, Any]]
+    batch_len: Optional[int]
+    agent: Optional[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -254,6 +279,17 @@ class Host:
         only when something arrives)."""
         return None
 
+    def confirm(self, confirmation: Confirmation) -> Optional[Answer]:
+        """A client's call of an action declared with ``confirm=True`` passed every check:
+        ask the user. Return the :class:`Answer` now, or ``None`` to show a prompt and call
+        :meth:`answer` later (until then the caller's task waits and nothing of the call has
+        run). Default: ``Answer.NO_UI``, so an app without a way to ask never runs such a call."""
+        return Answer.NO_UI
+
+    def withdraw_confirmation(self, ticket: str) -> None:
+        """The prompt for ``ticket`` was withdrawn (the caller cancelled, gave up waiting or went
+        away, or agent access was turned off): close it."""
+
     # ---- the handle --------------------------------------------------------------------
 
     def _call(self, function: Callable[..., int], *args: Any) -> None:
@@ -333,6 +369,22 @@ class Host:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def answer(self, ticket: str, answer: Answer) -> bool:
+        """The user's answer to the prompt of ``ticket`` (after :meth:`confirm` returned
+        ``None``); on a yes the call runs now (its update is written first). ``False`` when
+        nothing waits under the ticket any more (withdrawn, cancelled, answered): the answer
+        is ignored. Not allowed inside the host's own methods (raises ``REENTRANT``)."""
+        if answer == Answer.LATER:
+            raise ValueError("an answer is ALLOW, ALLOW_ALWAYS, DENY or NO_UI")
+        if self._handle is None:
+            raise JfguiError(Status.WRONG_STATE, "the host is closed")
+        tid, tlen = _text(ticket)
+        status = _native.library().jfgui_host_answer(self._handle, tid, tlen, int(answer))
+        if status == Status.TASK:
+            return False
+        _check(self._handle, status)
+        return True
 
     # ---- tasks -------------------------------------------------------------------------
 
@@ -526,6 +578,33 @@ def _callbacks_for(host: Host) -> _native.Callbacks:
             return min(int(math.ceil(seconds * 1000)), 2**62)
 
         callbacks.tick = _native.TICK(tick)
+    if _overrides(host, "confirm"):
+
+        def confirm(_u: Any, c: Any) -> int:
+            c = c.contents
+            details = value(c.json.ptr, c.json.len) or {}
+            confirmation = Confirmation(
+                ticket=text(c.ticket.ptr, c.ticket.len),
+                action=text(c.action.ptr, c.action.len),
+                title=text(c.title.ptr, c.title.len),
+                summary=text(c.summary.ptr, c.summary.len),
+                agent_name=text(c.agent_name.ptr, c.agent_name.len),
+                agent_label=text(c.agent_label.ptr, c.agent_label.len),
+                may_always=bool(c.may_always),
+                calls=details.get("calls", []),
+                batch_len=details.get("batchLen"),
+                agent=details.get("agent"),
+            )
+            answer = guarded("confirm", Answer.NO_UI, lambda h: h.confirm(confirmation))
+            if answer is None:
+                return int(Answer.LATER)
+            return int(answer) if isinstance(answer, Answer) and answer != Answer.LATER else int(Answer.NO_UI)
+
+        callbacks.confirm = _native.CONFIRM(confirm)
+    if _overrides(host, "withdraw_confirmation"):
+        callbacks.withdraw_confirmation = _native.WITHDRAW_CONFIRMATION(
+            lambda _u, t, n: guarded("withdraw_confirmation", None, lambda h: h.withdraw_confirmation(text(t, n)))
+        )
     return callbacks
 
 

@@ -318,6 +318,7 @@ mod tests {
             action: "a.b".into(),
             input: Value::Null.into(),
             expected_revision: None,
+            consent: None,
         });
         let task =
             parse(r#"{"task":{"id":"t1","state":"running"},"revision":4,"protocolVersion":"1"}"#);
@@ -331,6 +332,7 @@ mod tests {
             calls: vec![],
             atomic: false,
             stop_on_error: true,
+            consent: None,
         });
         let rows = parse(
             r#"{"results":[{"index":0,"output":{}},{"index":1,"error":{"code":1002,"class":"failed","reason":"host_error","message":"no","data":{"code":"x"}}}],"revision":9}"#,

@@ -389,7 +389,7 @@ fn execute_call(p: &mut Params) -> Result<ExecuteCall, MethodError> {
     let action = p.required_string("action")?;
     let input = p.payload("input").unwrap_or_else(|| empty_object().into());
     let expected_revision = p.revision()?;
-    Ok(ExecuteCall { action, input, expected_revision })
+    Ok(ExecuteCall { action, input, expected_revision, consent: None })
 }
 
 async fn actions_batch(app: &App, mut p: Params) -> Result<Map, MethodError> {
@@ -436,7 +436,7 @@ async fn actions_batch(app: &App, mut p: Params) -> Result<Map, MethodError> {
     }
     check_task_room(app)?;
     let count = parsed.len();
-    let batch = BatchCall { calls: parsed, atomic, stop_on_error };
+    let batch = BatchCall { calls: parsed, atomic, stop_on_error, consent: None };
     match app.call(Call::Batch(batch)).await? {
         CallResult::Batch { results, revision } => {
             // Each attempted call once, in order: anything else is the host's bug.

@@ -34,6 +34,8 @@ pub fn action(name: &str, kind: ActionKind, description: &str) -> ActionInfo {
         undo: kind == ActionKind::Write,
         transaction: None,
         command_id: None,
+        confirm: false,
+        title: None,
     }
 }
 

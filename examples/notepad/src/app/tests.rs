@@ -29,7 +29,12 @@ fn obj(members: &[(&str, Value)]) -> Value {
 }
 
 fn call(action: &str, input: Value, expected: Option<u64>) -> ExecuteCall {
-    ExecuteCall { action: action.into(), input: input.into(), expected_revision: expected }
+    ExecuteCall {
+        action: action.into(),
+        input: input.into(),
+        expected_revision: expected,
+        consent: None,
+    }
 }
 
 fn setup(text: &str) -> (Dispatcher, Notepad) {
@@ -104,7 +109,7 @@ fn out_of_range_is_a_host_error_without_change() {
 }
 
 fn atomic(calls: Vec<ExecuteCall>) -> Call {
-    Call::Batch(BatchCall { calls, atomic: true, stop_on_error: true })
+    Call::Batch(BatchCall { calls, atomic: true, stop_on_error: true, consent: None })
 }
 
 #[test]
@@ -253,4 +258,57 @@ fn render_produces_a_png_resource() {
     let e =
         d.handle(&mut app, 2, &Call::Render { input: obj(&[("scale", 9u64.into())]) }).unwrap_err();
     assert_eq!(e.reason, Reason::SchemaViolation { pointer: "/scale".into() });
+}
+
+/// Answers every prompt with the same answer.
+#[derive(Debug)]
+struct Answers(jfgui_host_sdk::Answer);
+
+impl super::Prompter for Answers {
+    fn ask(&mut self, _: &jfgui_host_sdk::Confirmation) -> Option<jfgui_host_sdk::Answer> {
+        Some(self.0)
+    }
+    fn withdraw(&mut self, _: &str) {}
+}
+
+/// `document.clear` through the dispatcher, answered `answer` (`None`: no prompter); the
+/// task as it ended, and the notepad.
+fn clear(
+    answer: Option<jfgui_host_sdk::Answer>,
+) -> (jfgui_host_sdk::TaskSnapshot, Dispatcher, Notepad) {
+    let (_, app) = setup("keep me");
+    let mut app = match answer {
+        Some(a) => app.with_prompter(Box::new(Answers(a))),
+        None => app,
+    };
+    let mut d = Dispatcher::new(&app).unwrap();
+    d.set_enabled(true);
+    let task = match d.execute(&mut app, 1, &call("document.clear", obj(&[]), Some(1))).unwrap() {
+        CallResult::Deferred { task, .. } => task,
+        other => panic!("{other:?}"),
+    };
+    assert!(task.awaiting.is_some(), "the call waits for the user");
+    d.take_task_events();
+    d.run_allowed(&mut app);
+    let ended = d.tasks().get(&task.id).cloned().unwrap();
+    (ended, d, app)
+}
+
+#[test]
+fn clearing_asks_first_and_is_one_undo_step() {
+    let (task, mut d, mut app) = clear(Some(jfgui_host_sdk::Answer::Allow));
+    assert_eq!(task.state, TaskState::Completed);
+    assert_eq!((app.text(), app.document().revision()), ("", 2));
+    d.execute_local(&mut app, "edit.undo", &obj(&[])).unwrap();
+    assert_eq!(app.text(), "keep me", "one undo step brings it back");
+    let (task, _, app) = clear(Some(jfgui_host_sdk::Answer::Deny));
+    assert_eq!(task.error.map(|e| e.reason), Some(Reason::DeniedByUser));
+    assert_eq!(app.text(), "keep me");
+    let (task, _, app) = clear(None);
+    assert_eq!(
+        task.error.map(|e| e.reason),
+        Some(Reason::NoConfirmationUi),
+        "no prompter: nobody to ask"
+    );
+    assert_eq!(app.text(), "keep me");
 }

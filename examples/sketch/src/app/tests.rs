@@ -15,7 +15,12 @@ fn json(text: &str) -> Value {
 }
 
 fn call(action: &str, input: &str, expected: Option<u64>) -> ExecuteCall {
-    ExecuteCall { action: action.into(), input: json(input).into(), expected_revision: expected }
+    ExecuteCall {
+        action: action.into(),
+        input: json(input).into(),
+        expected_revision: expected,
+        consent: None,
+    }
 }
 
 fn setup(export: Duration) -> (Dispatcher, Sketch) {
@@ -47,7 +52,7 @@ fn agent_edits_move_the_revision_and_show_in_the_feed() {
     let (out, _) = output(d.execute(&mut app, 3, &call("canvas.get", "{}", None)).unwrap());
     let shapes = out.get("shapes").and_then(Value::as_array).unwrap();
     assert_eq!(shapes[0].get("fill").and_then(Value::as_str), Some("#ff0000"));
-    let e = d.execute(&mut app, 4, &call("shape.delete", r#"{"id":9}"#, Some(2))).unwrap_err();
+    let e = d.execute(&mut app, 4, &call("shape.update", r#"{"id":9}"#, Some(2))).unwrap_err();
     assert_eq!(e.reason, Reason::HostError { code: Some("no_such_shape".into()) });
     assert!(app.activity().last().is_none(), "the feed is the daemon's notices only");
 }
@@ -93,10 +98,11 @@ fn atomic_batches_roll_back_or_commit_as_one_undo_step() {
     let failing = BatchCall {
         calls: vec![
             call("shape.add", BLUE_ELLIPSE, Some(2)),
-            call("shape.delete", r#"{"id":42}"#, Some(2)),
+            call("shape.update", r#"{"id":42}"#, Some(2)),
         ],
         atomic: true,
         stop_on_error: true,
+        consent: None,
     };
     let e = d.handle(&mut app, 2, &Call::Batch(failing)).unwrap_err();
     assert_eq!(e.reason.as_str(), "rolled_back");
@@ -105,13 +111,14 @@ fn atomic_batches_roll_back_or_commit_as_one_undo_step() {
     let ok = BatchCall {
         calls: vec![
             call("shape.add", BLUE_ELLIPSE, Some(2)),
-            call("shape.delete", r#"{"id":1}"#, Some(2)),
+            call("shape.update", r#"{"id":1,"color":"green"}"#, Some(2)),
         ],
         atomic: true,
         stop_on_error: true,
+        consent: None,
     };
     d.handle(&mut app, 3, &Call::Batch(ok)).unwrap();
-    assert_eq!(app.canvas().items().len(), 1);
+    assert_eq!(app.canvas().items().len(), 2);
     assert_eq!(app.canvas().undo_depth(), 2);
     d.execute_local(&mut app, "edit.undo", &json("{}")).unwrap();
     assert_eq!(app.canvas().items(), before.items(), "one undo takes back the whole batch");
@@ -136,6 +143,7 @@ fn inspection_reports_the_canvas_and_the_layout() {
         pixels_per_point: 1.0,
         canvas: PixelRect { x: 8.0, y: 40.5, width: 640.0, height: 400.0 },
         agent_toggle: PixelRect::default(),
+        prompt: None,
     });
     let (_, state) = inspect(&mut d, &mut app, r#"{"sinceRevision":1}"#);
     assert_eq!(state.get("unchanged").and_then(Value::as_bool), Some(true));
@@ -191,4 +199,63 @@ fn render_produces_a_png_resource() {
         CallResult::Chunk(c) => assert!(!c.eof && c.data.starts_with("iVBORw0KGgo"), "{c:?}"),
         other => panic!("{other:?}"),
     }
+}
+
+/// Runs what an endpoint runs between pumps: the task updates go out, allowed calls run.
+fn deliver(d: &mut Dispatcher, app: &mut Sketch) {
+    d.tick(app);
+    d.take_task_events();
+    d.run_allowed(app);
+}
+
+#[test]
+fn clear_and_delete_wait_for_the_user_in_the_window_and_nothing_runs_before() {
+    let (_, app) = setup(Duration::ZERO);
+    let mut app = app.asking();
+    let mut d = Dispatcher::new(&app).unwrap();
+    d.set_enabled(true);
+    d.execute(&mut app, 1, &call("shape.add", RED_RECT, Some(1))).unwrap();
+    let waiting = |r: CallResult| match r {
+        CallResult::Deferred { task, .. } => task,
+        other => panic!("{other:?}"),
+    };
+    let clear = waiting(d.execute(&mut app, 2, &call("canvas.clear", "{}", Some(2))).unwrap());
+    let delete =
+        waiting(d.execute(&mut app, 3, &call("shape.delete", r#"{"id":1}"#, Some(2))).unwrap());
+    let shown = app.prompt().unwrap();
+    assert_eq!((shown.ticket.as_str(), shown.title()), (clear.id.as_str(), "Clear the canvas"));
+    assert_eq!(shown.agent_name(), "An unknown agent");
+    // The user denies the first; the second is shown next and allowed.
+    app.answered(&clear.id);
+    d.answer(&clear.id, jfgui_host_sdk::Answer::Deny).unwrap();
+    assert_eq!(app.prompt().map(|c| c.title()), Some("Delete a shape"));
+    deliver(&mut d, &mut app);
+    assert_eq!(app.canvas().items().len(), 1, "denied: nothing ran");
+    app.answered(&delete.id);
+    d.answer(&delete.id, jfgui_host_sdk::Answer::Allow).unwrap();
+    deliver(&mut d, &mut app);
+    assert!(app.canvas().items().is_empty());
+    assert_eq!(d.tasks().state(&delete.id), Some(TaskState::Completed));
+    assert!(app.prompt().is_none());
+    // A withdrawn call's prompt closes.
+    d.execute_local(&mut app, "edit.undo", &json("{}")).unwrap();
+    let again = waiting(d.execute(&mut app, 4, &call("canvas.clear", "{}", Some(4))).unwrap());
+    d.handle(&mut app, 5, &Call::CancelTask { id: again.id.clone() }).unwrap();
+    d.tick(&mut app);
+    assert!(app.prompt().is_none());
+    assert_eq!(app.canvas().items().len(), 1);
+}
+
+#[test]
+fn without_a_window_nobody_is_asked_and_nothing_runs() {
+    let (mut d, mut app) = setup(Duration::ZERO);
+    d.execute(&mut app, 1, &call("shape.add", RED_RECT, Some(1))).unwrap();
+    let task = match d.execute(&mut app, 2, &call("canvas.clear", "{}", Some(2))).unwrap() {
+        CallResult::Deferred { task, .. } => task,
+        other => panic!("{other:?}"),
+    };
+    let ended = d.tasks().get(&task.id).unwrap();
+    assert_eq!(ended.error.as_ref().map(|e| e.reason.clone()), Some(Reason::NoConfirmationUi));
+    assert!(app.prompt().is_none());
+    assert_eq!(app.canvas().items().len(), 1);
 }

@@ -80,6 +80,7 @@ fn registers_disabled_with_every_notepad_action() {
             "selection.set",
             "edit.undo",
             "edit.redo",
+            "document.clear",
             "document.get",
             "document.export",
             "ui.render"

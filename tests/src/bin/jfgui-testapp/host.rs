@@ -484,6 +484,7 @@ mod tests {
             action: "counter.add".into(),
             input: Value::Object(m).into(),
             expected_revision: expected,
+            consent: None,
         }
     }
 
@@ -504,7 +505,9 @@ mod tests {
         let dir = temp("ledger");
         let (mut d, mut a) = app(&dir, &["counter.add:fail-in-batch-at=2"]);
         d.execute(&mut a, 7, &add(5, "one", Some(0))).unwrap();
-        let batch = |calls| Call::Batch(BatchCall { calls, atomic: true, stop_on_error: true });
+        let batch = |calls| {
+            Call::Batch(BatchCall { calls, atomic: true, stop_on_error: true, consent: None })
+        };
         d.handle(&mut a, 8, &batch(vec![add(1, "b0", Some(1)), add(1, "b1", Some(1))])).unwrap();
         let e = d
             .handle(
@@ -534,6 +537,7 @@ mod tests {
             action: "state.get".into(),
             input: Value::Object(Map::new()).into(),
             expected_revision: None,
+            consent: None,
         };
         match d.execute(&mut a, 1, &get).unwrap() {
             jfgui_proto::channel::CallResult::Executed { output, .. } => {
@@ -547,6 +551,7 @@ mod tests {
             action: "text.append".into(),
             input: Value::Object(m).into(),
             expected_revision: Some(0),
+            consent: None,
         };
         let e = d.execute(&mut a, 2, &append).unwrap_err();
         assert_eq!(e.class(), ErrorClass::Internal);

@@ -194,6 +194,8 @@ fn running(id: String, result: Option<jfgui_proto::Value>) -> AppMessage {
         progress: None,
         result,
         error: None,
+        awaiting: None,
+        consent: None,
     })
 }
 
@@ -290,6 +292,7 @@ mod tests {
                     action: action.into(),
                     input: input.into(),
                     expected_revision: expected,
+                    consent: None,
                 }),
             }))
         };

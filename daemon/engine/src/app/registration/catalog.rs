@@ -126,6 +126,8 @@ mod tests {
             undo: true,
             transaction: Some("doc".into()),
             command_id: None,
+            confirm: false,
+            title: None,
         }
     }
 

@@ -51,6 +51,8 @@ mod tests {
             undo: false,
             transaction: None,
             command_id: None,
+            confirm: false,
+            title: None,
         }
     }
 
