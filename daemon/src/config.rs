@@ -70,7 +70,8 @@ pub enum LogFormat {
     after_help = AFTER_HELP
 )]
 pub struct Config {
-    /// Runtime directory (overrides $JFGUI_RUNTIME_DIR and $XDG_RUNTIME_DIR); absolute. Unix.
+    /// Runtime directory, an absolute path (overrides $JFGUI_RUNTIME_DIR and $XDG_RUNTIME_DIR;
+    /// Unix only).
     #[arg(long, value_name = "DIR")]
     pub runtime_dir: Option<PathBuf>,
 

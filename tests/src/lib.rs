@@ -1046,3 +1046,9 @@ impl Drop for Created {
         let _ = fs::remove_dir_all(&self.0);
     }
 }
+
+/// The README's complete app compiles against the current host-sdk (rustdoc builds it as a
+/// doc test of this crate).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeApp;

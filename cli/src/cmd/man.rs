@@ -9,7 +9,7 @@ mod agent;
 mod agentd;
 
 use clap::{Arg, Args, ValueEnum};
-use roff::{Roff, bold, italic, roman};
+use roff::{Inline, Roff, bold, italic, roman};
 
 use crate::exit::{Exit, Failure};
 use crate::output::write_stdout;
@@ -61,13 +61,11 @@ pub fn render(page: Page) -> Result<Vec<u8>, Failure> {
 
 /// The title, NAME and SYNOPSIS from clap_mangen, then DESCRIPTION from `description`
 /// (paragraphs split at blank lines; clap_mangen's own would repeat the NAME line when there
-/// is no long help), then clap_mangen's OPTIONS. Its SUBCOMMANDS section would point at pages
-/// that do not exist, and its EXTRA section would repeat the sections below.
-fn head(
-    man: &clap_mangen::Man,
-    description: &str,
-    w: &mut dyn std::io::Write,
-) -> std::io::Result<()> {
+/// is no long help), then OPTIONS, the top-level arguments as [`arguments`] writes them.
+/// clap_mangen's SUBCOMMANDS section would point at pages that do not exist, and its EXTRA
+/// section would repeat the sections below.
+fn head(cmd: &clap::Command, description: &str, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let man = clap_mangen::Man::new(cmd.clone());
     man.render_title(w)?;
     man.render_name_section(w)?;
     man.render_synopsis_section(w)?;
@@ -77,10 +75,21 @@ fn head(
         if i > 0 {
             roff.control("PP", []);
         }
-        roff.text([roman(paragraph.split_whitespace().collect::<Vec<_>>().join(" "))]);
+        roff.text(prose(&paragraph.split_whitespace().collect::<Vec<_>>().join(" ")));
     }
-    roff.to_writer(w)?;
-    man.render_options_section(w)
+    roff.control("SH", ["OPTIONS"]);
+    arguments(&mut roff, cmd.get_arguments().filter(|a| !a.is_hide_set()));
+    roff.to_writer(w)
+}
+
+/// Help text as man text: what `--help` quotes in backticks (a command, a name, a value) is
+/// set in bold, as man pages show what is typed literally.
+fn prose(text: &str) -> Vec<Inline> {
+    text.split('`')
+        .enumerate()
+        .filter(|(_, part)| !part.is_empty())
+        .map(|(i, part)| if i % 2 == 1 { bold(part) } else { roman(part) })
+        .collect()
 }
 
 /// A section of `.TP` entries: a bold term and its text.
@@ -89,7 +98,7 @@ fn definitions(roff: &mut Roff, title: &str, entries: &[(&str, &str)]) {
     for (term, text) in entries {
         roff.control("TP", []);
         roff.text([bold(*term)]);
-        roff.text([roman(*text)]);
+        roff.text(prose(text));
     }
 }
 
@@ -97,7 +106,7 @@ fn definitions(roff: &mut Roff, title: &str, entries: &[(&str, &str)]) {
 fn verbatim(roff: &mut Roff, text: &str) {
     roff.control("nf", []);
     for line in text.lines() {
-        roff.text([roman(line)]);
+        roff.text(prose(line));
     }
     roff.control("fi", []);
 }
@@ -153,7 +162,7 @@ fn arguments<'a>(roff: &mut Roff, args: impl Iterator<Item = &'a Arg>) {
         }
         roff.control("TP", []);
         roff.text([bold(term)]);
-        roff.text([roman(help)]);
+        roff.text(prose(&help));
     }
 }
 

@@ -1,38 +1,12 @@
-//! The user's answers to calls that wait for a yes: the `JFGUI_ANSWER_*` values the `confirm`
-//! callback returns, and `jfgui_host_answer` for an answer given later (from a dialog, a
-//! terminal, a timer), outside every callback. They are `int32_t` constants rather than an
-//! enum type: a value from C outside an enum's range would be undefined behaviour in Rust.
+//! `jfgui_host_answer`: the user's answer to a call that waits for a yes, given later (from a
+//! dialog, a terminal, a timer), outside every callback.
 
 use std::format;
 
-use jfgui_host_sdk::Answer;
-
+use crate::answer::answer_of;
 use crate::ffi::{self, Error, JfguiStatus};
 use crate::handle::JfguiHost;
 use crate::host_api::{handle, with_state};
-
-/// (`confirm` only) A prompt is shown; the answer comes through `jfgui_host_answer`.
-pub const JFGUI_ANSWER_LATER: i32 = 0;
-/// Run this call.
-pub const JFGUI_ANSWER_ALLOW: i32 = 1;
-/// Run it, and let this agent run this action without asking from now on (offer it only when
-/// `may_always`).
-pub const JFGUI_ANSWER_ALLOW_ALWAYS: i32 = 2;
-/// Do not run it: the caller gets `not_executed/denied_by_user`.
-pub const JFGUI_ANSWER_DENY: i32 = 3;
-/// Nobody can be asked (no window, no terminal): `not_executed/no_confirmation_ui`.
-pub const JFGUI_ANSWER_NO_UI: i32 = 4;
-
-/// The answer `value` stands for; `None` for `JFGUI_ANSWER_LATER` and anything unknown.
-pub(crate) fn answer_of(value: i32) -> Option<Answer> {
-    match value {
-        JFGUI_ANSWER_ALLOW => Some(Answer::Allow),
-        JFGUI_ANSWER_ALLOW_ALWAYS => Some(Answer::AllowAlways),
-        JFGUI_ANSWER_DENY => Some(Answer::Deny),
-        JFGUI_ANSWER_NO_UI => Some(Answer::NoUi),
-        _ => None,
-    }
-}
 
 /// The user's answer (a `JFGUI_ANSWER_*` other than `LATER`) to the prompt of `ticket`, given
 /// after the `confirm` callback returned `JFGUI_ANSWER_LATER`. On a yes the task's update is

@@ -17,8 +17,8 @@ use jfgui_host_sdk::{
 };
 use jfgui_proto::encode;
 
+use crate::answer::{JFGUI_ANSWER_LATER, answer_of};
 use crate::callbacks::{Callbacks, JfguiCallInfo, JfguiConfirmation, JfguiStr, Unwound};
-use crate::consent_api::{JFGUI_ANSWER_LATER, answer_of};
 use crate::reply::{APP_JSON_LIMITS, JfguiReply, Kind, Written, app_bug};
 use crate::shared::Shared;
 

@@ -2,6 +2,7 @@
 // header is, the ownership and threading rules, and why `unsafe` is allowed per module below.
 #![doc = include_str!("../README.md")]
 
+mod answer;
 #[allow(unsafe_code)] // calls the app's function pointers
 mod callbacks;
 #[allow(unsafe_code)] // the exported functions
@@ -25,16 +26,17 @@ mod testing_api;
 #[allow(unsafe_code)] // calls the exported functions as C does
 mod tests;
 
+pub use answer::{
+    JFGUI_ANSWER_ALLOW, JFGUI_ANSWER_ALLOW_ALWAYS, JFGUI_ANSWER_DENY, JFGUI_ANSWER_LATER,
+    JFGUI_ANSWER_NO_UI,
+};
 pub use callbacks::{
     JfguiAvailabilityFn, JfguiBeginTransactionFn, JfguiCallInfo, JfguiCallbacks, JfguiCancelTaskFn,
     JfguiCapabilitiesFn, JfguiConfirmFn, JfguiConfirmation, JfguiEndTransactionFn, JfguiExecuteFn,
     JfguiInspectFn, JfguiListResourcesFn, JfguiReadResourceFn, JfguiRevisionFn, JfguiStr,
     JfguiSupportsTransactionFn, JfguiTickFn, JfguiWithdrawConfirmationFn,
 };
-pub use consent_api::{
-    JFGUI_ANSWER_ALLOW, JFGUI_ANSWER_ALLOW_ALWAYS, JFGUI_ANSWER_DENY, JFGUI_ANSWER_LATER,
-    JFGUI_ANSWER_NO_UI, jfgui_host_answer,
-};
+pub use consent_api::jfgui_host_answer;
 pub use ffi::JfguiStatus;
 pub use handle::{JfguiHost, JfguiInfo, JfguiWait};
 pub use host_api::{

@@ -7,7 +7,7 @@ use clap::CommandFactory;
 use roff::{Roff, bold, roman};
 
 use super::super::Cli;
-use super::{arguments, definitions, head, see_also, verbatim};
+use super::{arguments, definitions, head, prose, see_also, verbatim};
 use crate::exit::EXIT_CODES_HELP;
 
 const ENVIRONMENT: &[(&str, &str)] = &[
@@ -52,9 +52,8 @@ const FILES: &[(&str, &str)] = &[
 pub fn write(w: &mut dyn Write) -> io::Result<()> {
     let mut cmd = Cli::command().disable_help_subcommand(true);
     cmd.build();
-    let man = clap_mangen::Man::new(cmd.clone());
     let description = cmd.get_long_about().map(ToString::to_string).unwrap_or_default();
-    head(&man, &description, w)?;
+    head(&cmd, &description, w)?;
     let mut roff = Roff::new();
     roff.control("SH", ["COMMANDS"]);
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
@@ -65,7 +64,7 @@ pub fn write(w: &mut dyn Write) -> io::Result<()> {
         roff.text([bold(path.as_str()), roman(rest)]);
         if let Some(about) = sub.get_long_about().or(sub.get_about()) {
             roff.control("PP", []);
-            roff.text([roman(about.to_string())]);
+            roff.text(prose(&about.to_string()));
         }
         arguments(
             &mut roff,
@@ -84,5 +83,5 @@ pub fn write(w: &mut dyn Write) -> io::Result<()> {
     definitions(&mut roff, "EXIT STATUS", &codes);
     see_also(&mut roff, "jfgui-agentd");
     roff.to_writer(w)?;
-    man.render_version_section(w)
+    clap_mangen::Man::new(cmd).render_version_section(w)
 }

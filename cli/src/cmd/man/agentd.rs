@@ -54,12 +54,12 @@ const FILES: &[(&str, &str)] = &[
 
 /// Writes the page.
 pub fn write(w: &mut dyn Write) -> io::Result<()> {
-    let cmd = Config::command();
-    let man = clap_mangen::Man::new(cmd.clone());
+    let mut cmd = Config::command();
+    cmd.build();
     // The daemon's help text after its flags (files, durations, logging, socket activation)
     // is its description; its one-line `about` is the NAME line.
     let description = cmd.get_after_help().map(ToString::to_string).unwrap_or_default();
-    head(&man, &description, w)?;
+    head(&cmd, &description, w)?;
     let mut roff = Roff::new();
     definitions(&mut roff, "ENVIRONMENT", ENVIRONMENT);
     definitions(&mut roff, "FILES", FILES);
@@ -77,5 +77,5 @@ pub fn write(w: &mut dyn Write) -> io::Result<()> {
     definitions(&mut roff, "EXIT STATUS", &statuses);
     see_also(&mut roff, "jfgui-agent");
     roff.to_writer(w)?;
-    man.render_version_section(w)
+    clap_mangen::Man::new(cmd).render_version_section(w)
 }
