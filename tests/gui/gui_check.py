@@ -650,10 +650,25 @@ async def consent(desk: Desktop, checks: Checks, agent: Agent, at, shows, canvas
     async def prompt_shown() -> dict:
         return (await agent.inspect())[1].get("view", {}).get("prompt", {})
 
+    async def settled(ticket: str) -> dict:
+        """The prompt of `ticket` once two reads a few frames apart agree: egui lays a new
+        modal out over its first frames, and a click aimed by an earlier layout can hit the
+        neighbouring button."""
+        last: dict = {}
+
+        async def read() -> dict:
+            nonlocal last
+            before, last = last, await prompt_shown()
+            await asyncio.sleep(0.2)
+            return {"now": last, "before": before}
+
+        seen = await eventually(read, lambda r: r["now"].get("ticket") == ticket and r["now"] == r["before"])
+        return seen["now"]
+
     async def ask() -> tuple:
         r = await agent.execute("canvas.clear", {}, revision)
         task = structured(r).get("task", {})
-        prompt = await eventually(prompt_shown, lambda p: p.get("ticket") == task.get("id"))
+        prompt = await settled(task.get("id"))
         return r, task, prompt
 
     # --- the user says no -----------------------------------------------------------------
