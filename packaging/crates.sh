@@ -63,7 +63,7 @@ for crate in "${published[@]}"; do
         grep -qx "$crate/$path" <<<"$listed" || fail "$crate.crate lacks $path"
     done
     # Anything beyond the code and the files above would be a stray (an `include` too wide).
-    strays=$(grep -vxE "$crate/(src/.*\.rs|build\.rs|Cargo\.(toml|toml\.orig|lock)|\.cargo_vcs_info\.json|README\.md|LICENSE-(MIT|APACHE)|include/jfgui_host\.h|cbindgen\.toml)" <<<"$listed" || true)
+    strays=$(grep -vxE "$crate/(src/.*\.rs|Cargo\.(toml|toml\.orig|lock)|\.cargo_vcs_info\.json|README\.md|LICENSE-(MIT|APACHE)|include/jfgui_host\.h|cbindgen\.toml)" <<<"$listed" || true)
     [[ -z $strays ]] || fail "$crate.crate carries files it does not need: $strays"
     printf '%-28s %8d bytes, %3d files\n' "$crate.crate" "$(stat -c %s "$file")" "$(wc -l <<<"$listed")"
 done
