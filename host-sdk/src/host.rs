@@ -153,7 +153,7 @@ pub trait Host {
     /// An external call of an action with [`ActionSpec::confirm`] passed every check and has
     /// no standing grant: ask the user. Return `Some(answer)` to answer now, or `None` to
     /// show a prompt and answer later with [`Dispatcher::answer`](crate::Dispatcher::answer)
-    /// (through an endpoint: [`Endpoint::answer`](crate::channel::Endpoint::answer)). Until
+    /// (through a channel: [`HostChannel::answer`](crate::channel::HostChannel::answer)). Until
     /// then the caller holds a task that waits (`awaiting: "confirmation"`) and nothing of
     /// the call has run. A prompt shows who asks ([`Confirmation::agent_name`],
     /// [`Confirmation::agent_label`]) and what ([`Confirmation::summary`]), and offers

@@ -236,7 +236,7 @@ impl Dispatcher {
     /// batch's `{results, revision}`) or fails with the call's error. Returns how many ran.
     ///
     /// A transport runs this only once everything taken before was written, as the
-    /// [`Endpoint`](crate::channel::Endpoint) does at the start of a pump with its output
+    /// [`HostChannel`](crate::channel::HostChannel) does at the start of a pump with its output
     /// empty.
     pub fn run_allowed<H: Host + ?Sized>(&mut self, host: &mut H) -> usize {
         // Every pump asks: with nothing asked about, the answer costs one comparison.
