@@ -263,11 +263,7 @@ async fn dispatch(
                 CallResult::Executed { output, revision } => {
                     Ok(Payload::object([("output", output), ("revision", revision.into())]))
                 }
-                CallResult::Deferred { task, revision } => {
-                    let mut m = one("task", task_brief(&task));
-                    m.insert("revision", revision);
-                    Ok(m.into())
-                }
+                CallResult::Deferred { task, revision } => Ok(deferred(&task, revision).into()),
                 _ => Err(invalid_reply()),
             }
         }
@@ -524,6 +520,8 @@ async fn actions_batch(app: &App, mut p: Params, asks: &mut Asks<'_>) -> Result<
         },
     );
     match app.ask(Call::Batch(batch), asking).await? {
+        // The batch waits for the user: one task for all of it.
+        CallResult::Deferred { task, revision } => Ok(deferred(&task, revision)),
         CallResult::Batch { results, revision } => {
             // Each attempted call once, in order: anything else is the host's bug.
             let in_order =
@@ -582,6 +580,13 @@ fn lookup_task(app: &App, id: &str) -> Result<TaskSnapshot, MethodError> {
         )
         .into()
     })
+}
+
+/// `{task, revision}`: a call that goes on as a task.
+fn deferred(task: &TaskSnapshot, revision: u64) -> Map {
+    let mut m = one("task", task_brief(task));
+    m.insert("revision", revision);
+    m
 }
 
 /// `{id, state, awaiting?}` of a task: a call that waits for the user says so at once.
