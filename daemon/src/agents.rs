@@ -63,11 +63,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn our_own_process_is_walked_past() {
-        // The test binary is not ours: it is its own agent.
-        let me = std::process::id();
-        let (pid, exe) = identify().agent_of(me).unwrap();
-        assert_eq!(pid, me);
-        assert_eq!(PathBuf::from(exe), std::env::current_exe().unwrap());
+    fn the_daemons_own_program_is_walked_past() {
+        // To `identify`, this test binary is the daemon (it is `current_exe`): the agent of our
+        // own pid is our parent, the program that started us.
+        let parent = std::os::unix::process::parent_id();
+        let (pid, exe) = identify().agent_of(std::process::id()).unwrap();
+        assert_eq!(pid, parent);
+        assert_eq!(Some(PathBuf::from(exe)), jfgui_proto::process::executable(parent));
     }
 }

@@ -656,6 +656,19 @@ async def consent(desk: Desktop, checks: Checks, agent: Agent, at, shows, canvas
     async def prompt_shown() -> dict:
         return (await agent.inspect())[1].get("view", {}).get("prompt", {})
 
+    async def press(prompt: dict, button: str) -> None:
+        """Clicks `button` of the modal until the modal of that ticket is gone: on a loaded
+        machine a frame may not be drawn between the pointer's arrival and the press, and egui
+        then gives the press to the backdrop. Another click can only reach the same ticket's
+        modal, so it never answers a second prompt."""
+        ticket = prompt.get("ticket")
+        for _ in range(5):
+            desk.click(center(prompt[button]))
+            shown = await eventually(prompt_shown, lambda p: p.get("ticket") != ticket, timeout=3.0)
+            if shown.get("ticket") != ticket:
+                return
+        log(f"the {button} button of {ticket} took no click in 5 tries")
+
     async def ask() -> tuple:
         r = await agent.execute("canvas.clear", {}, revision)
         task = structured(r).get("task", {})
@@ -684,7 +697,7 @@ async def consent(desk: Desktop, checks: Checks, agent: Agent, at, shows, canvas
     changed = differing(img.crop(*box), before.crop(*box))
     checks.check("the modal is on screen where the window says", changed >= box[2] * box[3] // 10, f"{changed} of {box[2] * box[3]} pixels changed")
     checks.check("the backdrop dims the canvas behind the modal", not shows(img, 600, 20, WHITE), img.pixel(*at(600, 20)))
-    desk.click(center(prompt["deny"]))
+    await press(prompt, "deny")
     final = await eventually(lambda: agent.task("jfgui_tasks_get", task.get("id", "")), lambda t: t.get("state") == "failed")
     checks.check(
         "Deny: the task fails denied_by_user, decided by the user",
@@ -708,7 +721,7 @@ async def consent(desk: Desktop, checks: Checks, agent: Agent, at, shows, canvas
 
     # --- the user says yes --------------------------------------------------------------------
     r, task, prompt = await ask()
-    desk.click(center(prompt["allowOnce"]))
+    await press(prompt, "allowOnce")
     final = await eventually(lambda: agent.task("jfgui_tasks_get", task.get("id", "")), lambda t: t.get("state") in ("completed", "failed"))
     result = final.get("result") or {}
     checks.check(
@@ -729,7 +742,7 @@ async def consent(desk: Desktop, checks: Checks, agent: Agent, at, shows, canvas
     revision, state = await agent.inspect()
     shapes = len(state["canvas"]["shapes"])
     r, task, prompt = await ask()
-    desk.click(center(prompt["always"]))
+    await press(prompt, "always")
     final = await eventually(lambda: agent.task("jfgui_tasks_get", task.get("id", "")), lambda t: t.get("state") in ("completed", "failed"))
     checks.check("Always: the task completes, decided allow_always", final.get("state") == "completed" and (final.get("consent") or {}).get("answer") == "allow_always", final)
     out = desk.agent("grants", "--json").stdout
@@ -753,7 +766,7 @@ async def consent(desk: Desktop, checks: Checks, agent: Agent, at, shows, canvas
     revision, _ = await eventually(agent.inspect, lambda rs: len(rs[1]["canvas"]["shapes"]) == shapes)
     r, task, prompt = await ask()
     checks.check("after the revoke the call asks again", prompt.get("ticket") == task.get("id") and task.get("awaiting") == "confirmation", (task, prompt))
-    desk.click(center(prompt["deny"]))
+    await press(prompt, "deny")
     final = await eventually(lambda: agent.task("jfgui_tasks_get", task.get("id", "")), lambda t: t.get("state") == "failed")
     checks.check("and Deny refuses it", (final.get("error") or {}).get("reason") == "denied_by_user", final)
 

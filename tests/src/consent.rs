@@ -8,6 +8,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
+use crate::cli::{Session, agent_command};
 use crate::terminal::{Terminal, spawn_in_terminal};
 use crate::{Daemon, LineClient, PATIENCE, Proc, audit_dir, bin, json1, wait_until};
 
@@ -99,4 +100,35 @@ pub fn audit_record(rt: &Path, wanted: impl Fn(&Value) -> bool) -> Value {
     });
     assert!(ok, "no such audit record among {:#?}", audit_records(rt));
     found.expect("found")
+}
+
+/// `jfgui-agent mcp` for `rt`, initialized (legacy revision) by a client that says it is
+/// `name`.
+pub fn gateway_saying(rt: &Path, name: &str) -> Session {
+    let mut s = Session::start(agent_command(rt, &["mcp"]));
+    s.send(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": name, "version": "1"}}})
+        .to_string(),
+    );
+    s.recv();
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    s
+}
+
+/// JSON-1 `tasks/get` of `id` through a gateway session until the task is final; its last state.
+pub fn session_final_state(s: &mut Session, id: &str) -> Value {
+    for round in 100.. {
+        s.send(
+            &json!({"jsonrpc": "2.0", "id": round, "method": "tasks/get", "params":
+                {"protocolVersion": "1", "id": id}})
+            .to_string(),
+        );
+        let task = s.recv()["result"]["task"].clone();
+        if matches!(task["state"].as_str(), Some("completed" | "failed" | "cancelled")) {
+            return task;
+        }
+    }
+    unreachable!("the rounds never end")
 }

@@ -8,7 +8,8 @@ use std::process::Stdio;
 
 use jfgui_tests::cli::{Run, Session, agent_command, daemon_with_notepad, run_agent};
 use jfgui_tests::consent::{
-    audit_record, clear, document, final_state, notepad_asking, revision, waiting_task,
+    audit_record, clear, document, final_state, gateway_saying, notepad_asking, revision,
+    session_final_state, waiting_task,
 };
 use jfgui_tests::{LineClient, PATIENCE, TempDir, Watchdog, bin};
 use serde_json::{Value, json};
@@ -238,15 +239,7 @@ fn no_door_runs_a_confirm_action_without_the_users_yes() {
     }
 
     // MCP through `jfgui-agent mcp`, the client naming the granted agent.
-    let mut s = Session::start(agent_command(&rt, &["mcp"]));
-    s.send(
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": granted, "version": "1"}}})
-        .to_string(),
-    );
-    s.recv();
-    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let mut s = gateway_saying(&rt, granted);
     s.send(
         &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "jfgui_actions_execute", "arguments": {"app": "notepad",
@@ -278,23 +271,7 @@ fn no_door_runs_a_confirm_action_without_the_users_yes() {
     let mut s = Session::start(agent_command(&rt, &["stdio", "notepad"]));
     s.send(&request.to_string());
     let id = waiting_task(&s.recv());
-    s.send(
-        &json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params":
-        {"protocolVersion": "1", "id": id}})
-        .to_string(),
-    );
-    let mut task = s.recv()["result"]["task"].clone();
-    let mut round = 2;
-    while task["state"] == "running" {
-        round += 1;
-        s.send(
-            &json!({"jsonrpc": "2.0", "id": round, "method": "tasks/get", "params":
-            {"protocolVersion": "1", "id": id}})
-            .to_string(),
-        );
-        task = s.recv()["result"]["task"].clone();
-    }
-    denied(&task, "stdio");
+    denied(&session_final_state(&mut s, &id), "stdio");
 
     // `headless`: the CLI runs its own Notepad and serves it; it asks the same way.
     let mut s = Session::start(agent_command(
@@ -317,18 +294,7 @@ fn no_door_runs_a_confirm_action_without_the_users_yes() {
         .to_string(),
     );
     let id = waiting_task(&s.recv());
-    let mut round = 1;
-    let mut task = Value::Null;
-    while task["state"] != "failed" {
-        round += 1;
-        s.send(
-            &json!({"jsonrpc": "2.0", "id": round, "method": "tasks/get", "params":
-            {"protocolVersion": "1", "id": id}})
-            .to_string(),
-        );
-        task = s.recv()["result"]["task"].clone();
-        assert_ne!(task["state"], "completed", "headless: {task}");
-    }
+    let task = session_final_state(&mut s, &id);
     assert_eq!(task["error"]["reason"], "denied_by_user", "headless: {task}");
 
     // The audit log says each was asked.

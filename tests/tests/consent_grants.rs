@@ -11,7 +11,8 @@ use std::process::{Command, Stdio};
 
 use jfgui_tests::cli::{Run, Session, agent_command, daemon_with_notepad, run_agent};
 use jfgui_tests::consent::{
-    audit_record, clear, document, final_state, notepad_asking, revision, waiting_task,
+    audit_record, clear, document, final_state, gateway_saying, notepad_asking, revision,
+    waiting_task,
 };
 use jfgui_tests::{
     CrossUid, Daemon, LineClient, PATIENCE, TempDir, Watchdog, agent, audit_dir, cannot_run,
@@ -155,15 +156,7 @@ fn the_agent_is_the_launcher_behind_the_cli_and_what_a_client_says_never_matches
 
     // An MCP client that says it is the launcher is still asked.
     insert(&endpoint);
-    let mut s = Session::start(agent_command(&rt, &["mcp"]));
-    s.send(
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": exe, "version": "1"}}})
-        .to_string(),
-    );
-    s.recv();
-    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let mut s = gateway_saying(&rt, exe);
     s.send(
         &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "jfgui_actions_execute", "arguments": {"action": "document.clear",
@@ -204,11 +197,7 @@ fn a_grants_file_that_fails_the_rules_is_moved_aside_and_every_call_asks() {
     let _w = Watchdog::arm(PATIENCE * 12);
     let good = grant_file();
     let duplicate = good.replacen(r#"{"grants":"#, r#"{"grants":[],"grants":"#, 1);
-    let huge = format!(
-        "{}{}",
-        &good[..good.len() - 1],
-        format!(",\"pad\":\"{}\"}}", "x".repeat(10 << 20))
-    );
+    let huge = format!("{},\"pad\":\"{}\"}}", &good[..good.len() - 1], "x".repeat(10 << 20));
     type Fault = Box<dyn Fn(&Path)>;
     let write = |text: String, mode: u32| -> Fault {
         Box::new(move |file: &Path| {

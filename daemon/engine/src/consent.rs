@@ -78,6 +78,9 @@ impl Default for ConsentConfig {
 pub trait Prompter: Send + Sync {
     /// Withdraws the prompt of task `task` if it still waits.
     fn withdraw(&self, task: &str, reason: WithdrawReason);
+
+    /// Whether the prompt of task `task` still waits.
+    fn waits(&self, task: &str) -> bool;
 }
 
 /// The agent behind one client connection, fixed when it connected, and the prompts its calls
@@ -147,9 +150,9 @@ impl Asker {
     /// Notes that `task` of `prompter` waits for the user on behalf of this connection.
     pub fn waits(&self, prompter: Weak<dyn Prompter>, task: String) {
         let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
-        // Prompts that ended meanwhile leave dead or stale entries; the app ignores a withdraw
-        // of a task that waits no more, so only the dead ones are worth dropping.
-        waiting.retain(|(p, _)| p.strong_count() > 0);
+        // Only prompts that still wait are kept: a long-lived connection's list stays as short
+        // as the prompts it has open (at most 16 per app).
+        waiting.retain(|(p, t)| p.upgrade().is_some_and(|p| p.waits(t)));
         waiting.push((prompter, task));
     }
 }
@@ -165,6 +168,9 @@ impl Drop for Asker {
     }
 }
 
+/// Told how a prompt ended: the answer, and the grant an "always" made.
+pub type Decided = Box<dyn Fn(ConsentAnswer, Option<u64>) + Send + Sync>;
+
 /// What a call of a `confirm` action carries to the app side, beside the `consent` it sends:
 /// enough to keep its prompt if the app asks.
 pub struct Asking {
@@ -177,7 +183,7 @@ pub struct Asking {
     /// The connection that called, for `client_gone`.
     pub asker: Weak<Asker>,
     /// Told how the prompt ended (the audit record of the decision).
-    pub decided: Option<Box<dyn Fn(ConsentAnswer, Option<u64>) + Send + Sync>>,
+    pub decided: Option<Decided>,
 }
 
 impl std::fmt::Debug for Asking {

@@ -109,11 +109,13 @@ impl App {
 
 impl Prompter for Inner {
     fn withdraw(&self, task: &str, reason: WithdrawReason) {
-        let waits =
-            self.prompts.lock().unwrap_or_else(|e| e.into_inner()).waiting.contains_key(task);
-        if waits {
+        if self.waits(task) {
             tracing::info!(app = self.registration.slug(), task, ?reason, "prompt withdrawn");
             self.link.withdraw(Withdraw { task: task.to_owned(), reason });
         }
+    }
+
+    fn waits(&self, task: &str) -> bool {
+        self.prompts.lock().unwrap_or_else(|e| e.into_inner()).waiting.contains_key(task)
     }
 }

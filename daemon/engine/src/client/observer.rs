@@ -42,7 +42,7 @@ use crate::PeerInfo;
 use crate::app::{App, Registration};
 use crate::audit::record::{ConsentNote, activity_client};
 use crate::audit::{Action, AppRef, Audit, Client, Outcome, Protocol, Record, time};
-use crate::consent::Asker;
+use crate::consent::{Asker, Decided};
 
 /// Who calls, for the audit log: fixed for a connection, except the protocol revision and
 /// `clientInfo`, which MCP sets per request ([`Target::speaking`]).
@@ -244,7 +244,7 @@ impl Observer {
     /// What records the decision on the call's prompt, when the app reports it: a record of
     /// the same call whose outcome is the decision (`ok` for a yes, `refused` with the task's
     /// reason otherwise) and whose `consent` says how it was decided.
-    pub fn decision(&self) -> Box<dyn Fn(ConsentAnswer, Option<u64>) + Send + Sync> {
+    pub fn decision(&self) -> Decided {
         let caller = self.caller.clone();
         let method = self.method.name();
         let action = self.action.clone();

@@ -79,9 +79,12 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Grant>, Unreadable> {
     Ok(file.grants)
 }
 
+/// How the OS layer writes the whole encoded book.
+type Save = dyn Fn(&[u8]) -> std::io::Result<()> + Send + Sync;
+
 /// Writes the encoded book (the whole `grants.json`) where the OS layer keeps it.
 #[derive(Clone)]
-pub struct GrantStore(Arc<dyn Fn(&[u8]) -> std::io::Result<()> + Send + Sync>);
+pub struct GrantStore(Arc<Save>);
 
 impl GrantStore {
     /// A store that writes with `save`.
