@@ -218,7 +218,7 @@ fn placeholders_and_alignment_are_all_that_may_differ() {
     assert!(!matches("Hello, world", "Hello,world"));
     assert!(!matches("{\"pid\":21579}", "{\"pid\":21580}"));
     assert_eq!(
-        normalize_expected("2026-12-03T11:24:17.978Z  jfgui-agent[15179]"),
-        "<TIME>  jfgui-agent[<PID>]"
+        normalize_expected("2026-12-03T11:24:17.978Z  bash[15179]"),
+        "<TIME>  <AGENT>[<PID>]"
     );
 }
