@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use jfgui_tests::cli::{Run, Session, agent_command, daemon_with_notepad, run_agent};
+use jfgui_tests::cli::{Run, daemon_with_notepad, run_agent};
 use jfgui_tests::consent::{
     audit_record, clear, document, final_state, gateway_saying, notepad_asking, revision,
     waiting_task,
