@@ -9,6 +9,7 @@ mod call;
 mod check;
 mod completions;
 mod describe;
+mod grants;
 mod headless;
 mod inspect;
 mod list;
@@ -123,6 +124,9 @@ pub enum Command {
     /// Show the audit log: who changed what in which app, and how it ended.
     #[command(after_help = log::AFTER_HELP)]
     Log(log::LogArgs),
+    /// List, revoke or add the grants that let an agent run an action without asking first.
+    #[command(after_help = grants::AFTER_HELP)]
+    Grants(grants::GrantsArgs),
     /// Show the daemon's status: pid, version, uptime, apps, connections.
     #[command(after_help = "Example:\n  jfgui-agent status --json")]
     Status(status::StatusArgs),
@@ -169,6 +173,7 @@ impl Command {
             Command::Render(a) => Format::choose(a.json, false),
             Command::Status(a) => Format::choose(a.out.json, false),
             Command::Log(a) => Format::choose(a.json, true),
+            Command::Grants(a) => Format::choose(a.json, false),
             Command::BrowserCall(a) => Format::choose(a.out.json, true),
             // stdout belongs to the protocol (or to the generated script): errors go to stderr only.
             Command::Mcp
@@ -202,6 +207,7 @@ impl Command {
             Command::BrowserStdio(a) => browser_stdio::run(a, ctx).await,
             Command::Status(_) => status::run(ctx, format).await,
             Command::Log(a) => log::run(a, ctx, format).await,
+            Command::Grants(a) => grants::run(a, ctx, format).await,
             Command::Completions(a) => completions::run(a),
             Command::Man(a) => man::run(a),
         }

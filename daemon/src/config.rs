@@ -242,6 +242,12 @@ pub struct Config {
     #[arg(long)]
     pub audit_inputs: bool,
 
+    /// How long a call that waits for the user's yes (an action the app marks as needing
+    /// confirmation) may wait before its prompt is withdrawn and the call fails
+    /// confirmation_timeout.
+    #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = parse_duration)]
+    pub confirm_timeout: Duration,
+
     /// Browser bridge: /rpc clients (distinct session values) per attached tab.
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
     pub bridge_max_sessions: u64,
@@ -267,12 +273,17 @@ impl Config {
     /// The audit log's settings.
     pub fn audit(&self) -> jfgui_engine::audit::AuditConfig {
         jfgui_engine::audit::AuditConfig {
-            dir: self.audit_dir.clone().or_else(jfgui_engine::audit::location::default_dir),
+            dir: self.state_dir(),
             max_bytes: self.audit_max_bytes,
             queue: to_usize(self.audit_queue),
             reads: self.audit_reads,
             inputs: self.audit_inputs,
         }
+    }
+
+    /// The state directory (where the audit log and `grants.json` are kept).
+    pub fn state_dir(&self) -> Option<PathBuf> {
+        self.audit_dir.clone().or_else(jfgui_engine::audit::location::default_dir)
     }
 
     /// The JSON bounds of client messages.

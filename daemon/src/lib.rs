@@ -2,12 +2,16 @@
 // what its library holds.
 #![doc = include_str!("../README.md")]
 
+#[cfg(feature = "server")]
+mod agents;
 pub mod config;
 
 #[cfg(all(unix, feature = "server"))]
 mod activation;
 #[cfg(feature = "server")]
 pub mod bridge;
+#[cfg(all(unix, feature = "server"))]
+mod grants_file;
 #[cfg(all(unix, feature = "server"))]
 mod lock;
 #[cfg(feature = "server")]

@@ -169,7 +169,8 @@ class Desktop:
         # the runtime dir's removal, and a busy parent (such as /tmp) would wake it for nothing.
         self.runtime = os.path.join(scratch, "rt")
         self.procs: list = []
-        self.env = dict(os.environ, JFGUI_RUNTIME_DIR=self.runtime, JFGUI_LOG="info")
+        # The state dir (audit log, grants) is private to this run too.
+        self.env = dict(os.environ, JFGUI_RUNTIME_DIR=self.runtime, JFGUI_AUDIT_DIR=os.path.join(scratch, "state"), JFGUI_LOG="info")
         self.window = ""
         self.origin = (0, 0)
         self.shot_count = 0
@@ -412,7 +413,7 @@ def readme_picture(desk: Desktop, checks: Checks, artifacts: str, out) -> None:
 # The scenario.
 
 
-async def scenario(desk: Desktop, checks: Checks, artifacts: str) -> None:
+async def scenario(desk: Desktop, checks: Checks, artifacts: str, consent_shot) -> None:
     # Idle: the window open, connected and enabled, nothing happening. Reported, not asserted
     # (a shared machine is noisy); the app's threads should not wake up at all.
     time.sleep(1.0)
@@ -426,14 +427,14 @@ async def scenario(desk: Desktop, checks: Checks, artifacts: str) -> None:
     over = []  # set once the session is meant to be dead: its teardown may then fail
     try:
         async with Client(params, read_timeout_seconds=30) as client:
-            await agent_session(desk, checks, artifacts, client, over)
+            await agent_session(desk, checks, artifacts, client, over, consent_shot)
     except BaseException as e:
         if not over:
             raise
         log(f"closing the ended MCP session: {type(e).__name__}")
 
 
-async def agent_session(desk: Desktop, checks: Checks, artifacts: str, client: Client, over: list) -> None:
+async def agent_session(desk: Desktop, checks: Checks, artifacts: str, client: Client, over: list, consent_shot) -> None:
     agent = Agent(client)
     revision, state = await agent.inspect()
     view = state.get("view", {})
@@ -597,7 +598,10 @@ async def agent_session(desk: Desktop, checks: Checks, artifacts: str, client: C
     except ET.ParseError as e:
         checks.check("the exported SVG parses", False, e)
 
-    await consent(desk, checks, agent, at, shows, canvas_of)
+    # The consent part runs through the all-apps gateway, as an MCP client is configured.
+    gateway = StdioServerParameters(command=desk.bins["jfgui-agent"], args=["mcp"], env=desk.env)
+    async with Client(gateway, read_timeout_seconds=30) as all_apps:
+        await consent(desk, checks, Agent(all_apps), at, shows, canvas_of, consent_shot)
 
     frames = (await agent.inspect())[1].get("view", {}).get("frames", {})
     log(f"per-frame cost of pumping the host channel (µs; the whole update beside it): {json.dumps(frames)}")
@@ -636,9 +640,11 @@ def center(r: dict) -> tuple:
     return (r["x"] + r["width"] / 2, r["y"] + r["height"] / 2)
 
 
-async def consent(desk: Desktop, checks: Checks, agent: Agent, at, shows, canvas_of) -> None:
-    """canvas.clear asks the user: a modal in the window, clicked with the real pointer. Today's
-    daemon does not say who calls, so the app asks about an unknown agent, without "always"."""
+async def consent(desk: Desktop, checks: Checks, agent: Agent, at, shows, canvas_of, consent_shot) -> None:
+    """canvas.clear through `jfgui-agent mcp` asks the user: a modal in the window naming the
+    agent the daemon saw calling (this Python program, which started the gateway), clicked with
+    the real pointer: Deny, cancel, Allow once, Always (a grant: the next call runs without a
+    modal), and after `grants revoke` it asks again."""
     revision, state = await agent.inspect()
     shapes = len(state["canvas"]["shapes"])
     before = desk.screenshot("before-clear")
@@ -665,6 +671,19 @@ async def consent(desk: Desktop, checks: Checks, agent: Agent, at, shows, canvas
         seen = await eventually(read, lambda r: r["now"].get("ticket") == ticket and r["now"] == r["before"])
         return seen["now"]
 
+    async def press(prompt: dict, button: str) -> None:
+        """Clicks `button` of the modal until the modal of that ticket is gone: on a loaded
+        machine a frame may not be drawn between the pointer's arrival and the press, and egui
+        then gives the press to the backdrop. Another click can only reach the same ticket's
+        modal, so it never answers a second prompt."""
+        ticket = prompt.get("ticket")
+        for _ in range(5):
+            desk.click(center(prompt[button]))
+            shown = await eventually(prompt_shown, lambda p: p.get("ticket") != ticket, timeout=3.0)
+            if shown.get("ticket") != ticket:
+                return
+        log(f"the {button} button of {ticket} took no click in 5 tries")
+
     async def ask() -> tuple:
         r = await agent.execute("canvas.clear", {}, revision)
         task = structured(r).get("task", {})
@@ -681,15 +700,19 @@ async def consent(desk: Desktop, checks: Checks, agent: Agent, at, shows, canvas
         seen.get("awaiting") == "confirmation" and (seen.get("progress") or {}).get("message") == "waiting for you to allow Clear the canvas",
         seen,
     )
-    checks.check("an unknown agent is not offered \"always\"", "always" not in prompt and "allowOnce" in prompt and "deny" in prompt, prompt)
+    checks.check("the agent the OS named is offered \"always\"", "always" in prompt and "allowOnce" in prompt and "deny" in prompt, prompt)
     time.sleep(0.3)
     img = desk.screenshot("prompt")
+    if consent_shot:
+        with open(consent_shot, "wb") as f:
+            f.write(encode_png(img))
+        log(f"the consent picture: {consent_shot}")
     dialog = prompt.get("dialog", {"x": 0, "y": 0, "width": 1, "height": 1})
     box = (round(dialog["x"]), round(dialog["y"]), max(1, round(dialog["width"])), max(1, round(dialog["height"])))
     changed = differing(img.crop(*box), before.crop(*box))
     checks.check("the modal is on screen where the window says", changed >= box[2] * box[3] // 10, f"{changed} of {box[2] * box[3]} pixels changed")
     checks.check("the backdrop dims the canvas behind the modal", not shows(img, 600, 20, WHITE), img.pixel(*at(600, 20)))
-    desk.click(center(prompt["deny"]))
+    await press(prompt, "deny")
     final = await eventually(lambda: agent.task("jfgui_tasks_get", task.get("id", "")), lambda t: t.get("state") == "failed")
     checks.check(
         "Deny: the task fails denied_by_user, decided by the user",
@@ -713,7 +736,7 @@ async def consent(desk: Desktop, checks: Checks, agent: Agent, at, shows, canvas
 
     # --- the user says yes --------------------------------------------------------------------
     r, task, prompt = await ask()
-    desk.click(center(prompt["allowOnce"]))
+    await press(prompt, "allowOnce")
     final = await eventually(lambda: agent.task("jfgui_tasks_get", task.get("id", "")), lambda t: t.get("state") in ("completed", "failed"))
     result = final.get("result") or {}
     checks.check(
@@ -730,6 +753,38 @@ async def consent(desk: Desktop, checks: Checks, agent: Agent, at, shows, canvas
     img = await eventually(lambda: shot("clear-undone"), lambda i: shows(i, 140, 110, RED))
     checks.check("and on screen", shows(img, 140, 110, RED) and shows(img, 440, 200, BLUE), img.pixel(*at(140, 110)))
 
+    # --- the user allows it always: a grant, and the next call runs without a modal -----------
+    revision, state = await agent.inspect()
+    shapes = len(state["canvas"]["shapes"])
+    r, task, prompt = await ask()
+    await press(prompt, "always")
+    final = await eventually(lambda: agent.task("jfgui_tasks_get", task.get("id", "")), lambda t: t.get("state") in ("completed", "failed"))
+    checks.check("Always: the task completes, decided allow_always", final.get("state") == "completed" and (final.get("consent") or {}).get("answer") == "allow_always", final)
+    out = desk.agent("grants", "--json").stdout
+    grants = json.loads(out).get("grants", []) if out else []
+    checks.check(
+        "a grant names the agent's executable, Sketch and canvas.clear",
+        len(grants) == 1 and grants[0].get("app") == "Sketch" and grants[0].get("action") == "canvas.clear" and os.path.realpath(grants[0].get("agent", "")) == os.path.realpath(sys.executable),
+        (grants, sys.executable),
+    )
+    desk.press("ctrl+z")
+    revision, _ = await eventually(agent.inspect, lambda rs: len(rs[1]["canvas"]["shapes"]) == shapes)
+    r = await agent.execute("canvas.clear", {}, revision)
+    output = structured(r).get("output") or {}
+    checks.check("the next canvas.clear runs at once, without a task", not r.is_error and output.get("shapeCount") == 0 and "task" not in structured(r), r)
+    checks.check("and without a modal", not (await prompt_shown()))
+
+    # --- revoked: it asks again ---------------------------------------------------------------
+    done = desk.agent("grants", "revoke", "--all")
+    checks.check("grants revoke --all", done.returncode == 0, done)
+    desk.press("ctrl+z")
+    revision, _ = await eventually(agent.inspect, lambda rs: len(rs[1]["canvas"]["shapes"]) == shapes)
+    r, task, prompt = await ask()
+    checks.check("after the revoke the call asks again", prompt.get("ticket") == task.get("id") and task.get("awaiting") == "confirmation", (task, prompt))
+    await press(prompt, "deny")
+    final = await eventually(lambda: agent.task("jfgui_tasks_get", task.get("id", "")), lambda t: t.get("state") == "failed")
+    checks.check("and Deny refuses it", (final.get("error") or {}).get("reason") == "denied_by_user", final)
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -737,6 +792,7 @@ def main() -> int:
     parser.add_argument("--artifacts", required=True, help="where screenshots are kept")
     parser.add_argument("--export-ms", type=int, default=3000)
     parser.add_argument("--readme-shot", metavar="PNG", help="also write the README's picture of Sketch to PNG")
+    parser.add_argument("--consent-shot", metavar="PNG", help="also write the picture of the consent modal to PNG")
     args = parser.parse_args()
     bins = {n: os.path.join(os.path.abspath(args.bin_dir), n) for n in ("jfgui-agentd", "jfgui-agent", "jfgui-sketch")}
     for name, path in bins.items():
@@ -768,7 +824,8 @@ def main() -> int:
         if status:
             raise CannotRun("see above")
         desk.start(args.export_ms)
-        asyncio.run(asyncio.wait_for(scenario(desk, checks, args.artifacts), timeout=300))
+        consent_shot = args.consent_shot and os.path.abspath(args.consent_shot)
+        asyncio.run(asyncio.wait_for(scenario(desk, checks, args.artifacts, consent_shot), timeout=300))
     except CannotRun as e:
         log(f"cannot run: {e}")
         status = 3

@@ -7,7 +7,8 @@
 # target/gui-artifacts): all of them when a check fails, the final one and sketch.png always:
 # the window after the README's own Sketch commands. JFGUI_GUI_README_SHOT=PNG also writes that
 # picture to PNG (relative to the repository root): JFGUI_GUI_README_SHOT=docs/sketch.png
-# regenerates the README's. Called by .ci/run.
+# regenerates the README's; JFGUI_GUI_CONSENT_SHOT=docs/consent.png likewise writes the picture of
+# the consent modal. Called by .ci/run.
 #
 # A machine where this cannot run (no Xvfb and no way to install it) fails the suite, unless
 # JFGUI_ALLOW_SKIP=1.
@@ -47,6 +48,7 @@ cargo build -q -p jfgui-daemon -p jfgui-agent -p jfgui-example-sketch
 python=$(bash "$root/tests/mcp-clients/python/venv.sh")
 readme_shot=()
 [[ -n ${JFGUI_GUI_README_SHOT:-} ]] && readme_shot=(--readme-shot "$JFGUI_GUI_README_SHOT")
+[[ -n ${JFGUI_GUI_CONSENT_SHOT:-} ]] && readme_shot+=(--consent-shot "$JFGUI_GUI_CONSENT_SHOT")
 
 set +e
 "$python" "$here/gui_check.py" --bin-dir "$target/debug" --artifacts "$artifacts" "${readme_shot[@]}"

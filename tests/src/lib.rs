@@ -28,6 +28,7 @@ use serde_json::{Value, json};
 
 pub mod bridge;
 pub mod cli;
+pub mod consent;
 pub mod imports;
 pub mod terminal;
 

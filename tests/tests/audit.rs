@@ -685,7 +685,8 @@ fn an_app_that_asked_gets_one_activity_per_recorded_call_through_json1_and_all_a
         format!(
             "{exe}[{me}] via endpoint: batch(document.text.insert, document.text.insert) -> ok"
         ),
-        "activity-suite 4 via all-apps-mcp: document.text.insert -> ok".to_owned(),
+        // The agent the OS named comes first; what the client says is only beside it.
+        format!("{exe}[{me}] via all-apps-mcp, says activity-suite 4: document.text.insert -> ok"),
     ];
     let mut seen = Vec::new();
     let complete = wait_until(PATIENCE, || {

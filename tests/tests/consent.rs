@@ -1,16 +1,18 @@
 //! Calls that need the user's yes, end to end with the real daemon, the CLI and Notepad's
-//! `document.clear`: answered at once (`--confirm allow|deny`), by nobody (no terminal), and
-//! by a person typing on Notepad's terminal while the call waits as a task. Today's daemon
-//! forwards calls without saying who asks, which the app treats as an unknown agent without a
-//! grant: it asks.
+//! `document.clear`: answered at once (`--confirm allow|deny`), by nobody (no terminal), by a
+//! person typing on Notepad's terminal while the call waits as a task (the prompt naming the
+//! calling program as the OS knows it), and through every door a client has.
 
 use std::path::Path;
-use std::process::Command;
+use std::process::Stdio;
 
-use jfgui_tests::cli::{Run, daemon_with_notepad, run_agent};
-use jfgui_tests::terminal::spawn_in_terminal;
-use jfgui_tests::{Daemon, PATIENCE, TempDir, Watchdog, bin};
-use serde_json::Value;
+use jfgui_tests::cli::{Run, Session, agent_command, daemon_with_notepad, run_agent};
+use jfgui_tests::consent::{
+    audit_record, clear, document, final_state, gateway_saying, notepad_asking, revision,
+    session_final_state, waiting_task,
+};
+use jfgui_tests::{LineClient, PATIENCE, TempDir, Watchdog, bin};
+use serde_json::{Value, json};
 
 fn run(rt: &Path, args: &[&str]) -> Run {
     let r = run_agent(rt, args, b"");
@@ -103,29 +105,21 @@ fn asked_on_its_terminal_notepad_clears_only_once_the_user_types_yes() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();
     let rt = dir.rt();
-    let daemon = Daemon::start(&rt, &[]);
-    let mut cmd = Command::new(bin("jfgui-notepad"));
-    cmd.env("JFGUI_RUNTIME_DIR", &rt).env_remove("XDG_RUNTIME_DIR").args([
-        "--agent-enable",
-        "--text",
-        "hello",
-        "--confirm",
-        "ask",
-    ]);
-    let (_app, mut terminal) = spawn_in_terminal(cmd);
-    daemon.wait_endpoint("notepad");
+    let (_daemon, _app, mut terminal, endpoint) = notepad_asking(&rt, &[]);
 
-    let r = run(&rt, &["call", "notepad", "document.clear", "--expected-revision", "auto"]);
-    r.assert_code(0);
-    let id = r.json()["task"]["id"].as_str().unwrap().to_string();
+    // The agent is the process that called, as the OS names it: this test program.
+    let me = std::env::current_exe().unwrap();
+    let (mut client, response) = clear(&endpoint);
+    let id = waiting_task(&response);
     assert!(
-        terminal.wait_for("An unknown agent wants to: Clear the document"),
-        "no prompt on the terminal: {:?}",
+        terminal.wait_for(&format!("who: {}", me.display())),
+        "the prompt names the calling program: {:?}",
         terminal.text()
     );
+    assert!(terminal.text().contains("wants to: Clear the document"), "{:?}", terminal.text());
     // While the prompt is open the call waits, as a task that says so, and nothing ran.
-    let g = run(&rt, &["tasks", "notepad", "get", &id, "--json"]);
-    let task = &g.json()["task"];
+    let task = &client.call("tasks/get", json!({"protocolVersion": "1", "id": id})).unwrap()["result"]
+        ["task"];
     assert_eq!(
         (task["state"].as_str(), task["awaiting"].as_str()),
         (Some("running"), Some("confirmation")),
@@ -135,24 +129,47 @@ fn asked_on_its_terminal_notepad_clears_only_once_the_user_types_yes() {
         task["progress"]["message"], "waiting for you to allow Clear the document",
         "{task}"
     );
-    assert_eq!(text(&rt).0, "hello");
+    assert_eq!(document(&endpoint).0, "hello");
 
     terminal.type_line("maybe");
-    assert!(terminal.wait_for("answer y or n"), "{:?}", terminal.text());
+    assert!(terminal.wait_for("answer y"), "{:?}", terminal.text());
     terminal.type_line("y");
-    let w = run(&rt, &["tasks", "notepad", "wait", &id, "--json"]);
-    w.assert_code(0);
-    let task = &w.json()["task"];
+    let task = final_state(&mut client, &id);
     assert_eq!(
         (task["state"].as_str(), task["consent"]["answer"].as_str()),
         (Some("completed"), Some("allow")),
         "{task}"
     );
-    assert_eq!(text(&rt), (String::new(), 1));
+    assert_eq!(document(&endpoint), (String::new(), 1));
+    let record = audit_record(&rt, |r| r["consent"]["answer"] == "allow");
+    assert_eq!(record["client"]["agent"]["exe"], me.to_str().unwrap(), "{record}");
+    assert_eq!(record["consent"]["by"], "user", "{record}");
 
-    // A second call, then the user says no.
-    let r = run(
+    // The CLI waits, connected, while the user is asked; the user says no.
+    insert(&rt, "again");
+    let mut call = agent_command(
         &rt,
+        &["call", "notepad", "document.clear", "--expected-revision", "auto", "--json"],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    assert!(wait_for_second_prompt(&terminal), "{:?}", terminal.text());
+    assert_eq!(call.try_wait().unwrap(), None, "the CLI waits for the answer");
+    terminal.type_line("n");
+    let out = call.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let task: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(task["task"]["error"]["reason"], "denied_by_user", "{task}");
+    assert_eq!(document(&endpoint).0, "again");
+}
+
+/// Inserts `text` through the CLI (a call that does not ask).
+fn insert(rt: &Path, text: &str) {
+    let input = json!({ "text": text }).to_string();
+    run(
+        rt,
         &[
             "call",
             "notepad",
@@ -160,22 +177,130 @@ fn asked_on_its_terminal_notepad_clears_only_once_the_user_types_yes() {
             "--expected-revision",
             "auto",
             "--input-json",
-            r#"{"text":"again"}"#,
+            &input,
         ],
-    );
-    r.assert_code(0);
-    let r = run(&rt, &["call", "notepad", "document.clear", "--expected-revision", "auto"]);
-    let id = r.json()["task"]["id"].as_str().unwrap().to_string();
-    assert!(wait_for_second_prompt(&terminal), "{:?}", terminal.text());
-    terminal.type_line("n");
-    let w = run(&rt, &["tasks", "notepad", "wait", &id, "--json"]);
-    assert_eq!(w.json()["task"]["error"]["reason"], "denied_by_user");
-    assert_eq!(text(&rt).0, "again");
+    )
+    .assert_code(0);
 }
 
-/// Whether the terminal shows the prompt a second time.
+/// Whether the terminal shows the second prompt (the first one was shown twice: once more
+/// after the answer it did not understand).
 fn wait_for_second_prompt(terminal: &jfgui_tests::terminal::Terminal) -> bool {
     jfgui_tests::wait_until(PATIENCE, || {
         terminal.text().matches("wants to: Clear the document").count() >= 3
     })
+}
+
+/// Every way in asks (here: Notepad says no for the user) and nothing is applied: JSON-1,
+/// the all-apps MCP server through the gateway, `stdio`, `headless`, batches atomic or not with
+/// the confirm call last of 128, a retried id, and a `clientInfo` naming an agent that holds a
+/// grant.
+#[test]
+fn no_door_runs_a_confirm_action_without_the_users_yes() {
+    let _w = Watchdog::arm(PATIENCE * 4);
+    let dir = TempDir::new();
+    let rt = dir.rt();
+    let (_daemon, _app) = daemon_with_notepad(&rt, &["--text", "hello", "--confirm", "deny"]);
+    let endpoint = rt.join("apps/notepad.sock");
+    // A grant for another program: a client that names it is still asked.
+    let granted = "/usr/bin/granted-agent";
+    run(&rt, &["grants", "allow", "Notepad", "document.clear", "--agent", granted]).assert_code(0);
+    let denied = |task: &Value, door: &str| {
+        assert_eq!(task["error"]["reason"], "denied_by_user", "{door}: {task}");
+        assert_eq!(document(&endpoint).0, "hello", "{door}: nothing applied");
+    };
+
+    // JSON-1, twice with the same request id.
+    let at = revision(&endpoint);
+    let mut client = LineClient::connect(&endpoint).unwrap();
+    for _ in 0..2 {
+        let request = json!({"jsonrpc": "2.0", "id": 7, "method": "actions/execute", "params":
+            {"protocolVersion": "1", "action": "document.clear", "expectedRevision": at}});
+        client.send_raw(&request.to_string()).unwrap();
+        let response: Value = serde_json::from_str(&client.read_line().unwrap().unwrap()).unwrap();
+        let id = waiting_task(&response);
+        denied(&final_state(&mut client, &id), "json-1");
+    }
+
+    // Batches: the confirm call hidden at index 127, atomic and not.
+    for atomic in [false, true] {
+        let mut calls: Vec<Value> = (0..127)
+            .map(|_| json!({"action": "selection.set", "input": {"start": 0, "end": 0}, "expectedRevision": at}))
+            .collect();
+        calls.push(json!({"action": "document.clear", "expectedRevision": at}));
+        let response = client
+            .call(
+                "actions/batch",
+                json!({"protocolVersion": "1", "calls": calls, "atomic": atomic}),
+            )
+            .unwrap();
+        let id = waiting_task(&response);
+        denied(&final_state(&mut client, &id), &format!("batch atomic={atomic}"));
+    }
+
+    // MCP through `jfgui-agent mcp`, the client naming the granted agent.
+    let mut s = gateway_saying(&rt, granted);
+    s.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "jfgui_actions_execute", "arguments": {"app": "notepad",
+        "action": "document.clear", "expectedRevision": at}}})
+        .to_string(),
+    );
+    let answer = s.recv();
+    let task = &answer["result"]["structuredContent"]["task"];
+    assert_eq!(task["awaiting"], "confirmation", "{answer}");
+    let id = task["id"].as_str().unwrap().to_owned();
+    let mut last = Value::Null;
+    let mut round = 10;
+    assert!(jfgui_tests::wait_until(PATIENCE, || {
+        round += 1;
+        s.send(
+            &json!({"jsonrpc": "2.0", "id": round, "method": "tools/call", "params": {
+            "name": "jfgui_tasks_get", "arguments": {"app": "notepad", "id": id}}})
+            .to_string(),
+        );
+        last = s.recv()["result"]["structuredContent"]["task"].clone();
+        last["state"] == "failed"
+    }));
+    denied(&last, "all-apps mcp");
+    drop(s);
+
+    // `stdio`: JSON-1 lines through the gateway.
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "actions/execute", "params":
+        {"protocolVersion": "1", "action": "document.clear", "expectedRevision": at}});
+    let mut s = Session::start(agent_command(&rt, &["stdio", "notepad"]));
+    s.send(&request.to_string());
+    let id = waiting_task(&s.recv());
+    denied(&session_final_state(&mut s, &id), "stdio");
+
+    // `headless`: the CLI runs its own Notepad and serves it; it asks the same way.
+    let mut s = Session::start(agent_command(
+        &rt,
+        &[
+            "headless",
+            bin("jfgui-notepad").to_str().unwrap(),
+            "--",
+            "--text",
+            "hi",
+            "--confirm",
+            "deny",
+        ],
+    ));
+    s.send(r#"{"jsonrpc":"2.0","id":0,"method":"state/inspect","params":{"protocolVersion":"1"}}"#);
+    let at = s.recv()["result"]["revision"].clone();
+    s.send(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "actions/execute", "params":
+        {"protocolVersion": "1", "action": "document.clear", "expectedRevision": at}})
+        .to_string(),
+    );
+    let id = waiting_task(&s.recv());
+    let task = session_final_state(&mut s, &id);
+    assert_eq!(task["error"]["reason"], "denied_by_user", "headless: {task}");
+
+    // The audit log says each was asked.
+    let asked = jfgui_tests::consent::audit_records(&rt)
+        .into_iter()
+        .filter(|r| r["consent"]["asked"] == true && r["consent"].get("answer").is_none())
+        .count();
+    assert!(asked >= 5, "{asked} calls recorded as asked");
 }

@@ -5,8 +5,9 @@
 //! (`jfgui-notepad --agent-enable`), so each file reads as one session; `$ echo $?` checks the
 //! exit code of the command before it.
 //!
-//! What may differ, and nothing else: process ids (the daemon's, Notepad's and the CLI's own,
-//! `jfgui-agent[PID]`), timestamps (`2026-01-01T00:00:00.000Z`), the runtime directory
+//! What may differ, and nothing else: process ids (the daemon's, Notepad's and the CLI's own),
+//! the calling agent in the audit table (`bash[PID]`: the program that ran the CLI, the reader's
+//! shell or this suite), timestamps (`2026-01-01T00:00:00.000Z`), the runtime directory
 //! (shown as `/run/user/UID/jfgui-agent`) and how many spaces align a column. Blocks marked
 //! `<!-- transcript: NAME -->` drive another app and are executed by
 //! `tests/other-languages/test_docs.py` instead.
@@ -119,12 +120,12 @@ impl World {
     }
 }
 
-/// What both sides normalize alike: timestamps and the CLI's own pid.
+/// What both sides normalize alike: timestamps and the calling agent with its pid.
 fn common(line: &str) -> String {
     let time = Regex::new(r"\b20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]{8}(\.[0-9]+)?Z").unwrap();
-    let client = Regex::new(r"jfgui-agent\[[0-9]+\]").unwrap();
+    let agent = Regex::new(r"[A-Za-z0-9_.+-]+\[[0-9]+\]").unwrap();
     let line = time.replace_all(line, "<TIME>");
-    client.replace_all(&line, "jfgui-agent[<PID>]").into_owned()
+    agent.replace_all(&line, "<AGENT>[<PID>]").into_owned()
 }
 
 fn normalize_expected(line: &str) -> String {
@@ -217,7 +218,7 @@ fn placeholders_and_alignment_are_all_that_may_differ() {
     assert!(!matches("Hello, world", "Hello,world"));
     assert!(!matches("{\"pid\":21579}", "{\"pid\":21580}"));
     assert_eq!(
-        normalize_expected("2026-12-03T11:24:17.978Z  jfgui-agent[15179]"),
-        "<TIME>  jfgui-agent[<PID>]"
+        normalize_expected("2026-12-03T11:24:17.978Z  bash[15179]"),
+        "<TIME>  <AGENT>[<PID>]"
     );
 }

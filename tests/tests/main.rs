@@ -21,6 +21,8 @@ mod cli_resources;
 mod cli_tasks;
 mod client_trust;
 mod consent;
+mod consent_faults;
+mod consent_grants;
 mod cross_uid;
 mod daemon_faults;
 mod diagnostics;

@@ -7,7 +7,7 @@ use clap::Args;
 use jfgui_proto::{Map, Value};
 
 use super::completions::candidates;
-use super::{Context, JsonFlag, daemon};
+use super::{Context, JsonFlag, daemon, tasks};
 use crate::endpoint;
 use crate::exit::{Exit, Failure};
 use crate::input::InputArgs;
@@ -54,7 +54,22 @@ pub async fn run(args: BatchArgs, ctx: Context, format: Format) -> Result<(), Fa
     let params = params(args.input.read()?, args.atomic, args.keep_going)?;
     let daemon = daemon()?;
     let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout).await?;
-    let result = client.request("actions/batch", params).await?;
+    let mut result = client.request("actions/batch", params).await?;
+    // A batch with an action that asks the user first is one task: followed to its end (with
+    // the connection open, which keeps the question asked), then its results are the batch's.
+    if let Some(id) = result.get("task").and_then(|t| t.get("id")).and_then(Value::as_str) {
+        let id = id.to_owned();
+        let last = tasks::follow(&mut client, &args.endpoint, &id, ctx.wait).await?;
+        match last.get("task").and_then(|t| t.get("result")).and_then(Value::as_object) {
+            Some(answer)
+                if last.get("task").and_then(|t| t.get("state"))
+                    == Some(&Value::from("completed")) =>
+            {
+                result = answer.clone();
+            }
+            _ => return tasks::finish(&last, format),
+        }
+    }
     let Some(results) = result.get("results").and_then(Value::as_array) else {
         return Err(Failure::new(
             Exit::Protocol,

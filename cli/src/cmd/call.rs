@@ -24,7 +24,9 @@ between, then the call fails with stale_revision and nothing happens), meant for
 use, not scripts. Output is JSON whenever stdout is not a terminal.
 A deferred action answers with a task (`task export-1 is running`); --wait follows it to its
 end (a progress bar on stderr when it is a terminal), prints its result and exits with its
-outcome, as `jfgui-agent tasks ENDPOINT wait ID` does.
+outcome, as `jfgui-agent tasks ENDPOINT wait ID` does. An action that asks the user first
+(`describe` shows confirm) waits, connected, until the user answered in the app: leaving
+withdraws the question.
 
 Examples:
   jfgui-agent call notepad document.get
@@ -100,11 +102,20 @@ pub async fn run(args: CallArgs, ctx: Context, format: Format) -> Result<(), Fai
     if let Some(n) = revision {
         params.insert("expectedRevision", n);
     }
-    let result = client.request("actions/execute", params).await?;
+    let mut result = client.request("actions/execute", params).await?;
     let started = result.get("task").and_then(|t| t.get("id")).and_then(Value::as_str);
     if let (true, Some(id)) = (args.wait, started) {
         let last = tasks::follow(&mut client, &args.endpoint, id, ctx.wait).await?;
         return tasks::finish(&last, format);
+    }
+    // The action asks the user first: wait for the answer with the connection open (leaving
+    // would withdraw the prompt), then report the task as it stands.
+    if let (true, Some(id)) = (tasks::awaits(&result), started) {
+        let id = id.to_owned();
+        result = tasks::follow_while_asked(&mut client, &args.endpoint, &id, ctx.wait).await?;
+        if tasks::is_final(&result) {
+            return tasks::finish(&result, format);
+        }
     }
     if format == Format::Json {
         return print_json(&Value::Object(result));

@@ -20,7 +20,10 @@ use crate::output::{Format, print_text, write_stdout};
 pub const AFTER_HELP: &str = "\
 Every call that reached an app and could change it is recorded (reads too when the daemon runs \
 with --audit-reads): time, client (pid, executable, transport, protocol, MCP client name), \
-app, action, input size and SHA-256, revision before and after, outcome, duration. The log is \
+the agent behind it as the operating system names it (the program that started the gateway), \
+app, action, input size and SHA-256, revision before and after, outcome, duration. A call of an \
+action that asks first also records how it was decided: asked the user (and the answer, in a \
+record of its own), or allowed by a grant. The log is \
 $XDG_STATE_HOME/jfgui-agent/audit.jsonl (see jfgui-agentd --help for other systems); \
 `jfgui-agent status` shows the directory in use.
 
@@ -193,13 +196,16 @@ impl Filter {
         if let Some(wanted) = &self.client {
             let client = record.get("client");
             let pid = client.and_then(|c| c.get("pid")).and_then(Value::as_u64);
-            let exe = text(client.and_then(|c| c.get("exe")));
+            let agent = client.and_then(|c| c.get("agent"));
+            let agent_pid = agent.and_then(|a| a.get("pid")).and_then(Value::as_u64);
             let info = text(client.and_then(|c| c.get("clientInfo")).and_then(|i| i.get("name")));
-            let base = exe.as_deref().map(|e| e.rsplit(['/', '\\']).next().unwrap_or(e));
-            let by_pid = wanted.parse::<u64>().ok().is_some_and(|p| pid == Some(p));
+            let exes = [client, agent].map(|c| text(c.and_then(|c| c.get("exe"))));
+            let by_pid =
+                wanted.parse::<u64>().ok().is_some_and(|p| pid == Some(p) || agent_pid == Some(p));
             let by_name = info.as_ref() == Some(wanted)
-                || exe.as_ref() == Some(wanted)
-                || base == Some(wanted.as_str());
+                || exes.iter().flatten().any(|exe| {
+                    exe == wanted || exe.rsplit(['/', '\\']).next() == Some(wanted.as_str())
+                });
             if !by_pid && !by_name {
                 return false;
             }
@@ -300,13 +306,15 @@ fn cells(r: &Value) -> [String; 6] {
     }
     let client = r.get("client");
     let info = client.and_then(|c| c.get("clientInfo")).and_then(|i| i.get("name"));
-    let exe = s(client.and_then(|c| c.get("exe")));
-    let mut who = match info.and_then(Value::as_str) {
-        Some(name) => name.to_owned(),
-        None if !exe.is_empty() => exe.rsplit(['/', '\\']).next().unwrap_or(&exe).to_owned(),
-        None => s(client.and_then(|c| c.get("transport"))),
+    // The agent the OS named (the MCP client behind our gateway), else the peer itself.
+    let agent = client.and_then(|c| c.get("agent"));
+    let exe = s(agent.or(client).and_then(|c| c.get("exe")));
+    let mut who = match (agent, info.and_then(Value::as_str)) {
+        (None, Some(name)) => name.to_owned(),
+        _ if !exe.is_empty() => exe.rsplit(['/', '\\']).next().unwrap_or(&exe).to_owned(),
+        _ => s(client.and_then(|c| c.get("transport"))),
     };
-    if let Some(pid) = client.and_then(|c| c.get("pid")).and_then(Value::as_u64) {
+    if let Some(pid) = agent.or(client).and_then(|c| c.get("pid")).and_then(Value::as_u64) {
         who.push_str(&format!("[{pid}]"));
     }
     let app = s(r.get("app").and_then(|a| a.get("slug")));
@@ -329,7 +337,7 @@ fn cells(r: &Value) -> [String; 6] {
     } else {
         format!("{} → {}", rev(r.get("expectedRevision")), rev(r.get("revision")))
     };
-    let outcome = match r.get("outcome") {
+    let mut outcome = match r.get("outcome") {
         Some(Value::String(o)) => o.clone(),
         Some(Value::Object(m)) => match m.iter().next() {
             Some((word, detail)) => format!("{word}: {}", s(detail.get("reason"))),
@@ -337,7 +345,23 @@ fn cells(r: &Value) -> [String; 6] {
         },
         _ => String::new(),
     };
+    if let Some(consent) = r.get("consent") {
+        outcome.push_str(&consent_text(consent));
+    }
     [time, who, app, action, revision, outcome]
+}
+
+/// How a call of an action that asks was decided: `; asked the user`, `; user: allow_always`,
+/// `; allowed by grant(3)`.
+fn consent_text(consent: &Value) -> String {
+    let by = consent.get("by").and_then(Value::as_str).unwrap_or("user");
+    match consent.get("answer").and_then(Value::as_str) {
+        Some(answer) => format!("; {by}: {answer}"),
+        None if consent.get("asked").and_then(Value::as_bool) == Some(true) => {
+            "; asked the user".to_owned()
+        }
+        None => format!("; allowed by {by}"),
+    }
 }
 
 #[cfg(test)]
@@ -400,5 +424,28 @@ mod tests {
             r#""outcome":"ok""#,
         );
         assert_eq!(cells(&parse(&applied))[4], "0 → 2");
+    }
+
+    #[test]
+    fn a_row_names_the_agent_and_who_allowed_it() {
+        let asked = RECORD
+            .replace(
+                r#""transport":"endpoint","#,
+                r#""transport":"endpoint","agent":{"exe":"/opt/bin/launcher","pid":77},"#,
+            )
+            .replace(
+                r#""durationUs""#,
+                r#""consent":{"asked":true,"answer":"allow_always","by":"user"},"durationUs""#,
+            );
+        let row = cells(&parse(&asked));
+        assert_eq!(row[1], "launcher[77]");
+        assert!(row[5].ends_with("; user: allow_always"), "{}", row[5]);
+        assert!(filter(None, None, Some("launcher")).matches(&parse(&asked)));
+        assert!(filter(None, None, Some("77")).matches(&parse(&asked)));
+        let granted = RECORD.replace(
+            r#""durationUs""#,
+            r#""consent":{"asked":false,"by":"grant(3)"},"durationUs""#,
+        );
+        assert!(cells(&parse(&granted))[5].ends_with("; allowed by grant(3)"));
     }
 }

@@ -93,13 +93,45 @@ pub async fn follow(
     id: &str,
     limit: Option<Duration>,
 ) -> Result<Map, Failure> {
+    follow_until(client, endpoint, id, limit, |t| t.is_final()).await
+}
+
+/// Polls task `id` while it waits for the user's answer in the app (`awaiting`), keeping the
+/// connection open: the daemon withdraws the prompt of a call whose client went away. Returns
+/// the first answer that no longer waits.
+pub async fn follow_while_asked(
+    client: &mut Client,
+    endpoint: &str,
+    id: &str,
+    limit: Option<Duration>,
+) -> Result<Map, Failure> {
+    follow_until(client, endpoint, id, limit, |t| t.is_final() || !t.awaits()).await
+}
+
+/// Whether the `task` of answer `result` is in a final state.
+pub fn is_final(result: &Map) -> bool {
+    Task::of(result).is_ok_and(|t| t.is_final())
+}
+
+/// Whether the `task` of answer `result` waits for the user's answer.
+pub fn awaits(result: &Map) -> bool {
+    result.get("task").and_then(|t| t.get("awaiting")).is_some()
+}
+
+async fn follow_until(
+    client: &mut Client,
+    endpoint: &str,
+    id: &str,
+    limit: Option<Duration>,
+    done: fn(&Task<'_>) -> bool,
+) -> Result<Map, Failure> {
     let progress = Progress::task(id);
     let polling = async {
         let mut pause = FIRST_POLL;
         loop {
             let result = get(client, id).await.map_err(|f| gone_while_following(f, id))?;
             let task = Task::of(&result)?;
-            if task.is_final() {
+            if done(&task) {
                 return Ok(result);
             }
             if let Some(p) = task.progress() {
@@ -205,6 +237,10 @@ impl<'a> Task<'a> {
 
     fn is_final(&self) -> bool {
         matches!(self.state, "completed" | "failed" | "cancelled")
+    }
+
+    fn awaits(&self) -> bool {
+        self.object.get("awaiting").is_some()
     }
 
     fn progress(&self) -> Option<Reported<'a>> {

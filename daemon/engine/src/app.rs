@@ -10,6 +10,7 @@
 //! | which apps exist, whether each is enabled, the endpoint events | `app/registry.rs` |
 //! | what replies and task updates mean (tasks recorded, revisions bounded) | `app/replies.rs` |
 //! | `activity` notices held for the next write | `app/notices.rs` |
+//! | the calls waiting for the user: deadlines, withdraws, grants on "always" | `app/prompts.rs` |
 //!
 //! The task records (`tasks.rs`) are written only here, from what the app reports; the client
 //! side reads them.
@@ -17,6 +18,7 @@
 mod connection;
 mod link;
 mod notices;
+mod prompts;
 mod registration;
 mod registry;
 mod replies;
@@ -35,6 +37,7 @@ pub(crate) use registry::Registry;
 
 use link::Link;
 
+use crate::consent::Asking;
 use crate::tasks::{Refused, TaskRecords};
 use crate::{AppSummary, EngineConfig};
 
@@ -64,6 +67,8 @@ struct Inner {
     tasks: Arc<Mutex<TaskRecords>>,
     /// Task updates refused so far (for a log that cannot be flooded; `replies.rs`).
     dropped_updates: AtomicU64,
+    /// The calls waiting for the user (`prompts.rs`).
+    prompts: Mutex<prompts::Prompts>,
 }
 
 impl std::fmt::Debug for App {
@@ -87,6 +92,7 @@ impl App {
             status: watch::Sender::new(status),
             tasks,
             dropped_updates: AtomicU64::new(0),
+            prompts: Mutex::default(),
         }))
     }
 
@@ -119,13 +125,23 @@ impl App {
     /// app's own error, or its result with every revision within the protocol's bound. Refused
     /// `not_executed/disabled` at once while the app is disabled.
     pub async fn call(&self, call: Call) -> Result<CallResult, ActionError> {
+        self.ask(call, None).await
+    }
+
+    /// [`App::call`] of a call that names a `confirm` action: `asking` keeps its prompt, if
+    /// the app asks (`prompts.rs`).
+    pub async fn ask(
+        &self,
+        call: Call,
+        asking: Option<Arc<Asking>>,
+    ) -> Result<CallResult, ActionError> {
         if !self.is_enabled() {
             return Err(ActionError::new(
                 Reason::Disabled,
                 "The app's agent access is disabled; nothing was executed.",
             ));
         }
-        let outcome = self.0.link.request(call).await;
+        let outcome = self.0.link.request(call, asking).await;
         self.bounded(outcome)
     }
 

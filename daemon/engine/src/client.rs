@@ -38,8 +38,11 @@ pub(crate) use mcp::serve_all_apps;
 pub use mcp::{OfflineMcp, drop_non_mcp_error_id, is_mcp_request_id, mcp_error_line};
 pub(crate) use observer::{Caller, ClientFate};
 
+use std::sync::Arc;
+
 use crate::app::App;
-use crate::audit::Protocol;
+use crate::audit::{ClientInfo, Protocol};
+use crate::consent::Asker;
 
 /// The app a client's calls go to, and who calls (when calls are audited). Cheap to clone.
 #[derive(Clone, Debug)]
@@ -47,12 +50,26 @@ pub struct Target {
     app: App,
     /// Who calls, when calls are audited (`observer.rs`).
     caller: Option<Caller>,
+    /// The agent behind the connection (consent).
+    asker: Arc<Asker>,
+    /// What the client says it is (MCP `clientInfo`), shown beside the agent, never matched.
+    says: Option<Arc<ClientInfo>>,
 }
 
 impl Target {
     /// `app` called by `caller` (`None`: calls are not audited).
-    pub(crate) fn new(app: App, caller: Option<Caller>) -> Target {
-        Target { app, caller }
+    pub(crate) fn new(app: App, caller: Option<Caller>, asker: Arc<Asker>) -> Target {
+        Target { app, caller, asker, says: None }
+    }
+
+    /// The agent behind the connection.
+    pub(crate) fn asker(&self) -> &Arc<Asker> {
+        &self.asker
+    }
+
+    /// What the client says it is.
+    pub(crate) fn says(&self) -> Option<&ClientInfo> {
+        self.says.as_deref()
     }
 
     /// The app.
@@ -68,6 +85,9 @@ impl Target {
     /// The same target, called in `protocol` (MCP sets the revision and `clientInfo` per
     /// request).
     pub(crate) fn speaking(mut self, protocol: &Protocol) -> Target {
+        if let Protocol::Mcp { client_info, .. } = protocol {
+            self.says = client_info.clone();
+        }
         self.caller = self.caller.map(|c| c.speaking(protocol.clone()));
         self
     }

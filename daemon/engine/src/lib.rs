@@ -5,6 +5,7 @@ mod app;
 pub mod audit;
 mod backlog;
 mod client;
+pub mod consent;
 mod output;
 mod partial;
 mod tasks;
@@ -30,6 +31,7 @@ pub use client::{
 use crate::app::{App, Registry};
 use crate::audit::{Audit, Transport};
 use crate::client::{Caller, ClientFate, Target};
+use crate::consent::Asker;
 use crate::tasks::TaskRecords;
 
 /// How long shutdown waits for the audit log's queue to be written.
@@ -82,6 +84,8 @@ pub struct EngineConfig {
     /// the daemon's writer counts into it; where nothing logs through a lossy writer
     /// (headless), it stays 0.
     pub log_dropped: Counter,
+    /// Who calls, the user's grants, how long a prompt waits.
+    pub consent: consent::ConsentConfig,
 }
 
 /// A count that one part of the process keeps and another reads, such as the log lines the
@@ -145,6 +149,7 @@ impl Default for EngineConfig {
             endpoint_naming: None,
             audit: None,
             log_dropped: Counter::default(),
+            consent: consent::ConsentConfig::default(),
         }
     }
 }
@@ -330,21 +335,32 @@ impl Engine {
             tracing::info!(slug, ?peer, "client for an endpoint that is not up; closing");
             return;
         };
-        let target = self.target(app, peer, ClientFate::default());
+        let target = self.target(app, peer, ClientFate::default(), self.asker(&peer));
         client::serve_endpoint(self, stream, target, peer).await;
     }
 
     /// `app` as a client connection from `peer` calls it: audited when the engine has an audit
     /// log. Every kind of client connection (per-app endpoint, all-apps MCP, bridge, headless)
-    /// builds its targets here; `fate` is the client connection's.
-    pub(crate) fn target(&self, app: App, peer: PeerInfo, fate: ClientFate) -> Target {
+    /// builds its targets here; `fate` and `asker` are the client connection's.
+    pub(crate) fn target(
+        &self,
+        app: App,
+        peer: PeerInfo,
+        fate: ClientFate,
+        asker: Arc<Asker>,
+    ) -> Target {
         let caller = self
             .0
             .config
             .audit
             .as_ref()
-            .map(|audit| Caller::new(audit.clone(), peer, app.registration(), fate));
-        Target::new(app, caller)
+            .map(|audit| Caller::new(audit.clone(), peer, &asker, app.registration(), fate));
+        Target::new(app, caller, asker)
+    }
+
+    /// The agent behind a client connection from `peer`, named now, one per connection.
+    pub(crate) fn asker(&self, peer: &PeerInfo) -> Arc<Asker> {
+        Arc::new(Asker::new(peer, self.0.config.consent.identify.as_ref()))
     }
 
     /// Runs one all-apps MCP connection (`mcp.sock`): MCP only, both revisions, every enabled

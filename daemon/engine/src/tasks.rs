@@ -255,7 +255,8 @@ impl TaskRecords {
     }
 
     /// The app went away: each of its unfinished tasks becomes `failed` with a reason that says the
-    /// outcome is unknown (`app_disconnected`, class `outcome_unknown`), and all its tasks are kept
+    /// outcome is unknown (`app_disconnected`, class `outcome_unknown`; `not_executed` for a
+    /// task that still waited for the user), and all its tasks are kept
     /// under its display name (replacing a departed namesake's task of the same id). Returns the
     /// ids that failed.
     pub fn depart(&mut self, app: u64, display_name: &str) -> Vec<String> {
@@ -272,10 +273,19 @@ impl TaskRecords {
             snapshot.state = TaskState::Failed;
             snapshot.progress = None;
             snapshot.result = None;
-            snapshot.error = Some(ActionError::new(
-                Reason::AppDisconnected,
-                "The app disconnected before the task finished; its outcome is unknown.",
-            ));
+            // The app reports a yes before it runs anything, so a task whose last state still
+            // waits for the user certainly did nothing.
+            snapshot.error = Some(if snapshot.awaiting.take().is_some() {
+                ActionError::new(
+                    Reason::AppDisconnectedUnconfirmed,
+                    "The app went away before the user allowed the call; nothing was done.",
+                )
+            } else {
+                ActionError::new(
+                    Reason::AppDisconnected,
+                    "The app disconnected before the task finished; its outcome is unknown.",
+                )
+            });
             failed.push(key.1.clone());
             // Cannot be refused: the entry exists and a smaller final state always fits.
             let _ = self.update(app, snapshot);

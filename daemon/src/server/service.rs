@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use jfgui_engine::audit::{Audit, Transport};
+use jfgui_engine::consent::{ConsentConfig, Grants};
 use jfgui_engine::{Counter, EndpointEvents, EndpointNaming, Engine, EngineConfig, PeerInfo};
 
 use crate::bridge::Bridges;
@@ -53,6 +54,11 @@ impl Service {
             endpoint_naming: Some(endpoints),
             audit: Some(Audit::start(config.audit())),
             log_dropped,
+            consent: ConsentConfig {
+                timeout: config.confirm_timeout,
+                grants: grants(config),
+                identify: Some(crate::agents::identify()),
+            },
         });
         let bridges = Bridges::new(engine.clone(), config.bridge_limits());
         Service { engine, bridges }
@@ -92,4 +98,15 @@ impl Service {
 
 fn info(peer: Peer) -> PeerInfo {
     PeerInfo { pid: peer.pid, uid: peer.uid, transport: Transport::Endpoint }
+}
+
+/// The user's grants, from the state dir's `grants.json` (Unix; elsewhere kept in memory).
+fn grants(config: &Config) -> Grants {
+    #[cfg(unix)]
+    return crate::grants_file::open(config.state_dir().as_deref());
+    #[cfg(not(unix))]
+    {
+        let _ = config;
+        Grants::new(Vec::new(), None)
+    }
 }

@@ -35,13 +35,19 @@ impl Notices {
         if self.count >= NOTICE_SLOTS {
             return None;
         }
+        Some(self.hold_always(frame, now))
+    }
+
+    /// Holds `frame` outside the notice slots (a `withdraw`, which must not be dropped); whether
+    /// the flush was armed by it.
+    pub fn hold_always(&mut self, frame: &[u8], now: Instant) -> bool {
         self.frames.extend_from_slice(frame);
         self.count += 1;
         let arm = self.flush_at.is_none();
         if arm {
             self.flush_at = Some(now + NOTICE_FLUSH);
         }
-        Some(arm)
+        arm
     }
 
     /// Moves the held notices to the end of `batch` (a write about to be made).

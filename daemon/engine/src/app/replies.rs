@@ -15,6 +15,7 @@ use jfgui_proto::{ActionError, MAX_REVISION, Reason};
 
 use super::App;
 use super::link::{CallOutcome, Waiter};
+use crate::tasks::Refused;
 
 impl App {
     /// `outcome` as a caller gets it: a revision beyond the bound is the app's bug.
@@ -39,16 +40,30 @@ impl App {
     pub(super) fn reply(&self, waiter: Waiter, outcome: CallOutcome) {
         if let Ok(result) = &outcome {
             self.record_tasks(result);
+            if let (CallResult::Deferred { task, .. }, Some(asking)) = (result, waiter.asking()) {
+                self.asked(task, asking);
+            }
         }
         waiter.send(outcome);
     }
 
-    /// A task update from the app: taken only for a task it returned in a deferred reply
-    /// (`tasks.rs`); anything else is dropped and logged.
+    /// A task update from the app: taken for a task it returned in a deferred reply
+    /// (`tasks.rs`), or a task a call it was allowed to run started (`prompts.rs`); anything
+    /// else is dropped and logged.
     pub(super) fn task_update(&self, snapshot: TaskSnapshot) {
         let id = snapshot.id.clone();
         let registration = self.registration();
-        if let Err(refused) = self.tasks().update(registration.id(), snapshot) {
+        let started_by_allowed = self.prompt_update(&snapshot);
+        let recorded = {
+            let mut tasks = self.tasks();
+            match tasks.update(registration.id(), snapshot.clone()) {
+                Err(Refused::Unknown) if started_by_allowed => {
+                    tasks.start(registration.id(), snapshot)
+                }
+                other => other,
+            }
+        };
+        if let Err(refused) = recorded {
             // Logged at the 1st, 2nd, 4th, 8th, ... drop: a hostile app cannot flood the log.
             let dropped = self.0.dropped_updates.fetch_add(1, Ordering::Relaxed) + 1;
             if dropped.is_power_of_two() {
@@ -61,6 +76,7 @@ impl App {
     /// its tasks stay answerable under its display name (`tasks.rs`).
     pub(super) fn gone(&self, reason: &Reason) {
         let registration = self.registration();
+        self.prompts_gone();
         let failed = self.tasks().depart(registration.id(), registration.display_name());
         for task in &failed {
             tracing::warn!(slug = registration.slug(), task = %task, reason = reason.as_str(), "task failed");

@@ -75,13 +75,52 @@ pub struct Client {
     pub exe: Option<String>,
     /// How it reached the app.
     pub transport: Transport,
+    /// The agent acting through the peer (the first process from it up that is not one of
+    /// ours), as the OS names it: its executable, its pid.
+    pub agent: Option<(String, Option<u32>)>,
 }
 
 impl Client {
     /// The client with `pid`'s executable looked up now (while the peer is surely alive: at
-    /// connect time).
-    pub fn new(uid: Option<u32>, pid: Option<u32>, transport: Transport) -> Client {
-        Client { uid, pid, exe: pid.and_then(exe_of), transport }
+    /// connect time), acting for `agent`.
+    pub fn new(
+        uid: Option<u32>,
+        pid: Option<u32>,
+        transport: Transport,
+        agent: Option<(String, Option<u32>)>,
+    ) -> Client {
+        Client { uid, pid, exe: pid.and_then(exe_of), transport, agent }
+    }
+}
+
+/// How a call of a `confirm` action was decided, as its record says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConsentNote {
+    /// Whether the user was asked (false: a grant covered it).
+    pub asked: bool,
+    /// The answer (`allow`, `allow_always`, `deny`, `timeout`, `cancelled`, `no_ui`), once
+    /// known: the record of the call itself, made when the waiting task was answered, has
+    /// none; the record of the decision has it.
+    pub answer: Option<&'static str>,
+    /// The grant that covered the call, or that the answer made.
+    pub grant: Option<u64>,
+}
+
+impl ConsentNote {
+    /// `{"asked","answer"?,"by"}`, `by` being `user` or `grant(ID)`.
+    fn write(&self, line: &mut Vec<u8>) {
+        line.extend_from_slice(br#"{"asked":"#);
+        write_bool(self.asked, line);
+        if let Some(answer) = self.answer {
+            line.extend_from_slice(br#","answer":"#);
+            write_string(answer, line);
+        }
+        line.extend_from_slice(br#","by":"#);
+        match (self.asked, self.grant) {
+            (false, Some(id)) => write_string(&format!("grant({id})"), line),
+            _ => write_string("user", line),
+        }
+        line.push(b'}');
     }
 }
 
@@ -209,20 +248,31 @@ pub struct Record {
     /// What the app reported, when the client never got it (`outcome` is then
     /// `unknown{client_disconnected}`).
     pub app_outcome: Option<Outcome>,
+    /// How a call of a `confirm` action was decided.
+    pub consent: Option<ConsentNote>,
     /// How long it took.
     pub duration_us: u64,
 }
 
-/// The client in an `activity` notice, in a few words: the MCP `clientInfo` name and
-/// version, else the executable's file name and the pid (else the transport's name); then
-/// how it came (`via endpoint`, ...). Cut to [`ACTIVITY_TEXT`] bytes.
+/// The client in an `activity` notice, in a few words: the agent's executable name and pid
+/// as the OS named them, with what the MCP `clientInfo` says beside it (`claude[42] via
+/// all-apps-mcp, says claude-code 2.1`); without an agent, the `clientInfo` name and version,
+/// else the peer's executable name and pid (else the transport's name); then how it came.
+/// Cut to [`ACTIVITY_TEXT`] bytes.
 pub fn activity_client(client: &Client, info: Option<&ClientInfo>) -> String {
     let transport = client.transport.as_str();
-    let name = || match &client.exe {
+    let (exe, pid) = match &client.agent {
+        Some((exe, pid)) => (Some(exe), *pid),
+        None => (client.exe.as_ref(), client.pid),
+    };
+    let name = || match exe {
         Some(exe) => exe.rsplit(['/', '\\']).next().unwrap_or(exe),
         None => transport,
     };
-    cut(match (info, client.pid) {
+    cut(match (info, pid) {
+        (Some(info), Some(pid)) if client.agent.is_some() => {
+            format!("{}[{pid}] via {transport}, says {} {}", name(), info.name, info.version)
+        }
         (Some(info), _) => format!("{} {} via {transport}", info.name, info.version),
         (None, Some(pid)) => format!("{}[{pid}] via {transport}", name()),
         (None, None) => format!("{} via {transport}", name()),
@@ -241,6 +291,7 @@ impl Record {
                 pid: None,
                 exe: None,
                 transport: Transport::Endpoint,
+                agent: None,
             }),
             protocol: Protocol::Json1,
             app: Arc::new(AppRef { slug: "a".into(), display_name: "A".into(), pid: 1 }),
@@ -251,6 +302,7 @@ impl Record {
             revision: Some(1),
             outcome: Outcome::Ok,
             app_outcome: None,
+            consent: None,
             duration_us: 1,
         }
     }
@@ -360,13 +412,17 @@ impl Record {
             line.extend_from_slice(br#","appOutcome":"#);
             app_outcome.write(&mut line);
         }
+        if let Some(consent) = &self.consent {
+            line.extend_from_slice(br#","consent":"#);
+            consent.write(&mut line);
+        }
         line.extend_from_slice(br#","durationUs":"#);
         write_u64(self.duration_us, &mut line);
         line.push(b'}');
         line
     }
 
-    /// `{"uid","pid","exe"?,"transport","protocol","protocolRevision","clientInfo"?}`.
+    /// `{"uid","pid","exe"?,"transport","agent"?,"protocol","protocolRevision","clientInfo"?}`.
     fn write_client(&self, line: &mut Vec<u8>) {
         let c = &self.client;
         line.extend_from_slice(br#"{"uid":"#);
@@ -379,6 +435,15 @@ impl Record {
         }
         line.extend_from_slice(br#","transport":"#);
         write_string(c.transport.as_str(), line);
+        if let Some((exe, pid)) = &c.agent {
+            line.extend_from_slice(br#","agent":{"exe":"#);
+            write_string(exe, line);
+            if let Some(pid) = pid {
+                line.extend_from_slice(br#","pid":"#);
+                write_u64((*pid).into(), line);
+            }
+            line.push(b'}');
+        }
         match &self.protocol {
             Protocol::Json1 => {
                 line.extend_from_slice(br#","protocol":"json-1","protocolRevision":"1""#);
@@ -532,6 +597,14 @@ mod tests {
             client.insert("exe", exe.as_str());
         }
         client.insert("transport", r.client.transport.as_str());
+        if let Some((exe, pid)) = &r.client.agent {
+            let mut a = Map::new();
+            a.insert("exe", exe.as_str());
+            if let Some(pid) = pid {
+                a.insert("pid", u64::from(*pid));
+            }
+            client.insert("agent", a);
+        }
         match &r.protocol {
             Protocol::Json1 => {
                 client.insert("protocol", "json-1");
@@ -594,6 +667,19 @@ mod tests {
         m.insert("outcome", outcome(&r.outcome));
         if let Some(app_outcome) = &r.app_outcome {
             m.insert("appOutcome", outcome(app_outcome));
+        }
+        if let Some(c) = &r.consent {
+            let mut n = Map::new();
+            n.insert("asked", c.asked);
+            if let Some(answer) = c.answer {
+                n.insert("answer", answer);
+            }
+            let by = match (c.asked, c.grant) {
+                (false, Some(id)) => format!("grant({id})"),
+                _ => "user".to_owned(),
+            };
+            n.insert("by", by);
+            m.insert("consent", n);
         }
         m.insert("durationUs", r.duration_us);
         jfgui_proto::encode(&Value::Object(m), &unbounded()).unwrap()
@@ -668,6 +754,8 @@ mod tests {
                                     Transport::CliHeadless,
                                     Transport::Bridge,
                                 ][(i + k) % 4],
+                                agent: (k % 2 == 1)
+                                    .then(|| (text.clone(), (l % 2 == 0).then_some(7))),
                             }),
                             protocol: protocol.clone(),
                             app: Arc::new(AppRef {
@@ -682,6 +770,20 @@ mod tests {
                             revision: (l % 2 == 1).then_some(0),
                             outcome: outcome.clone(),
                             app_outcome: (k == l).then(|| outcomes[(l + 1) % 4].clone()),
+                            consent: [
+                                None,
+                                Some(ConsentNote { asked: true, answer: None, grant: None }),
+                                Some(ConsentNote {
+                                    asked: true,
+                                    answer: Some("allow_always"),
+                                    grant: Some(3),
+                                }),
+                                Some(ConsentNote {
+                                    asked: false,
+                                    answer: None,
+                                    grant: Some(u64::MAX),
+                                }),
+                            ][(j + l) % 4],
                             duration_us: u64::MAX,
                         };
                         for keep in [false, true] {
@@ -720,6 +822,7 @@ mod tests {
                 pid: Some(42),
                 exe: Some("/usr/bin/python3".into()),
                 transport: Transport::Endpoint,
+                agent: None,
             }),
             protocol: Protocol::Mcp {
                 revision: "2025-11-25",
@@ -740,6 +843,7 @@ mod tests {
             revision: Some(4),
             outcome: Outcome::Refused { class: "not_executed", reason: "stale_revision".into() },
             app_outcome: None,
+            consent: None,
             duration_us: 12,
         }
     }
@@ -790,7 +894,8 @@ mod tests {
         assert_eq!(a.client, "python3[42] via endpoint");
         assert_eq!((a.outcome.as_str(), a.reason), ("ok", None));
         assert!(a.action.len() <= ACTIVITY_TEXT && a.action.ends_with('…'), "{}", a.action);
-        let anonymous = Client { uid: None, pid: None, exe: None, transport: Transport::Bridge };
+        let anonymous =
+            Client { uid: None, pid: None, exe: None, transport: Transport::Bridge, agent: None };
         assert_eq!(activity_client(&anonymous, None), "bridge via bridge");
         let long = ClientInfo { name: "n".repeat(300), version: "1".into() };
         assert!(activity_client(&anonymous, Some(&long)).ends_with('…'));

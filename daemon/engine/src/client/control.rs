@@ -1,5 +1,6 @@
 //! The control socket `agentd.sock`: line-delimited JSON-RPC 2.0 with the same codec and
-//! bounds as the endpoints; `daemon/status` and `apps/list` (paged), plus the methods of
+//! bounds as the endpoints; `daemon/status`, `apps/list` (paged) and the grants methods
+//! (`control/grants.rs`), plus the methods of
 //! the OS layer's [`ControlMethods`] (the browser bridge's `bridge/open` and `bridge/close`),
 //! and `audit/follow`, which turns the connection into a stream of audit records
 //! (`control/follow.rs`).
@@ -9,6 +10,7 @@
 //! but a follow stream.
 
 mod follow;
+mod grants;
 
 use jfgui_proto::{Limits, Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -127,6 +129,13 @@ fn answer(
                 Err(e) => json1::error_line(&id, e.code, &e.message, e.data, &limits),
             });
         }
+        other if grants::METHODS.contains(&other) => {
+            let grants = &engine.config().consent.grants;
+            return Some(match grants::call(grants, other, envelope.params) {
+                Ok(result) => result_line(&id, result, &limits),
+                Err(e) => json1::error_line(&id, e.code, &e.message, e.data, &limits),
+            });
+        }
         other => {
             let names = extra.as_ref().map_or(&[][..], |e| e.names());
             let answer = match extra {
@@ -142,6 +151,7 @@ fn answer(
                     let mut data = json1::reason_data("unknown_method");
                     data.insert("method", other);
                     let mut all = vec!["daemon/status", "apps/list", follow::METHOD];
+                    all.extend_from_slice(&grants::METHODS);
                     all.extend_from_slice(names);
                     let last = all.pop().unwrap_or_default();
                     let message = format!(

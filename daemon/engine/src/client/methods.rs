@@ -8,8 +8,11 @@
 //! host-channel call. Params are checked strictly: unknown params, wrong types, inexact or
 //! out-of-range integers are -32602 with `data.reason` and `data.param`.
 
+use std::sync::Arc;
+
 use jfgui_proto::channel::{
-    BatchCall, BatchOutcome, Call, CallResult, ExecuteCall, ReadResource, TaskSnapshot,
+    Awaiting, BatchCall, BatchOutcome, Call, CallResult, Consent, ExecuteCall, ReadResource,
+    TaskSnapshot,
 };
 use jfgui_proto::{ActionError, MAX_REVISION, Map, Payload, RawJson, Reason, Value};
 
@@ -17,6 +20,8 @@ use super::Target;
 use super::method::{Args, Method, MethodError};
 use super::observer::Observer;
 use crate::app::App;
+use crate::audit::record::ConsentNote;
+use crate::consent::Asking;
 use crate::tasks::Refused;
 
 pub use jfgui_proto::channel::MAX_BATCH_CALLS;
@@ -148,14 +153,83 @@ impl Params {
 /// Calls that can change the app are recorded in the audit log (`observer.rs`).
 pub async fn call(target: &Target, method: Method, args: Args) -> Result<Payload, MethodError> {
     let observer = Observer::start(target, method, &args);
-    let result = dispatch(target.app(), method, args).await;
+    let mut asks = Asks { target, observer: observer.as_ref(), note: None };
+    let result = dispatch(target.app(), method, args, &mut asks).await;
+    // Refused by a check before anything was asked: nothing to say about consent.
+    let awaits = |r: &Payload| r.get("task").and_then(|t| t.get("awaiting")).is_some();
+    let note = asks.note.filter(|n| !n.asked || result.as_ref().is_ok_and(awaits));
     if let Some(observer) = observer {
-        observer.finish(&result);
+        observer.finish(&result, note);
     }
     result
 }
 
-async fn dispatch(app: &App, method: Method, args: Args) -> Result<Payload, MethodError> {
+/// How a call of `confirm` actions goes out: who asks (the connection's agent), whether a
+/// grant covers it, and what keeps its prompt (`consent.rs`); afterwards, how it went for the
+/// audit record.
+struct Asks<'a> {
+    target: &'a Target,
+    observer: Option<&'a Observer>,
+    note: Option<ConsentNote>,
+}
+
+impl Asks<'_> {
+    /// The `consent` for a call of `names` and what keeps its prompt, when one of them is a
+    /// `confirm` action (else `None`: the call keeps its shape).
+    fn consent<'n>(
+        &mut self,
+        app: &App,
+        names: impl Iterator<Item = &'n str>,
+    ) -> Option<(Box<Consent>, Option<Arc<Asking>>)> {
+        let registration = app.registration();
+        let mut actions: Vec<String> = Vec::new();
+        for name in names {
+            if registration.action(name).is_some_and(|a| a.confirm)
+                && !actions.iter().any(|a| a == name)
+            {
+                actions.push(name.to_owned());
+            }
+        }
+        if actions.is_empty() {
+            return None;
+        }
+        let asker = self.target.asker();
+        let grants = &app.config().consent.grants;
+        let app_name = registration.display_name();
+        // Only an agent the OS named is covered by a grant, and only when every confirm call
+        // of the batch is.
+        let granted = if asker.may_grant() {
+            actions
+                .iter()
+                .map(|action| grants.find(asker.exe(), app_name, action))
+                .collect::<Option<Vec<u64>>>()
+                .and_then(|ids| ids.first().copied())
+        } else {
+            None
+        };
+        let may_grant = asker.may_grant() && grants.is_stored();
+        let consent =
+            Box::new(Consent { agent: asker.agent(self.target.says()), granted, may_grant });
+        self.note = Some(ConsentNote { asked: granted.is_none(), answer: None, grant: granted });
+        let asking = granted.is_none().then(|| {
+            Arc::new(Asking {
+                agent: asker.exe().to_owned(),
+                actions,
+                may_grant,
+                asker: Arc::downgrade(asker),
+                decided: self.observer.map(Observer::decision),
+            })
+        });
+        Some((consent, asking))
+    }
+}
+
+async fn dispatch(
+    app: &App,
+    method: Method,
+    args: Args,
+    asks: &mut Asks<'_>,
+) -> Result<Payload, MethodError> {
     let mut p = Params::new(args);
     match method {
         Method::AgentInfo => {
@@ -176,22 +250,24 @@ async fn dispatch(app: &App, method: Method, args: Args) -> Result<Payload, Meth
             Ok(Payload::object([("action", info.described())]))
         }
         Method::ActionsExecute => {
-            let execute = execute_call(&mut p)?;
+            let mut execute = execute_call(&mut p)?;
             p.finish()?;
             check_task_room(app)?;
-            match app.call(Call::Execute(execute)).await? {
+            let asking = asks.consent(app, std::iter::once(execute.action.as_str())).and_then(
+                |(consent, asking)| {
+                    execute.consent = Some(consent);
+                    asking
+                },
+            );
+            match app.ask(Call::Execute(execute), asking).await? {
                 CallResult::Executed { output, revision } => {
                     Ok(Payload::object([("output", output), ("revision", revision.into())]))
                 }
-                CallResult::Deferred { task, revision } => {
-                    let mut m = one("task", task_brief(&task));
-                    m.insert("revision", revision);
-                    Ok(m.into())
-                }
+                CallResult::Deferred { task, revision } => Ok(deferred(&task, revision).into()),
                 _ => Err(invalid_reply()),
             }
         }
-        Method::ActionsBatch => actions_batch(app, p).await.map(Payload::from),
+        Method::ActionsBatch => actions_batch(app, p, asks).await.map(Payload::from),
         Method::StateInspect => {
             let input = p.any("input").unwrap_or_else(empty_object);
             p.finish()?;
@@ -392,7 +468,7 @@ fn execute_call(p: &mut Params) -> Result<ExecuteCall, MethodError> {
     Ok(ExecuteCall { action, input, expected_revision, consent: None })
 }
 
-async fn actions_batch(app: &App, mut p: Params) -> Result<Map, MethodError> {
+async fn actions_batch(app: &App, mut p: Params, asks: &mut Asks<'_>) -> Result<Map, MethodError> {
     let calls = match p.any("calls") {
         Some(Value::Array(calls)) => calls,
         Some(other) => {
@@ -436,8 +512,16 @@ async fn actions_batch(app: &App, mut p: Params) -> Result<Map, MethodError> {
     }
     check_task_room(app)?;
     let count = parsed.len();
-    let batch = BatchCall { calls: parsed, atomic, stop_on_error, consent: None };
-    match app.call(Call::Batch(batch)).await? {
+    let mut batch = BatchCall { calls: parsed, atomic, stop_on_error, consent: None };
+    let asking = asks.consent(app, batch.calls.iter().map(|c| c.action.as_str())).and_then(
+        |(consent, asking)| {
+            batch.consent = Some(consent);
+            asking
+        },
+    );
+    match app.ask(Call::Batch(batch), asking).await? {
+        // The batch waits for the user: one task for all of it.
+        CallResult::Deferred { task, revision } => Ok(deferred(&task, revision)),
         CallResult::Batch { results, revision } => {
             // Each attempted call once, in order: anything else is the host's bug.
             let in_order =
@@ -498,11 +582,21 @@ fn lookup_task(app: &App, id: &str) -> Result<TaskSnapshot, MethodError> {
     })
 }
 
-/// `{id, state}` of a task.
+/// `{task, revision}`: a call that goes on as a task.
+fn deferred(task: &TaskSnapshot, revision: u64) -> Map {
+    let mut m = one("task", task_brief(task));
+    m.insert("revision", revision);
+    m
+}
+
+/// `{id, state, awaiting?}` of a task: a call that waits for the user says so at once.
 fn task_brief(task: &TaskSnapshot) -> Value {
-    let mut m = Map::with_capacity(2);
+    let mut m = Map::with_capacity(3);
     m.insert("id", task.id.as_str());
     m.insert("state", task_state_name(task.state));
+    if task.awaiting == Some(Awaiting::Confirmation) {
+        m.insert("awaiting", "confirmation");
+    }
     Value::Object(m)
 }
 

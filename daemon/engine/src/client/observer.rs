@@ -33,14 +33,16 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
+use jfgui_proto::channel::ConsentAnswer;
 use jfgui_proto::{ActionKind, Map, Payload, Value};
 
 use super::Target;
 use super::method::{Args, Method, MethodError};
 use crate::PeerInfo;
 use crate::app::{App, Registration};
-use crate::audit::record::activity_client;
+use crate::audit::record::{ConsentNote, activity_client};
 use crate::audit::{Action, AppRef, Audit, Client, Outcome, Protocol, Record, time};
+use crate::consent::{Asker, Decided};
 
 /// Who calls, for the audit log: fixed for a connection, except the protocol revision and
 /// `clientInfo`, which MCP sets per request ([`Target::speaking`]).
@@ -137,10 +139,12 @@ impl Caller {
     pub fn new(
         audit: Audit,
         peer: PeerInfo,
+        asker: &Asker,
         registration: &Registration,
         fate: ClientFate,
     ) -> Caller {
-        let client = Client::new(peer.uid, peer.pid, peer.transport);
+        let agent = asker.may_grant().then(|| (asker.exe().to_owned(), asker.pid()));
+        let client = Client::new(peer.uid, peer.pid, peer.transport, agent);
         Caller {
             audit,
             notice_client: activity_client(&client, None).into(),
@@ -237,9 +241,46 @@ impl Observer {
         })
     }
 
-    /// Notes how the call ended (`result` as the client gets it); the connection records it
-    /// (and notifies the app) once the answer went out ([`ClientFate::settle`]).
-    pub fn finish(self, result: &Result<Payload, MethodError>) {
+    /// What records the decision on the call's prompt, when the app reports it: a record of
+    /// the same call whose outcome is the decision (`ok` for a yes, `refused` with the task's
+    /// reason otherwise) and whose `consent` says how it was decided.
+    pub fn decision(&self) -> Decided {
+        let caller = self.caller.clone();
+        let method = self.method.name();
+        let action = self.action.clone();
+        let started = self.started;
+        Box::new(move |answer, grant| {
+            let refused =
+                |reason: &str| Outcome::Refused { class: "not_executed", reason: reason.into() };
+            let outcome = match answer {
+                ConsentAnswer::Allow | ConsentAnswer::AllowAlways => Outcome::Ok,
+                ConsentAnswer::Deny => refused("denied_by_user"),
+                ConsentAnswer::Timeout => refused("confirmation_timeout"),
+                ConsentAnswer::NoUi => refused("no_confirmation_ui"),
+                ConsentAnswer::Cancelled => refused("cancelled"),
+            };
+            caller.audit.submit(Record {
+                time_ms: time::now_ms(),
+                client: caller.client.clone(),
+                protocol: caller.protocol.clone(),
+                app: caller.app.clone(),
+                method,
+                action: action.clone(),
+                input: None,
+                expected_revision: None,
+                revision: None,
+                outcome,
+                app_outcome: None,
+                consent: Some(ConsentNote { asked: true, answer: Some(answer.as_str()), grant }),
+                duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            });
+        })
+    }
+
+    /// Notes how the call ended (`result` as the client gets it; `consent`, how a call of a
+    /// `confirm` action went out); the connection records it (and notifies the app) once the
+    /// answer went out ([`ClientFate::settle`]).
+    pub fn finish(self, result: &Result<Payload, MethodError>, consent: Option<ConsentNote>) {
         let duration_us = u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX);
         let (revision, outcome) = match result {
             Ok(m) => (m.get("revision").and_then(Value::as_u64), batch_outcome(m)),
@@ -268,6 +309,7 @@ impl Observer {
             revision,
             outcome,
             app_outcome: None,
+            consent,
             duration_us,
         };
         let notice = self.notify.map(|app| (app, notice_client));

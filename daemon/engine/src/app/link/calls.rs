@@ -37,7 +37,8 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use jfgui_proto::channel::{
-    Activity, Call, CallResult, Request, encode_activity_frame, encode_request_frame,
+    Activity, Call, CallResult, DaemonMessage, Request, Withdraw, encode_activity_frame,
+    encode_frame, encode_request_frame,
 };
 use jfgui_proto::{ActionError, Reason};
 use rustc_hash::FxHashMap;
@@ -47,6 +48,7 @@ use tokio::time::Instant;
 
 use crate::EngineConfig;
 use crate::app::notices::Notices;
+use crate::consent::Asking;
 use crate::output::{self, Drain, Outbox, Sink};
 
 /// What a call's caller receives: the app's result or error, unread, or the link's own error.
@@ -99,6 +101,8 @@ fn mark_sent(pending: &mut FxHashMap<u64, Pending>, id: u64) -> bool {
 
 struct Pending {
     reply: oneshot::Sender<CallOutcome>,
+    /// What a call that may wait for the user carries to its reply (`app/prompts.rs`).
+    asking: Option<Arc<Asking>>,
     /// Whether the writer has started writing the request (then the app may have run it).
     sent: bool,
     /// When the call fails `outcome_unknown/timeout` if no reply came.
@@ -107,7 +111,7 @@ struct Pending {
 
 /// The caller of one call, waiting for its outcome; see [`Link::complete`].
 #[must_use = "the caller waits until the outcome is sent or the waiter dropped"]
-pub struct Waiter(oneshot::Sender<CallOutcome>);
+pub struct Waiter(oneshot::Sender<CallOutcome>, Option<Arc<Asking>>);
 
 impl fmt::Debug for Waiter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -119,6 +123,11 @@ impl Waiter {
     /// Hands the outcome to the caller (a no-op if it stopped waiting meanwhile).
     pub fn send(self, outcome: CallOutcome) {
         let _ = self.0.send(outcome);
+    }
+
+    /// What the call carried for a prompt, when it named a `confirm` action.
+    pub fn asking(&self) -> Option<&Arc<Asking>> {
+        self.1.as_ref()
     }
 }
 
@@ -169,6 +178,27 @@ impl Link {
         true
     }
 
+    /// Holds a `withdraw` for the next write, as a notice is held; it takes no notice slot (an
+    /// app has at most 16 prompts to withdraw). False when the link is closing.
+    pub fn withdraw(&self, withdraw: Withdraw) -> bool {
+        let config = &self.0.config;
+        let message = DaemonMessage::Withdraw(withdraw);
+        let Ok(frame) = encode_frame(&message, &config.frame_limits(), config.max_frame) else {
+            return false;
+        };
+        let arm = {
+            let mut calls = self.lock_calls();
+            if calls.closed.is_some() {
+                return false;
+            }
+            calls.notices.hold_always(&frame, Instant::now())
+        };
+        if arm {
+            self.0.deadlines.notify_one();
+        }
+        true
+    }
+
     /// Installs the write half of the connection once the app was welcomed: from now on a
     /// request with nothing ahead of it is written by its caller.
     pub(super) fn attach_writer(&self, sink: Sink) {
@@ -201,7 +231,9 @@ impl Link {
     /// `outcome_unknown/app_disconnected`, `outcome_unknown/daemon_shutdown`,
     /// `internal/response_too_large` (the request does not fit a frame). Dropping the future
     /// forgets the call: its reply is dropped.
-    pub async fn request(&self, call: Call) -> CallOutcome {
+    ///
+    /// `asking` (a call of a `confirm` action) comes back with its reply ([`Waiter::asking`]).
+    pub async fn request(&self, call: Call, asking: Option<Arc<Asking>>) -> CallOutcome {
         let id = {
             let mut calls = self.lock_calls();
             if let Some(reason) = &calls.closed {
@@ -240,7 +272,7 @@ impl Link {
             // answered): queued, the writer task, which runs after the tasks already woken,
             // writes them all at once instead of one write (and one wake-up of the app) each.
             let alone = calls.pending.is_empty() && calls.out.is_clear();
-            calls.pending.insert(id, Pending { reply: tx, sent: false, deadline });
+            calls.pending.insert(id, Pending { reply: tx, asking, sent: false, deadline });
             let wake_writer = if alone {
                 mark_sent(&mut calls.pending, id);
                 let mut batch = frame;
@@ -324,7 +356,7 @@ impl Link {
     pub fn complete(&self, id: u64) -> Option<Waiter> {
         let mut calls = self.lock_calls();
         match calls.pending.get(&id) {
-            Some(p) if p.sent => calls.pending.remove(&id).map(|p| Waiter(p.reply)),
+            Some(p) if p.sent => calls.pending.remove(&id).map(|p| Waiter(p.reply, p.asking)),
             _ => {
                 tracing::warn!(
                     app = %self.0.slug,

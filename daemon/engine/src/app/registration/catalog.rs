@@ -28,21 +28,31 @@ pub struct CatalogAction {
     pub name: String,
     /// Read or write.
     pub kind: ActionKind,
+    /// Whether an external call needs the user's yes or a standing grant.
+    pub confirm: bool,
     /// The `action` object of `actions/describe` (the whole registration entry).
     described: RawJson,
-    /// The `actions/list` row `{name, description, kind}`.
+    /// The `actions/list` row `{name, description, kind, title?, confirm?}`.
     row: RawJson,
 }
 
 impl CatalogAction {
     fn new(info: &ActionInfo) -> CatalogAction {
-        let mut row = Map::with_capacity(3);
+        let mut row = Map::with_capacity(5);
         row.insert("name", info.name.as_str());
         row.insert("description", info.description.as_str());
         row.insert("kind", kind_name(info.kind));
+        // Left out when not set, as in `actions/describe`: most rows keep their shape.
+        if let Some(title) = &info.title {
+            row.insert("title", title.as_str());
+        }
+        if info.confirm {
+            row.insert("confirm", true);
+        }
         CatalogAction {
             name: info.name.clone(),
             kind: info.kind,
+            confirm: info.confirm,
             described: encode(&describe_object(info)),
             row: encode(&Value::from(row)),
         }

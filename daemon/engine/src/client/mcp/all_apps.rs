@@ -39,6 +39,7 @@ use crate::client::method::{Method, MethodError};
 use crate::client::methods;
 use crate::client::observer::ClientFate;
 use crate::client::running::Call;
+use crate::consent::Asker;
 use crate::output::Output;
 use crate::{AppSummary, Engine, PeerInfo, until};
 
@@ -63,12 +64,15 @@ pub(crate) struct EngineApps {
     peer: PeerInfo,
     /// What became of that client, shared by its calls to every app.
     fate: ClientFate,
+    /// Who that client is, for every app.
+    asker: Arc<Asker>,
 }
 
 impl EngineApps {
     pub(crate) fn new(engine: Engine, peer: PeerInfo) -> EngineApps {
         let peer = PeerInfo { transport: Transport::AllAppsMcp, ..peer };
-        EngineApps { engine, peer, fate: ClientFate::default() }
+        let asker = engine.asker(&peer);
+        EngineApps { engine, peer, fate: ClientFate::default(), asker }
     }
 }
 
@@ -79,7 +83,7 @@ impl AppSource for EngineApps {
 
     fn open(&self, slug: &str) -> Option<Target> {
         let app = self.engine.enabled_app(slug)?;
-        Some(self.engine.target(app, self.peer, self.fate.clone()))
+        Some(self.engine.target(app, self.peer, self.fate.clone(), self.asker.clone()))
     }
 }
 

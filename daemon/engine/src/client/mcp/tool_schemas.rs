@@ -232,6 +232,8 @@ pub(crate) fn search_output() -> Properties {
             ("name", JsonSchema::of(&STRING)),
             ("description", JsonSchema::of(&STRING)),
             ("kind", kind()),
+            ("title", JsonSchema::of(&STRING)),
+            ("confirm", JsonSchema::of(&BOOLEAN)),
         ])
         .required(&["name", "description", "kind"]);
     vec![("actions", JsonSchema::array(entry)), ("nextCursor", JsonSchema::of(&STRING))]
@@ -260,6 +262,8 @@ pub(crate) fn describe_output() -> Properties {
             ("undo", JsonSchema::of(&BOOLEAN)),
             ("transaction", JsonSchema::of(&STRING)),
             ("commandId", JsonSchema::of(&INTEGER)),
+            ("title", JsonSchema::of(&STRING)),
+            ("confirm", JsonSchema::of(&BOOLEAN)),
         ])
         .required(&["name", "description", "kind", "inputSchema", "outputSchema"]);
     vec![("action", action)]
@@ -333,7 +337,8 @@ pub(crate) fn batch_output() -> Properties {
             ("error", error()),
         ])
         .required(&["index"]);
-    vec![("results", JsonSchema::array(entry)), ("revision", revision())]
+    // `task` instead of `results`: the batch waits for the user's yes.
+    vec![("results", JsonSchema::array(entry)), ("task", task()), ("revision", revision())]
 }
 
 pub(crate) fn inspect_input() -> JsonSchema {

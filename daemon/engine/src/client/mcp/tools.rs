@@ -81,7 +81,7 @@ static TOOLS: &[ToolDef] = &[
         description: "Run 1 to 128 action calls in order in one request. With `atomic: true` either every call takes effect or none does (on failure the app rolls back state and revision; the error names the failing call in data.index and its own error in data.cause), and every expectedRevision refers to the state before the batch. Without `atomic`, each call's expectedRevision refers to the moment that call runs, execution stops at the first error unless `stopOnError` is false, and `results` lists each attempted call's `output` or `error` by `index`. Write calls need expectedRevision as in jfgui_actions_execute.",
         input: schemas::batch_input,
         output: schemas::batch_output,
-        output_required: &["results", "revision"],
+        output_required: &["revision"],
         read_only: false,
         idempotent: false,
     },
@@ -171,13 +171,20 @@ pub(crate) fn all_apps_tool_list() -> &'static [Value] {
     })
 }
 
+/// What the tools that run actions add about actions that ask the user first.
+const MAY_WAIT: &str = "A call of an action with confirm: true may answer with a task awaiting \"confirmation\" while the user decides in the app: poll it with jfgui_tasks_get; do not retry the call.";
+
 impl ToolDef {
     /// The tool for a one-app endpoint, or with the `app` argument for the all-apps server.
     fn to_tool(&self, all_apps: bool) -> Value {
+        let mut description = self.description.to_owned();
+        if matches!(self.method, Method::ActionsExecute | Method::ActionsBatch) {
+            description = format!("{description} {MAY_WAIT}");
+        }
         let (input, description) = if all_apps {
-            (schemas::with_app((self.input)()), format!("{} {APP_ARGUMENT}", self.description))
+            (schemas::with_app((self.input)()), format!("{description} {APP_ARGUMENT}"))
         } else {
-            ((self.input)(), self.description.to_owned())
+            ((self.input)(), description)
         };
         let output = schemas::output((self.output)(), self.output_required);
         tool_value(
@@ -440,6 +447,7 @@ mod tests {
             if name == "jfgui_actions_execute" || name == "jfgui_actions_batch" {
                 let d = tool.get("description").and_then(Value::as_str).unwrap();
                 assert!(d.contains("expectedRevision"), "{name}");
+                assert!(d.contains("awaiting") && d.contains("do not retry"), "{name}");
             }
         }
         let execute = &tool_list()[2];

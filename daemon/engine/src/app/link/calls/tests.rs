@@ -30,7 +30,7 @@ fn call(tag: &str) -> Call {
 
 /// Starts `call` and polls it once: up to waiting for its reply.
 fn start(app: &Link, call: Call) -> Pin<Box<impl Future<Output = CallOutcome> + '_>> {
-    let mut request = Box::pin(app.request(call));
+    let mut request = Box::pin(app.request(call, None));
     assert!(request.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
     request
 }
@@ -203,6 +203,6 @@ async fn once_a_write_failed_new_calls_fail_at_once() {
     // link ends, which the reading side sees.
     let _a = start(&app, call("a"));
     tokio::time::timeout(Duration::from_secs(10), writer).await.unwrap().unwrap();
-    let refused = app.request(call("b")).await.unwrap_err();
+    let refused = app.request(call("b"), None).await.unwrap_err();
     assert_eq!(refused.reason, jfgui_proto::Reason::AppDisconnected);
 }
