@@ -114,14 +114,24 @@ pub enum Reason {
     /// of it ran. Its wire name is `app_disconnected`, as for [`Reason::AppDisconnected`];
     /// the class tells the two apart.
     AppDisconnectedUnconfirmed,
+    /// not_executed: the all-apps MCP gateway (`jfgui-agent mcp`) has no daemon connection and
+    /// the call never left it. Its wire name is `daemon_unavailable`, as for
+    /// [`Reason::DaemonUnavailable`]; the class tells the two apart.
+    DaemonUnavailableUnsent,
+    /// not_executed: the app is registered but its user has not turned agent access on
+    /// (all-apps MCP).
+    AppDisabled {
+        /// The app's slug.
+        app: String,
+    },
     /// outcome_unknown: no reply within the request deadline.
     Timeout,
     /// outcome_unknown: the app went away while the call was outstanding.
     AppDisconnected,
     /// outcome_unknown: the daemon is shutting down.
     DaemonShutdown,
-    /// outcome_unknown: the all-apps MCP gateway (`jfgui-agent mcp`) has no daemon connection
-    /// (not started yet, restarting, or lost mid-call).
+    /// outcome_unknown: the all-apps MCP gateway (`jfgui-agent mcp`) lost its daemon connection
+    /// while the call was outstanding.
     DaemonUnavailable,
     /// failed: the host reported failure.
     HostError {
@@ -219,7 +229,9 @@ impl Reason {
             | NoConfirmationUi
             | ConfirmationTimeout
             | TooManyPendingConfirmations
-            | AppDisconnectedUnconfirmed => ErrorClass::NotExecuted,
+            | AppDisconnectedUnconfirmed
+            | DaemonUnavailableUnsent
+            | AppDisabled { .. } => ErrorClass::NotExecuted,
             Timeout | AppDisconnected | DaemonShutdown | DaemonUnavailable => {
                 ErrorClass::OutcomeUnknown
             }
@@ -252,7 +264,8 @@ impl Reason {
             Timeout => "timeout",
             AppDisconnected | AppDisconnectedUnconfirmed => "app_disconnected",
             DaemonShutdown => "daemon_shutdown",
-            DaemonUnavailable => "daemon_unavailable",
+            DaemonUnavailable | DaemonUnavailableUnsent => "daemon_unavailable",
+            AppDisabled { .. } => "app_disabled",
             HostError { .. } => "host_error",
             RolledBack { .. } => "rolled_back",
             OutputSchema { .. } => "output_schema",
@@ -310,6 +323,9 @@ impl Reason {
             Resource { resource } => {
                 m.insert("resource", resource.as_str());
             }
+            AppDisabled { app } => {
+                m.insert("app", app.as_str());
+            }
             App { app, apps } => {
                 m.insert("app", app.as_str());
                 m.insert("apps", apps.iter().map(AppRef::to_value).collect::<Vec<_>>());
@@ -327,6 +343,7 @@ impl Reason {
             | AppDisconnected
             | DaemonShutdown
             | DaemonUnavailable
+            | DaemonUnavailableUnsent
             | HostError { code: None }
             | ResponseTooLarge { action: None }
             | InvalidReply
@@ -337,8 +354,9 @@ impl Reason {
 
     /// Rebuilds a reason from its name and data; `None` when the name is unknown or the data
     /// lacks a member the reason needs, is of the wrong type, or has extra members. The name
-    /// `app_disconnected` gives [`Reason::AppDisconnected`]; [`ActionError::from_wire`] reads
-    /// the class to tell [`Reason::AppDisconnectedUnconfirmed`] from it.
+    /// `app_disconnected` gives [`Reason::AppDisconnected`] and `daemon_unavailable`
+    /// [`Reason::DaemonUnavailable`]; [`ActionError::from_wire`] reads
+    /// the class to tell the `…Unconfirmed` and `…Unsent` variants from them.
     pub fn from_parts(name: &str, data: &Map) -> Option<Reason> {
         let s = |k: &str| data.get(k).and_then(Value::as_str).map(ToString::to_string);
         let u = |k: &str| data.get(k).and_then(Value::as_u64);
@@ -365,6 +383,7 @@ impl Reason {
             "app_disconnected" => Reason::AppDisconnected,
             "daemon_shutdown" => Reason::DaemonShutdown,
             "daemon_unavailable" => Reason::DaemonUnavailable,
+            "app_disabled" => Reason::AppDisabled { app: s("app")? },
             "host_error" => Reason::HostError { code: s("code") },
             "rolled_back" => Reason::RolledBack { index: index()?, cause: cause()? },
             "output_schema" => {
@@ -441,6 +460,11 @@ impl ActionError {
             {
                 Reason::AppDisconnectedUnconfirmed
             }
+            Reason::DaemonUnavailable
+                if m.get("class")?.as_str()? == ErrorClass::NotExecuted.as_str() =>
+            {
+                Reason::DaemonUnavailableUnsent
+            }
             other => other,
         };
         let class = reason.class();
@@ -509,6 +533,8 @@ mod tests {
             Reason::ConfirmationTimeout,
             Reason::TooManyPendingConfirmations,
             Reason::AppDisconnectedUnconfirmed,
+            Reason::DaemonUnavailableUnsent,
+            Reason::AppDisabled { app: s("sketch") },
             Reason::Timeout,
             Reason::AppDisconnected,
             Reason::DaemonShutdown,
@@ -592,6 +618,8 @@ mod tests {
         let gone = |r: Reason| r.class();
         assert_eq!(gone(Reason::AppDisconnected), ErrorClass::OutcomeUnknown);
         assert_eq!(gone(Reason::AppDisconnectedUnconfirmed), ErrorClass::NotExecuted);
+        assert_eq!(gone(Reason::DaemonUnavailable), ErrorClass::OutcomeUnknown);
+        assert_eq!(gone(Reason::DaemonUnavailableUnsent), ErrorClass::NotExecuted);
         assert_eq!(ErrorClass::OutcomeUnknown.as_str(), "outcome_unknown");
     }
 

@@ -56,7 +56,7 @@ pub(crate) async fn list<B: Backend>(app: &B, params: Option<&Map>) -> Result<Ma
     }
     let listed = app.list_resources().await.map_err(internal)?;
     if listed.is_empty() {
-        return Err(no_resources());
+        return Err(no_resources(app));
     }
     let resources = listed
         .into_iter()
@@ -85,7 +85,7 @@ pub(crate) async fn templates<B: Backend>(app: &B, params: Option<&Map>) -> Resu
         ));
     }
     if !host_lists_resources(app).await? {
-        return Err(no_resources());
+        return Err(no_resources(app));
     }
     Ok(object([("resourceTemplates", Value::Array(Vec::new()))]))
 }
@@ -106,7 +106,7 @@ pub(crate) async fn read<B: Backend>(
         }
     };
     if !host_lists_resources(app).await? {
-        return Err(no_resources());
+        return Err(no_resources(app));
     }
     let mut bytes = Vec::new();
     let mut mime_type = String::new();
@@ -173,11 +173,11 @@ fn textual(mime_type: &str) -> bool {
     essence.starts_with("text/") || essence == "application/json" || essence.ends_with("+json")
 }
 
-fn no_resources() -> RpcError {
+fn no_resources<B: Backend>(app: &B) -> RpcError {
     RpcError::with_data(
         METHOD_NOT_FOUND,
-        "This app lists no resources, so resources/* is not offered; use the jfgui_resources_read tool with a URI an action returned.",
-        object([("reason", "no_resources".into())]),
+        app.no_resources_message(),
+        object([("reason", "no_resources".into()), ("tool", "jfgui_resources_read".into())]),
     )
 }
 

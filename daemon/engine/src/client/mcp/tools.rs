@@ -357,7 +357,9 @@ fn hint(error: &ActionError) -> String {
         Reason::RevisionRequired => "Nothing happened: write actions need expectedRevision. Get the current revision with jfgui_state_inspect and retry with it.".to_owned(),
         Reason::UnknownAction { .. } | Reason::Action { .. } => "No such action. Find the available actions with jfgui_actions_search.".to_owned(),
         Reason::App { .. } => "Nothing happened: no enabled application answers to that `app` value. data.apps lists the ones that are there (jfgui_apps_list too); an application that was restarted is reached again by the same value once it is back.".to_owned(),
-        Reason::DaemonUnavailable => "jfgui-agentd is not reachable right now (not started yet or restarting); the connection is retried by itself. If this call was sent before the daemon went away it may or may not have run: once jfgui_apps_list answers again, inspect the state before retrying.".to_owned(),
+        Reason::DaemonUnavailableUnsent => "Nothing happened: jfgui-agentd is not running where the gateway looks (the message says where, and which setting points elsewhere). Tell the user; the gateway keeps retrying, so call again once it runs.".to_owned(),
+        Reason::DaemonUnavailable => "jfgui-agentd went away while this call was on its way: it may or may not have run. Once jfgui_apps_list answers again, inspect the state before retrying.".to_owned(),
+        Reason::AppDisabled { .. } => "Nothing happened: tell the user to turn on agent access in that application (its \"Agent access\" setting), then call again.".to_owned(),
         Reason::SchemaViolation { pointer } => format!(
             "Nothing happened: the input does not match the action's inputSchema at \"{pointer}\". Check it with jfgui_actions_describe and retry."
         ),
