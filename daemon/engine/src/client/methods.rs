@@ -305,6 +305,7 @@ async fn actions_list(app: &App, mut p: Params) -> Result<Payload, MethodError> 
     let query = p.string("query")?;
     let cursor = p.string("cursor")?;
     let limit = p.integer("limit", 1, MAX_LIST_LIMIT)?.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
+    let describe = p.boolean("describe")?.unwrap_or(false);
     p.finish()?;
     let needle = query.as_deref().map(str::to_lowercase);
     let actions = app.registration().actions();
@@ -339,7 +340,7 @@ async fn actions_list(app: &App, mut p: Params) -> Result<Payload, MethodError> 
                 next = Some(i);
                 break;
             }
-            page.push(action.row());
+            page.push(if describe { action.described_row() } else { action.row() });
         }
         if scanned >= SEARCH_SLICE {
             scanned = 0;

@@ -1,5 +1,6 @@
 //! An app's registered actions as the answers need them, built once when it registers: each
-//! action's `actions/describe` object and `actions/list` row are encoded once and spliced
+//! action's `actions/describe` object, `actions/list` row and the row with its input
+//! schema (for a list with `describe: true`) are encoded once and spliced
 //! verbatim into every answer ([`Payload::Raw`]), where the encoder still enforces the message
 //! bounds on the whole answer. Re-encoding an 800 KB input schema from its tree on every
 //! describe was what let one client pipelining describes starve the others.
@@ -32,6 +33,8 @@ pub struct CatalogAction {
     described: RawJson,
     /// The `actions/list` row `{name, description, kind}`.
     row: RawJson,
+    /// The row with the input schema, for a list with `describe: true`.
+    described_row: Payload,
 }
 
 impl CatalogAction {
@@ -44,7 +47,12 @@ impl CatalogAction {
             name: info.name.clone(),
             kind: info.kind,
             described: encode(&describe_object(info)),
-            row: encode(&Value::from(row)),
+            row: encode(&Value::from(row.clone())),
+            described_row: {
+                let mut described = Payload::from(row);
+                described.insert("inputSchema", Payload::Raw(encode(&info.input_schema)));
+                described
+            },
         }
     }
 
@@ -56,6 +64,11 @@ impl CatalogAction {
     /// The `actions/list` row, encoded.
     pub fn row(&self) -> Payload {
         Payload::Raw(self.row.clone())
+    }
+
+    /// The `actions/list` row with the input schema: `{name, description, kind, inputSchema}`.
+    pub fn described_row(&self) -> Payload {
+        self.described_row.clone()
     }
 }
 

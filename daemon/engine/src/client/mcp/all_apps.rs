@@ -51,7 +51,7 @@ use crate::{AppSummary, Engine, PeerInfo, until};
 const SERVER_NAME: &str = "All apps";
 
 /// What the all-apps server tells the model first.
-const INSTRUCTIONS: &str = "You are connected to jfgui-agentd, which lets you drive the user's desktop applications with semantic actions, never screen coordinates. Call jfgui_apps_list first: it lists the applications you can drive now, and every other tool takes one of their `app` values as its `app` argument (it may be omitted only while exactly one application is enabled). Then, per application: find actions with jfgui_actions_search, read an action's input schema with jfgui_actions_describe, read the state and its revision with jfgui_state_inspect, and run actions with jfgui_actions_execute, or several with jfgui_actions_batch (atomic: all or nothing). Writes need expectedRevision; after a stale_revision error, re-read the state and retry with data.currentRevision. Long-running actions return a task: follow it with jfgui_tasks_get, stop it with jfgui_tasks_cancel. See a view with jfgui_view_render and read resources with jfgui_resources_read. Applications come and go: after not_found/app, call jfgui_apps_list again; a restarted application is reached by the same `app` value once it is back.";
+const INSTRUCTIONS: &str = "You are connected to jfgui-agentd, which lets you drive the user's desktop applications with semantic actions, never screen coordinates. Call jfgui_apps_list first: it lists the user's applications, and every other tool takes one of their `app` values (the slug; also the exact display name or a unique slug prefix) as its `app` argument, which may be omitted only while exactly one application is enabled. An application listed with enabled: false has agent access off: tell the user to turn on Agent access in it. Then, per application: find actions with jfgui_actions_search (describe: true returns their input schemas too, so jfgui_actions_describe is rarely needed), read the state and its revision with jfgui_state_inspect, and run actions with jfgui_actions_execute, or several with jfgui_actions_batch (atomic: all or nothing). Writes need expectedRevision; after a stale_revision error, re-read the state and retry with data.currentRevision. Long-running actions return a task: follow it with jfgui_tasks_get, stop it with jfgui_tasks_cancel. See a view with jfgui_view_render (the result is the image) and read resources with jfgui_resources_read. Applications come and go: after not_found/app, call jfgui_apps_list again; a restarted application is reached by the same `app` value once it is back.";
 
 /// Where the all-apps server finds apps.
 pub(crate) trait AppSource: Send + Sync {
@@ -256,7 +256,7 @@ impl<S: AppSource> Backend for Speaking<'_, S> {
     }
 
     fn instructions(&self) -> String {
-        INSTRUCTIONS.to_owned()
+        format!("{INSTRUCTIONS} {}", tools::ERRORS_EXPLAINED)
     }
 
     fn no_resources_message(&self) -> &'static str {

@@ -45,7 +45,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_actions_search",
         method: Method::ActionsList,
         title: "Search actions",
-        description: "Find the actions this application offers (its semantic commands, such as inserting text or exporting a document). Call this first to learn what you can do. Filter with `query` (a case-insensitive substring of the action name or description); results come in registration order, at most `limit` per page; when `nextCursor` is present, pass it back as `cursor` for the next page. Then call jfgui_actions_describe to get an action's input schema before running it with jfgui_actions_execute.",
+        description: "Find the actions the application offers (semantic commands such as inserting text or exporting). `query` filters by a case-insensitive substring of name or description; pages follow `nextCursor` (pass it back as `cursor`). With `describe: true` each match carries its inputSchema, so you can go straight to jfgui_actions_execute.",
         input: schemas::search_input,
         output: schemas::search_output,
         output_required: &["actions"],
@@ -56,7 +56,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_actions_describe",
         method: Method::ActionsDescribe,
         title: "Describe an action",
-        description: "Get the full definition of one action: its inputSchema (what `input` must look like), its outputSchema, whether it reads or writes, whether it is undoable and its transaction domain. Call this before jfgui_actions_execute or jfgui_actions_batch so the input you send is valid.",
+        description: "Get one action's full definition: inputSchema, outputSchema, read or write, undo and transaction domain. Not needed after jfgui_actions_search with `describe: true`.",
         input: schemas::describe_input,
         output: schemas::describe_output,
         output_required: &["action"],
@@ -67,7 +67,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_actions_execute",
         method: Method::ActionsExecute,
         title: "Execute an action",
-        description: "Run one action in the application. `input` must match the action's inputSchema (see jfgui_actions_describe). Actions of kind \"write\" require `expectedRevision`: the latest revision you observed (from jfgui_state_inspect or the `revision` of an earlier result). If the application changed since, nothing happens and the error has reason stale_revision with data.currentRevision: re-read the state with jfgui_state_inspect, decide again, and retry with that revision. On success the result has the action's `output` and the new `revision`; long-running actions return a `task` instead, to follow with jfgui_tasks_get and stop with jfgui_tasks_cancel.",
+        description: "Run one action; `input` must match its inputSchema. Write actions need `expectedRevision`, the latest revision you saw (jfgui_state_inspect or an earlier result). On stale_revision nothing happened: re-read the state, decide again, retry with data.currentRevision. Success gives `output` and the new `revision`; long-running actions give a `task` (jfgui_tasks_get, jfgui_tasks_cancel).",
         input: schemas::execute_input,
         output: schemas::execute_output,
         output_required: &["revision"],
@@ -78,7 +78,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_actions_batch",
         method: Method::ActionsBatch,
         title: "Execute several actions",
-        description: "Run 1 to 128 action calls in order in one request. With `atomic: true` either every call takes effect or none does (on failure the app rolls back state and revision; the error names the failing call in data.index and its own error in data.cause), and every expectedRevision refers to the state before the batch. Without `atomic`, each call's expectedRevision refers to the moment that call runs, execution stops at the first error unless `stopOnError` is false, and `results` lists each attempted call's `output` or `error` by `index`. Write calls need expectedRevision as in jfgui_actions_execute.",
+        description: "Run 1 to 128 action calls in order. `atomic: true`: all or none take effect (a failure names its call in data.index, its error in data.cause) and every expectedRevision is that of the state before the batch. Otherwise each expectedRevision is that of the moment its call runs, the batch stops at the first error unless `stopOnError` is false, and `results` has each attempted call's `output` or `error` by `index`.",
         input: schemas::batch_input,
         output: schemas::batch_output,
         output_required: &["results", "revision"],
@@ -89,7 +89,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_state_inspect",
         method: Method::StateInspect,
         title: "Inspect the application state",
-        description: "Read the application's current state and its revision. Call it to ground your decisions, to get the expectedRevision for a write, and after a stale_revision error. `input` is defined by the application (e.g. {\"sinceRevision\": N} answers {\"unchanged\": true} when nothing changed since revision N).",
+        description: "Read the application's state and its revision: to ground decisions, to get expectedRevision for a write, after stale_revision. `input` is application-defined (e.g. {\"sinceRevision\": N} answers {\"unchanged\": true} if nothing changed).",
         input: schemas::inspect_input,
         output: schemas::inspect_output,
         output_required: &["revision", "state"],
@@ -100,7 +100,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_tasks_get",
         method: Method::TasksGet,
         title: "Get a task",
-        description: "Poll a long-running task that an action started (its `task.id`): state running (with progress), cancelling, cancelled, completed (with result) or failed (with error).",
+        description: "Poll a task an action started (its `task.id`): running (with progress), cancelling, cancelled, completed (with result) or failed (with error).",
         input: schemas::tasks_get_input,
         output: schemas::task_output,
         output_required: &["task"],
@@ -111,7 +111,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_tasks_cancel",
         method: Method::TasksCancel,
         title: "Cancel a task",
-        description: "Ask the application to stop a running task. The task becomes cancelling and then cancelled at the application's next safe point (poll jfgui_tasks_get); a task that already finished keeps its final state.",
+        description: "Stop a running task: it becomes cancelling, then cancelled at the application's next safe point (poll jfgui_tasks_get); a finished task keeps its state.",
         input: schemas::tasks_cancel_input,
         output: schemas::task_output,
         output_required: &["task"],
@@ -122,7 +122,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_resources_read",
         method: Method::ResourcesRead,
         title: "Read a resource in chunks",
-        description: "Read an application resource (for example an exported document or a rendered PNG, named by the `uri` an action or jfgui_view_render returned) in chunks of up to 65536 bytes. Each result has base64 `data`, `mimeType`, `offset`, `totalSize` and `eof`; continue with `offset` advanced by the decoded length of `data` until `eof` is true. Use this for resources of any size.",
+        description: "Read a resource (an export, a render: the `uri` an action returned) in chunks of up to 65536 bytes from `offset`; repeat with offset advanced by the bytes read until `eof`. Text and JSON chunks come as text, a whole small image as an image; `data` is always the base64 bytes.",
         input: schemas::resources_read_input,
         output: schemas::resources_read_output,
         output_required: &["uri", "mimeType", "offset", "totalSize", "data", "eof"],
@@ -133,7 +133,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_view_render",
         method: Method::ViewRender,
         title: "Render the view",
-        description: "Render what the application currently shows, typically as a PNG resource: `output` names its `uri`, MIME type and size. Fetch the image with jfgui_resources_read. Use it to check the visual result of your changes.",
+        description: "Render what the application shows and see it: the result carries the PNG as an image (at most 512 KiB; a larger one gives its `uri`, to read with jfgui_resources_read). Use it to check the visual result of your changes.",
         input: schemas::render_input,
         output: schemas::render_output,
         output_required: &["output", "revision"],
@@ -145,8 +145,8 @@ static TOOLS: &[ToolDef] = &[
 /// The all-apps server's own tool.
 pub(crate) const APPS_LIST: &str = "jfgui_apps_list";
 
-/// What the all-apps server adds to each of the nine descriptions.
-const APP_ARGUMENT: &str = "Pass `app` (an `app` value from jfgui_apps_list) to choose the application; call jfgui_apps_list first.";
+/// How a failed call looks, said once in each server's instructions (not in every schema).
+pub(crate) const ERRORS_EXPLAINED: &str = "A failed call is a result with isError and structuredContent.error {code, class, reason, message, data}; class says what it means for you: not_executed (nothing happened; fix and retry), outcome_unknown (inspect the state before retrying), failed (the app reported failure), internal (a bug), not_found, invalid_params (the arguments do not fit the tool's inputSchema).";
 
 /// The `Tool` objects of a one-app endpoint's `tools/list`, built once.
 pub(crate) fn tool_list() -> &'static [Value] {
@@ -162,7 +162,7 @@ pub(crate) fn all_apps_tool_list() -> &'static [Value] {
         let apps = tool_value(
             APPS_LIST,
             "List applications",
-            "List the applications you can drive right now: call this first. Each entry's `app` is what every other jfgui_* tool takes as its `app` argument; displayName, pid and actionCount help you pick one. Applications come and go: one that quits and starts again is reached by the same `app` value once it is back, and a tool call for an application that is not there answers not_found/app with the ones that are (data.apps).".to_owned(),
+            "List the user's applications: call this first. Every other jfgui_* tool takes an entry's `app` (or its exact displayName, or a unique prefix) as its `app` argument, optional while only one application is enabled. `enabled: false`: agent access is off; tell the user what `hint` says. A restarted application keeps its `app`; one that is gone answers not_found/app (data.apps lists those there are).".to_owned(),
             schemas::apps_list_input(),
             schemas::output(schemas::apps_list_output(), &["apps"]),
             (true, true),
@@ -174,16 +174,12 @@ pub(crate) fn all_apps_tool_list() -> &'static [Value] {
 impl ToolDef {
     /// The tool for a one-app endpoint, or with the `app` argument for the all-apps server.
     fn to_tool(&self, all_apps: bool) -> Value {
-        let (input, description) = if all_apps {
-            (schemas::with_app((self.input)()), format!("{} {APP_ARGUMENT}", self.description))
-        } else {
-            ((self.input)(), self.description.to_owned())
-        };
+        let input = if all_apps { schemas::with_app((self.input)()) } else { (self.input)() };
         let output = schemas::output((self.output)(), self.output_required);
         tool_value(
             self.name,
             self.title,
-            description,
+            self.description.to_owned(),
             input,
             output,
             (self.read_only, self.idempotent),
@@ -207,13 +203,15 @@ fn tool_value(
     output: JsonSchema,
     (read_only, idempotent): (bool, bool),
 ) -> Value {
-    let annotations = object([
-        ("title", title.into()),
-        ("readOnlyHint", read_only.into()),
-        ("destructiveHint", (!read_only).into()),
-        ("idempotentHint", idempotent.into()),
-        ("openWorldHint", false.into()),
-    ]);
+    // The title is the tool's own `title` (both revisions have it), not repeated here.
+    let mut annotations = object([("readOnlyHint", read_only.into())]);
+    // Destructive and idempotent mean something only for tools that may write (the MCP tool
+    // annotations).
+    if !read_only {
+        annotations.insert("destructiveHint", true);
+        annotations.insert("idempotentHint", idempotent);
+    }
+    annotations.insert("openWorldHint", false);
     Value::Object(object([
         ("name", name.into()),
         ("title", title.into()),
@@ -493,9 +491,19 @@ mod tests {
             assert_eq!(props.len(), own.len() + 1);
             assert!(own.iter().all(|(k, v)| props.get(k) == Some(v)));
             assert_eq!(all.get("outputSchema"), one.get("outputSchema"));
-            let d = all.get("description").and_then(Value::as_str).unwrap();
-            assert!(d.ends_with(APP_ARGUMENT) && d.contains("jfgui_apps_list"), "{d}");
+            // The `app` argument is explained once, in jfgui_apps_list.
+            assert_eq!(all.get("description"), one.get("description"));
         }
+    }
+
+    /// The all-apps `tools/list` result stays within 12 KiB (about 3,000 tokens a model pays
+    /// on every session): what all tools share is said once, in jfgui_apps_list and the
+    /// instructions.
+    #[test]
+    fn the_all_apps_tool_list_fits_in_12_kib() {
+        let result = object([("tools", Value::Array(all_apps_tool_list().to_vec()))]);
+        let bytes = jfgui_proto::encode(&Value::Object(result), &Limits::DEFAULT).unwrap();
+        assert!(bytes.len() <= 12 * 1024, "{} bytes", bytes.len());
     }
 
     #[test]

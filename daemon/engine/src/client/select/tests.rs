@@ -516,7 +516,9 @@ async fn discover_and_tools_list_have_the_schema_members() {
     let schema = modern_schema();
     let mut p = Selection::default();
     let d = ok(&mut p, &app, &modern(1, "server/discover", "")).await;
-    assert_eq!(d.get("supportedVersions"), Some(&Value::Array(vec!["2026-07-28".into()])));
+    // The same two -32022 names (the conformance suite checks one contains the other).
+    let both = Value::Array(vec!["2026-07-28".into(), "2025-11-25".into()]);
+    assert_eq!(d.get("supportedVersions"), Some(&both));
     assert!(d.get("capabilities").unwrap().get("resources").is_some());
     schema.check("DiscoverResult", &result_value(d));
     let t = ok(&mut p, &app, &modern(2, "tools/list", "")).await;
@@ -855,4 +857,19 @@ fn the_schema_checker_rejects_what_the_schema_forbids() {
     assert!(
         legacy.validate(legacy.def("InitializeResult"), &result_value(no_server_info), "").is_err()
     );
+}
+
+#[tokio::test]
+async fn a_modern_form_initialize_is_method_not_found_and_a_legacy_one_still_works() {
+    let app = FakeApp::new();
+    let mut p = Selection::default();
+    // The envelope and no params.protocolVersion: 2026-07-28 has no initialize.
+    let e = err(&mut p, &app, &modern(1, "initialize", "")).await;
+    assert_eq!(e.code, -32601, "{}", e.message);
+    // It selected MCP without initializing anything: legacy requests are still refused ...
+    let e = err(&mut p, &app, &plain(2, "tools/list", "")).await;
+    assert_eq!(e.code, -32602);
+    // ... until a real legacy initialize, which works on the same connection.
+    ok(&mut p, &app, &initialize(3, "2025-11-25")).await;
+    ok(&mut p, &app, &plain(4, "tools/list", "")).await;
 }
