@@ -19,6 +19,7 @@ use jfgui_proto::{ActionError, ErrorClass, Map, Payload, Value};
 
 use super::backend::Backend;
 use super::rpc::{INTERNAL_ERROR, INVALID_PARAMS, RpcError, object, to_text};
+use super::seen;
 use super::tool_schemas::{self as schemas, JsonSchema, Properties};
 use crate::client::method::{Method, MethodError};
 
@@ -247,7 +248,7 @@ pub(crate) async fn call<B: Backend>(app: &B, params: &Map) -> Result<Payload, R
     let Some(tool) = TOOLS.iter().find(|t| t.name == name) else {
         if let Some(listed) = (name == APPS_LIST).then(|| app.apps_list()).flatten() {
             return match listed {
-                Ok(result) => success(result.into()),
+                Ok(result) => success(result.into(), Vec::new()),
                 Err(error) => failure(error.to_wire(), hint(&error)),
             };
         }
@@ -269,8 +270,11 @@ pub(crate) async fn call<B: Backend>(app: &B, params: &Map) -> Result<Payload, R
             ));
         }
     };
-    match app.call(tool.method, arguments).await {
-        Ok(result) => success(result),
+    match app.call(tool.method, arguments.clone()).await {
+        Ok(result) => {
+            let seen = seen::extra_content(app, tool.method, &arguments, &result).await;
+            success(result, seen)
+        }
         Err(MethodError::Action(error)) => failure(error.to_wire(), hint(&error)),
         Err(MethodError::InvalidParams { message, mut data }) => {
             let names_app = data.get("param").and_then(Value::as_str) == Some("app");
@@ -319,11 +323,13 @@ pub(crate) fn too_large(result: &Payload, limit: usize) -> Payload {
     replaced
 }
 
-/// A success: `structuredContent` is the JSON-1 result, its text twin the first content block.
-fn success(structured: Payload) -> Result<Payload, RpcError> {
+/// A success: `structuredContent` is the JSON-1 result, its text twin the first content block,
+/// then what a model should see of it (`seen`: an image, a text).
+fn success(structured: Payload, seen: Vec<Payload>) -> Result<Payload, RpcError> {
     let text = to_text(&structured)?;
+    let content = std::iter::once(text_block(text)).chain(seen).collect();
     Ok(Payload::object([
-        ("content", Payload::Array(vec![text_block(text)])),
+        ("content", Payload::Array(content)),
         ("structuredContent", structured),
         ("isError", false.into()),
     ]))
