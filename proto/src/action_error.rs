@@ -61,6 +61,9 @@ pub enum Reason {
     UnknownAction {
         /// The requested name.
         action: String,
+        /// The registered names nearest to it ([`crate::resolve::nearest`]), nearest first;
+        /// on the wire only when there are some.
+        suggestions: Vec<String>,
     },
     /// not_executed: the input does not match the action's input schema.
     SchemaViolation {
@@ -165,6 +168,8 @@ pub enum Reason {
     Action {
         /// The requested name.
         action: String,
+        /// The registered names nearest to it, as for [`Reason::UnknownAction`].
+        suggestions: Vec<String>,
     },
     /// not_found: no such task.
     Task {
@@ -182,6 +187,8 @@ pub enum Reason {
         app: String,
         /// The enabled apps, so the caller can pick one.
         apps: Vec<AppRef>,
+        /// The enabled apps' slugs nearest to `app`, as for [`Reason::UnknownAction`].
+        suggestions: Vec<String>,
     },
 }
 
@@ -284,8 +291,9 @@ impl Reason {
         use Reason::*;
         let mut m = Map::new();
         match self {
-            UnknownAction { action } | Action { action } => {
+            UnknownAction { action, suggestions } | Action { action, suggestions } => {
                 m.insert("action", action.as_str());
+                insert_suggestions(&mut m, suggestions);
             }
             SchemaViolation { pointer } => {
                 m.insert("pointer", pointer.as_str());
@@ -326,9 +334,10 @@ impl Reason {
             AppDisabled { app } => {
                 m.insert("app", app.as_str());
             }
-            App { app, apps } => {
+            App { app, apps, suggestions } => {
                 m.insert("app", app.as_str());
                 m.insert("apps", apps.iter().map(AppRef::to_value).collect::<Vec<_>>());
+                insert_suggestions(&mut m, suggestions);
             }
             RevisionRequired
             | Disabled
@@ -362,8 +371,15 @@ impl Reason {
         let u = |k: &str| data.get(k).and_then(Value::as_u64);
         let cause = || data.get("cause").and_then(ActionError::from_wire).map(Box::new);
         let index = || u("index").and_then(|i| u32::try_from(i).ok());
+        // Optional: absent means none.
+        let suggestions = || match data.get("suggestions") {
+            None => Some(Vec::new()),
+            Some(v) => v.as_array()?.iter().map(|n| n.as_str().map(ToString::to_string)).collect(),
+        };
         let reason = match name {
-            "unknown_action" => Reason::UnknownAction { action: s("action")? },
+            "unknown_action" => {
+                Reason::UnknownAction { action: s("action")?, suggestions: suggestions()? }
+            }
             "schema_violation" => Reason::SchemaViolation { pointer: s("pointer")? },
             "capability_missing" => Reason::CapabilityMissing { missing: u("missing")? },
             "unavailable" => {
@@ -392,7 +408,7 @@ impl Reason {
             "response_too_large" => Reason::ResponseTooLarge { action: s("action") },
             "invalid_reply" => Reason::InvalidReply,
             "deferred_in_atomic" => Reason::DeferredInAtomic,
-            "action" => Reason::Action { action: s("action")? },
+            "action" => Reason::Action { action: s("action")?, suggestions: suggestions()? },
             "task" => Reason::Task { task: s("task")? },
             "resource" => Reason::Resource { resource: s("resource")? },
             "app" => Reason::App {
@@ -403,6 +419,7 @@ impl Reason {
                     .iter()
                     .map(AppRef::from_value)
                     .collect::<Option<Vec<_>>>()?,
+                suggestions: suggestions()?,
             },
             _ => return None,
         };
@@ -412,6 +429,14 @@ impl Reason {
         let expected = reason.data();
         let exact = data.len() == expected.len() && data.keys().all(|k| expected.contains_key(k));
         exact.then_some(reason)
+    }
+}
+
+/// `data.suggestions`, when there are some ("did you mean").
+fn insert_suggestions(m: &mut Map, suggestions: &[String]) {
+    if !suggestions.is_empty() {
+        let names = suggestions.iter().map(|n| Value::from(n.as_str()));
+        m.insert("suggestions", names.collect::<Vec<_>>());
     }
 }
 
@@ -517,7 +542,8 @@ mod tests {
     fn every_reason() -> Vec<ActionError> {
         let s = |x: &str| String::from(x);
         let reasons = vec![
-            Reason::UnknownAction { action: s("a.b") },
+            Reason::UnknownAction { action: s("a.b"), suggestions: Vec::new() },
+            Reason::UnknownAction { action: s("a.c"), suggestions: vec![s("a.b")] },
             Reason::SchemaViolation { pointer: s("/x/0") },
             Reason::CapabilityMissing { missing: u64::MAX },
             Reason::Unavailable { code: s("modal"), explanation: s("A dialog is open.") },
@@ -547,12 +573,19 @@ mod tests {
             Reason::ResponseTooLarge { action: None },
             Reason::InvalidReply,
             Reason::DeferredInAtomic,
-            Reason::Action { action: s("a") },
+            Reason::Action { action: s("a"), suggestions: Vec::new() },
+            Reason::Action { action: s("b"), suggestions: vec![s("a"), s("c")] },
             Reason::Task { task: s("t-1") },
             Reason::Resource { resource: s("render://view.png") },
             Reason::App {
                 app: s("x"),
                 apps: vec![AppRef { slug: s("notes-a"), display_name: s("Notes A") }],
+                suggestions: Vec::new(),
+            },
+            Reason::App {
+                app: s("notes"),
+                apps: vec![AppRef { slug: s("notes-a"), display_name: s("Notes A") }],
+                suggestions: vec![s("notes-a")],
             },
         ];
         reasons.into_iter().map(|r| ActionError::new(r, "Something happened.")).collect()
@@ -651,6 +684,7 @@ mod tests {
                     ("transaction_unsupported", "domain")
                         | ("host_error", "code")
                         | ("response_too_large", "action")
+                        | (_, "suggestions")
                 );
                 let missing = with(&wire, "data", Value::Object(fewer));
                 assert_eq!(ActionError::from_wire(&missing).is_some(), optional, "{missing:?}");

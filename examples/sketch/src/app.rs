@@ -156,7 +156,7 @@ impl Sketch {
             "edit.redo" => c.redo()?,
             other => {
                 return Err(ActionError::new(
-                    Reason::UnknownAction { action: other.to_string() },
+                    Reason::UnknownAction { action: other.to_string(), suggestions: Vec::new() },
                     format!("Sketch has no action named {other:?}"),
                 ));
             }

@@ -167,9 +167,12 @@ async fn dispatch(app: &App, method: Method, args: Args) -> Result<Payload, Meth
             let name = p.required_string("action")?;
             p.finish()?;
             let Some(info) = app.registration().action(&name) else {
+                let names = app.registration().actions().iter().map(|a| a.name.as_str());
+                let suggestions = jfgui_proto::resolve::nearest(&name, names);
+                let suggestions = suggestions.into_iter().map(str::to_owned).collect();
                 return Err(ActionError::new(
-                    Reason::Action { action: name },
-                    "No action of that name is registered; list the actions to find one.",
+                    Reason::Action { action: name, suggestions },
+                    "No action of that name is registered; list the actions to find one (data.suggestions has the nearest names, if any).",
                 )
                 .into());
             };

@@ -195,11 +195,14 @@ fn not_found(query: &str, apps: &[AppSummary]) -> MethodError {
     } else {
         format!("No enabled application answers to {query:?}; data.apps lists the ones there are.")
     };
+    let suggestions = resolve::nearest(query, apps.iter().map(|a| a.slug.as_str()));
+    let suggestions = suggestions.into_iter().map(str::to_owned).collect();
     let apps = apps
         .iter()
         .map(|a| AppRef { slug: a.slug.clone(), display_name: a.display_name.clone() })
         .collect();
-    MethodError::Action(ActionError::new(Reason::App { app: query.to_owned(), apps }, message))
+    let reason = Reason::App { app: query.to_owned(), apps, suggestions };
+    MethodError::Action(ActionError::new(reason, message))
 }
 
 /// `not_executed/app_disabled`: the app is there but its user has not let agents in.
