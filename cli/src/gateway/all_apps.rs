@@ -94,10 +94,7 @@ where
     let mut gateway = Gateway::new(out, unreachable);
     let mut conn = gateway.connect(&mut connect).await;
     if conn.is_none() {
-        eprintln!(
-            "jfgui-agent: {}; tool calls answer daemon_unavailable until it runs (retrying)",
-            gateway.unreachable
-        );
+        gateway.tell_unreachable();
     }
     let mut retry = FIRST_RETRY;
     let mut retry_at = Instant::now() + retry;
@@ -150,6 +147,7 @@ where
             }
             Event::Lost => {
                 eprintln!("jfgui-agent: lost the connection to jfgui-agentd; reconnecting");
+                gateway.tell_unreachable();
                 conn = None;
                 gateway.offline_again().await;
                 retry = FIRST_RETRY;
@@ -291,6 +289,8 @@ struct Gateway {
     offline: OfflineMcp,
     /// Where the daemon was looked for, the message of the offline tool errors.
     unreachable: String,
+    /// Whether that was said on stderr (once per gateway, not per outage).
+    told: bool,
 }
 
 impl Gateway {
@@ -303,6 +303,18 @@ impl Gateway {
             replays: 0,
             offline: OfflineMcp::new(&unreachable),
             unreachable,
+            told: false,
+        }
+    }
+
+    /// Says on stderr, the first time the daemon is missing, where it was looked for.
+    fn tell_unreachable(&mut self) {
+        if !self.told {
+            self.told = true;
+            eprintln!(
+                "jfgui-agent: {}; tool calls answer daemon_unavailable until it runs (retrying)",
+                self.unreachable
+            );
         }
     }
 
