@@ -533,6 +533,15 @@ mod tests {
         assert_eq!(init.get("id").and_then(Value::as_u64), Some(1));
         let result = init.get("result").unwrap();
         assert_eq!(result.get("protocolVersion").and_then(Value::as_str), Some("2025-11-25"));
+        // A call that never leaves the gateway: not_executed, in the words it was given.
+        let offline = r#"{"jsonrpc":"2.0","id":"o","method":"tools/call","params":{"name":"jfgui_apps_list","arguments":{}}}"#;
+        client_in.write_all(format!("{offline}\n").as_bytes()).await.unwrap();
+        let answer = next_line(&mut out).await;
+        let result = answer.get("result").unwrap();
+        let error = result.get("structuredContent").and_then(|s| s.get("error")).unwrap();
+        assert_eq!(error.get("class").and_then(Value::as_str), Some("not_executed"), "{answer:?}");
+        assert_eq!(error.get("reason").and_then(Value::as_str), Some("daemon_unavailable"));
+        assert_eq!(error.get("message").and_then(Value::as_str), Some("not here"));
 
         // A daemon appears; the next line connects at once and the handshake is replayed first.
         let (ours, theirs) = duplex(1 << 16);
