@@ -912,7 +912,7 @@ async fn a_render_is_seen_as_an_image_and_a_text_chunk_as_text() {
         modern(id, "tools/call", &format!(r#""name":"{name}","arguments":{args}"#))
     };
     let r = ok(&mut p, &app, &tool(1, "jfgui_view_render", "{}")).await;
-    let content = r.get("content").and_then(Value::as_array).unwrap().clone();
+    let content = r.get("content").and_then(Value::as_array).unwrap().to_vec();
     assert_eq!(content.len(), 2, "{content:?}");
     assert_eq!(content[1].get("type").and_then(Value::as_str), Some("image"));
     assert_eq!(content[1].get("mimeType").and_then(Value::as_str), Some("image/png"));
@@ -922,7 +922,7 @@ async fn a_render_is_seen_as_an_image_and_a_text_chunk_as_text() {
 
     let big = r#"{"input":{"uri":"render://big.png"}}"#;
     let r = ok(&mut p, &app, &tool(2, "jfgui_view_render", big)).await;
-    let content = r.get("content").and_then(Value::as_array).unwrap().clone();
+    let content = r.get("content").and_then(Value::as_array).unwrap().to_vec();
     let hint = content[1].get("text").and_then(Value::as_str).unwrap();
     assert!(hint.contains("jfgui_resources_read") && hint.contains("render://big.png"), "{hint}");
     assert!(content.iter().all(|c| c.get("type").and_then(Value::as_str) == Some("text")));
@@ -930,7 +930,7 @@ async fn a_render_is_seen_as_an_image_and_a_text_chunk_as_text() {
 
     let text = r#"{"uri":"export://document.txt"}"#;
     let r = ok(&mut p, &app, &tool(3, "jfgui_resources_read", text)).await;
-    let content = r.get("content").and_then(Value::as_array).unwrap().clone();
+    let content = r.get("content").and_then(Value::as_array).unwrap().to_vec();
     assert_eq!(content[1].get("text").and_then(Value::as_str), Some("hello world"));
     schema.check("CallToolResult", &result_value(r));
 }
