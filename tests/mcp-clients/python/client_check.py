@@ -111,7 +111,7 @@ async def inspect(client: Client) -> tuple[int, dict]:
     return sc["revision"], sc["state"]
 
 
-async def run(mode: str, gateway: list[str], checks: Checks) -> None:
+async def run(mode: str, gateway: list[str], app_slug: str, checks: Checks) -> None:
     # No `env`: the SDK's default, exactly what a user's MCP client configuration gives.
     params = StdioServerParameters(
         command=os.environ["JFGUI_PYTHON"],
@@ -246,7 +246,7 @@ async def run(mode: str, gateway: list[str], checks: Checks) -> None:
         images = images_of(rendered)
         checks.check("the render result carries the image", len(images) == 1 and images[0].mime_type == "image/png", rendered.content)
         shown = base64.b64decode(images[0].data) if images else b""
-        saved = cli_render("notepad")
+        saved = cli_render(app_slug)
         checks.check("the image is the PNG jfgui-agent render saves", shown == saved == data, (len(shown), len(saved), len(data)))
 
         listed = [str(res.uri) for res in (await client.list_resources()).resources]
@@ -427,7 +427,7 @@ def reason(e: BaseException) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mode", choices=sorted(EXPECTED_VERSION), required=True)
-    parser.add_argument("--slug", default="notepad", help="the app's endpoint slug (default: notepad)")
+    parser.add_argument("--slug", default="notepad", help="the app's endpoint slug (default: notepad; with --bridge-url, the web app's, for `jfgui-agent render`)")
     parser.add_argument("--bridge-url", help="go through `jfgui-agent browser-stdio --url URL` instead of `stdio SLUG`")
     parser.add_argument("--token-file", help="the bridge's token file (with --bridge-url; the SDK passes no env)")
     parser.add_argument("--all-apps", help="comma-separated display names: drive them through `jfgui-agent mcp`")
@@ -450,7 +450,7 @@ def main() -> int:
     label = f"python mcp {package_version('mcp')} {EXPECTED_VERSION[args.mode]} {' '.join(gateway[:2])}"
     checks = Checks(label)
     try:
-        asyncio.run(asyncio.wait_for(run(args.mode, gateway, checks), timeout=120))
+        asyncio.run(asyncio.wait_for(run(args.mode, gateway, args.slug, checks), timeout=120))
     except Exception as e:  # a crash is a failure with its reason, never a silent pass
         checks.check("session ran to the end", False, reason(e))
     print(f"{label}: {checks.passed} passed, {checks.failed} failed", flush=True)
