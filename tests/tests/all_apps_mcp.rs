@@ -63,8 +63,9 @@ fn mcp_sock_is_private_and_lists_disabled_apps_without_their_actions() {
     let rt = dir.rt();
     let daemon = Daemon::start(&rt, &[]);
     let _a = notepad(&rt, &["--agent-enable", "--name", "Notes A"]);
-    let _hidden = notepad(&rt, &["--name", "Hidden"]);
     daemon.wait_endpoint("notes-a");
+    // Started once Notes A is registered, so the listing's registration order is known.
+    let _hidden = notepad(&rt, &["--name", "Hidden"]);
     daemon.wait_apps(2);
     assert_eq!(mode(&rt.join("mcp.sock")) & 0o777, 0o600);
     let mut client = mcp_client(&rt);
