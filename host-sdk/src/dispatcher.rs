@@ -127,7 +127,10 @@ impl Dispatcher {
     ) -> Result<CallResult, ActionError> {
         let spec = *self.registry.by_command(command_id).ok_or_else(|| {
             ActionError::new(
-                Reason::UnknownAction { action: format!("command:{command_id}") },
+                Reason::UnknownAction {
+                    action: format!("command:{command_id}"),
+                    suggestions: Vec::new(),
+                },
                 format!("no action is registered for command id {command_id}"),
             )
         })?;
@@ -247,7 +250,10 @@ impl Dispatcher {
     pub(crate) fn lookup(&self, name: &str) -> Result<ActionSpec, ActionError> {
         self.registry.by_name(name).copied().ok_or_else(|| {
             ActionError::new(
-                Reason::UnknownAction { action: String::from(name) },
+                Reason::UnknownAction {
+                    action: String::from(name),
+                    suggestions: self.registry.nearest(name),
+                },
                 format!("the app has no action named {name:?}; list its actions first"),
             )
         })

@@ -2,6 +2,7 @@
 //! and a `ui.render` that answers at once.
 
 use alloc::collections::BTreeMap;
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
@@ -88,6 +89,12 @@ impl Registry {
 
     pub(crate) fn by_name(&self, name: &str) -> Option<&ActionSpec> {
         self.by_name.get(name).map(|&i| &self.specs[i])
+    }
+
+    /// The registered names nearest to `name`, for an unknown action's "did you mean".
+    pub(crate) fn nearest(&self, name: &str) -> Vec<String> {
+        let names = self.specs.iter().map(|s| s.name);
+        jfgui_proto::resolve::nearest(name, names).into_iter().map(String::from).collect()
     }
 
     pub(crate) fn by_command(&self, id: u32) -> Option<&ActionSpec> {

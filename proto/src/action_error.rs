@@ -61,6 +61,9 @@ pub enum Reason {
     UnknownAction {
         /// The requested name.
         action: String,
+        /// The registered names nearest to it ([`crate::resolve::nearest`]), nearest first;
+        /// on the wire only when there are some.
+        suggestions: Vec<String>,
     },
     /// not_executed: the input does not match the action's input schema.
     SchemaViolation {
@@ -114,14 +117,24 @@ pub enum Reason {
     /// of it ran. Its wire name is `app_disconnected`, as for [`Reason::AppDisconnected`];
     /// the class tells the two apart.
     AppDisconnectedUnconfirmed,
+    /// not_executed: the all-apps MCP gateway (`jfgui-agent mcp`) has no daemon connection and
+    /// the call never left it. Its wire name is `daemon_unavailable`, as for
+    /// [`Reason::DaemonUnavailable`]; the class tells the two apart.
+    DaemonUnavailableUnsent,
+    /// not_executed: the app is registered but its user has not turned agent access on
+    /// (all-apps MCP).
+    AppDisabled {
+        /// The app's slug.
+        app: String,
+    },
     /// outcome_unknown: no reply within the request deadline.
     Timeout,
     /// outcome_unknown: the app went away while the call was outstanding.
     AppDisconnected,
     /// outcome_unknown: the daemon is shutting down.
     DaemonShutdown,
-    /// outcome_unknown: the all-apps MCP gateway (`jfgui-agent mcp`) has no daemon connection
-    /// (not started yet, restarting, or lost mid-call).
+    /// outcome_unknown: the all-apps MCP gateway (`jfgui-agent mcp`) lost its daemon connection
+    /// while the call was outstanding.
     DaemonUnavailable,
     /// failed: the host reported failure.
     HostError {
@@ -155,6 +168,8 @@ pub enum Reason {
     Action {
         /// The requested name.
         action: String,
+        /// The registered names nearest to it, as for [`Reason::UnknownAction`].
+        suggestions: Vec<String>,
     },
     /// not_found: no such task.
     Task {
@@ -172,6 +187,8 @@ pub enum Reason {
         app: String,
         /// The enabled apps, so the caller can pick one.
         apps: Vec<AppRef>,
+        /// The enabled apps' slugs nearest to `app`, as for [`Reason::UnknownAction`].
+        suggestions: Vec<String>,
     },
 }
 
@@ -219,7 +236,9 @@ impl Reason {
             | NoConfirmationUi
             | ConfirmationTimeout
             | TooManyPendingConfirmations
-            | AppDisconnectedUnconfirmed => ErrorClass::NotExecuted,
+            | AppDisconnectedUnconfirmed
+            | DaemonUnavailableUnsent
+            | AppDisabled { .. } => ErrorClass::NotExecuted,
             Timeout | AppDisconnected | DaemonShutdown | DaemonUnavailable => {
                 ErrorClass::OutcomeUnknown
             }
@@ -252,7 +271,8 @@ impl Reason {
             Timeout => "timeout",
             AppDisconnected | AppDisconnectedUnconfirmed => "app_disconnected",
             DaemonShutdown => "daemon_shutdown",
-            DaemonUnavailable => "daemon_unavailable",
+            DaemonUnavailable | DaemonUnavailableUnsent => "daemon_unavailable",
+            AppDisabled { .. } => "app_disabled",
             HostError { .. } => "host_error",
             RolledBack { .. } => "rolled_back",
             OutputSchema { .. } => "output_schema",
@@ -271,8 +291,9 @@ impl Reason {
         use Reason::*;
         let mut m = Map::new();
         match self {
-            UnknownAction { action } | Action { action } => {
+            UnknownAction { action, suggestions } | Action { action, suggestions } => {
                 m.insert("action", action.as_str());
+                insert_suggestions(&mut m, suggestions);
             }
             SchemaViolation { pointer } => {
                 m.insert("pointer", pointer.as_str());
@@ -310,9 +331,13 @@ impl Reason {
             Resource { resource } => {
                 m.insert("resource", resource.as_str());
             }
-            App { app, apps } => {
+            AppDisabled { app } => {
+                m.insert("app", app.as_str());
+            }
+            App { app, apps, suggestions } => {
                 m.insert("app", app.as_str());
                 m.insert("apps", apps.iter().map(AppRef::to_value).collect::<Vec<_>>());
+                insert_suggestions(&mut m, suggestions);
             }
             RevisionRequired
             | Disabled
@@ -327,6 +352,7 @@ impl Reason {
             | AppDisconnected
             | DaemonShutdown
             | DaemonUnavailable
+            | DaemonUnavailableUnsent
             | HostError { code: None }
             | ResponseTooLarge { action: None }
             | InvalidReply
@@ -337,15 +363,23 @@ impl Reason {
 
     /// Rebuilds a reason from its name and data; `None` when the name is unknown or the data
     /// lacks a member the reason needs, is of the wrong type, or has extra members. The name
-    /// `app_disconnected` gives [`Reason::AppDisconnected`]; [`ActionError::from_wire`] reads
-    /// the class to tell [`Reason::AppDisconnectedUnconfirmed`] from it.
+    /// `app_disconnected` gives [`Reason::AppDisconnected`] and `daemon_unavailable`
+    /// [`Reason::DaemonUnavailable`]; [`ActionError::from_wire`] reads
+    /// the class to tell the `…Unconfirmed` and `…Unsent` variants from them.
     pub fn from_parts(name: &str, data: &Map) -> Option<Reason> {
         let s = |k: &str| data.get(k).and_then(Value::as_str).map(ToString::to_string);
         let u = |k: &str| data.get(k).and_then(Value::as_u64);
         let cause = || data.get("cause").and_then(ActionError::from_wire).map(Box::new);
         let index = || u("index").and_then(|i| u32::try_from(i).ok());
+        // Optional: absent means none.
+        let suggestions = || match data.get("suggestions") {
+            None => Some(Vec::new()),
+            Some(v) => v.as_array()?.iter().map(|n| n.as_str().map(ToString::to_string)).collect(),
+        };
         let reason = match name {
-            "unknown_action" => Reason::UnknownAction { action: s("action")? },
+            "unknown_action" => {
+                Reason::UnknownAction { action: s("action")?, suggestions: suggestions()? }
+            }
             "schema_violation" => Reason::SchemaViolation { pointer: s("pointer")? },
             "capability_missing" => Reason::CapabilityMissing { missing: u("missing")? },
             "unavailable" => {
@@ -365,6 +399,7 @@ impl Reason {
             "app_disconnected" => Reason::AppDisconnected,
             "daemon_shutdown" => Reason::DaemonShutdown,
             "daemon_unavailable" => Reason::DaemonUnavailable,
+            "app_disabled" => Reason::AppDisabled { app: s("app")? },
             "host_error" => Reason::HostError { code: s("code") },
             "rolled_back" => Reason::RolledBack { index: index()?, cause: cause()? },
             "output_schema" => {
@@ -373,7 +408,7 @@ impl Reason {
             "response_too_large" => Reason::ResponseTooLarge { action: s("action") },
             "invalid_reply" => Reason::InvalidReply,
             "deferred_in_atomic" => Reason::DeferredInAtomic,
-            "action" => Reason::Action { action: s("action")? },
+            "action" => Reason::Action { action: s("action")?, suggestions: suggestions()? },
             "task" => Reason::Task { task: s("task")? },
             "resource" => Reason::Resource { resource: s("resource")? },
             "app" => Reason::App {
@@ -384,6 +419,7 @@ impl Reason {
                     .iter()
                     .map(AppRef::from_value)
                     .collect::<Option<Vec<_>>>()?,
+                suggestions: suggestions()?,
             },
             _ => return None,
         };
@@ -393,6 +429,14 @@ impl Reason {
         let expected = reason.data();
         let exact = data.len() == expected.len() && data.keys().all(|k| expected.contains_key(k));
         exact.then_some(reason)
+    }
+}
+
+/// `data.suggestions`, when there are some ("did you mean").
+fn insert_suggestions(m: &mut Map, suggestions: &[String]) {
+    if !suggestions.is_empty() {
+        let names = suggestions.iter().map(|n| Value::from(n.as_str()));
+        m.insert("suggestions", names.collect::<Vec<_>>());
     }
 }
 
@@ -440,6 +484,11 @@ impl ActionError {
                 if m.get("class")?.as_str()? == ErrorClass::NotExecuted.as_str() =>
             {
                 Reason::AppDisconnectedUnconfirmed
+            }
+            Reason::DaemonUnavailable
+                if m.get("class")?.as_str()? == ErrorClass::NotExecuted.as_str() =>
+            {
+                Reason::DaemonUnavailableUnsent
             }
             other => other,
         };
@@ -493,7 +542,8 @@ mod tests {
     fn every_reason() -> Vec<ActionError> {
         let s = |x: &str| String::from(x);
         let reasons = vec![
-            Reason::UnknownAction { action: s("a.b") },
+            Reason::UnknownAction { action: s("a.b"), suggestions: Vec::new() },
+            Reason::UnknownAction { action: s("a.c"), suggestions: vec![s("a.b")] },
             Reason::SchemaViolation { pointer: s("/x/0") },
             Reason::CapabilityMissing { missing: u64::MAX },
             Reason::Unavailable { code: s("modal"), explanation: s("A dialog is open.") },
@@ -509,6 +559,8 @@ mod tests {
             Reason::ConfirmationTimeout,
             Reason::TooManyPendingConfirmations,
             Reason::AppDisconnectedUnconfirmed,
+            Reason::DaemonUnavailableUnsent,
+            Reason::AppDisabled { app: s("sketch") },
             Reason::Timeout,
             Reason::AppDisconnected,
             Reason::DaemonShutdown,
@@ -521,12 +573,19 @@ mod tests {
             Reason::ResponseTooLarge { action: None },
             Reason::InvalidReply,
             Reason::DeferredInAtomic,
-            Reason::Action { action: s("a") },
+            Reason::Action { action: s("a"), suggestions: Vec::new() },
+            Reason::Action { action: s("b"), suggestions: vec![s("a"), s("c")] },
             Reason::Task { task: s("t-1") },
             Reason::Resource { resource: s("render://view.png") },
             Reason::App {
                 app: s("x"),
                 apps: vec![AppRef { slug: s("notes-a"), display_name: s("Notes A") }],
+                suggestions: Vec::new(),
+            },
+            Reason::App {
+                app: s("notes"),
+                apps: vec![AppRef { slug: s("notes-a"), display_name: s("Notes A") }],
+                suggestions: vec![s("notes-a")],
             },
         ];
         reasons.into_iter().map(|r| ActionError::new(r, "Something happened.")).collect()
@@ -592,6 +651,8 @@ mod tests {
         let gone = |r: Reason| r.class();
         assert_eq!(gone(Reason::AppDisconnected), ErrorClass::OutcomeUnknown);
         assert_eq!(gone(Reason::AppDisconnectedUnconfirmed), ErrorClass::NotExecuted);
+        assert_eq!(gone(Reason::DaemonUnavailable), ErrorClass::OutcomeUnknown);
+        assert_eq!(gone(Reason::DaemonUnavailableUnsent), ErrorClass::NotExecuted);
         assert_eq!(ErrorClass::OutcomeUnknown.as_str(), "outcome_unknown");
     }
 
@@ -623,6 +684,7 @@ mod tests {
                     ("transaction_unsupported", "domain")
                         | ("host_error", "code")
                         | ("response_too_large", "action")
+                        | (_, "suggestions")
                 );
                 let missing = with(&wire, "data", Value::Object(fewer));
                 assert_eq!(ActionError::from_wire(&missing).is_some(), optional, "{missing:?}");

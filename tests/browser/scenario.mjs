@@ -516,7 +516,7 @@ async function scenario(kind, projects) {
       answers.find((a) => a.id === 3)?.result.output.text === (await textarea()),
       `browser-stdio (JSON-1) answered ${answers.length} requests in its own session`);
     const viaBridge = await run(python,
-      [CLIENT_CHECK, '--mode', 'auto', '--bridge-url', bridge.url, '--token-file', tokenFile],
+      [CLIENT_CHECK, '--mode', 'auto', '--bridge-url', bridge.url, '--token-file', tokenFile, '--slug', slug],
       { env: clientEnv });
     process.stdout.write(viaBridge.stdout);
     expect(viaBridge.code === 0, `python MCP client through browser-stdio: ${viaBridge.stdout.trim().split('\n').pop()}\n${viaBridge.stderr}`);

@@ -503,6 +503,20 @@ async def agent_session(desk: Desktop, checks: Checks, artifacts: str, client: C
     checks.check("ui.render is a 640x400 PNG at scale 1", (render.width, render.height) == (640, 400), (render.width, render.height))
     with open(os.path.join(desk.shots, "render.png"), "wb") as f:
         f.write(png)
+    images = [c for c in r.content if getattr(c, "type", "") == "image"]
+    checks.check(
+        "the render result carries that PNG as an image a model can look at",
+        len(images) == 1 and base64.b64decode(images[0].data) == png,
+        [getattr(c, "type", "") for c in r.content],
+    )
+    r = await client.call_tool("jfgui_view_render", {"input": {"maxWidth": 160}})
+    images = [c for c in r.content if getattr(c, "type", "") == "image"]
+    small = parse_png(base64.b64decode(images[0].data)) if images else None
+    checks.check(
+        "maxWidth 160 renders the canvas scaled down to 160x100",
+        small is not None and (small.width, small.height) == (160, 100),
+        structured(r).get("output"),
+    )
     if ppp == 1:
         window = canvas_of(img)
         off = differing(window, render)

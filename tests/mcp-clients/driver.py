@@ -14,7 +14,9 @@ process the client started, that it got no XDG_RUNTIME_DIR or JFGUI_RUNTIME_DIR 
 line it wrote validates against the official MCP schema of its revision (schema_check.py).
 
 With `--apps "Notes A,Notes B"` (the all-apps scenario of `jfgui-agent mcp`) the driver starts one
-Notepad per display name instead (each with `--text "text of NAME"`), and serves a control
+Notepad per display name instead (each with `--text "text of NAME"`), with `--disabled NAME`
+one more whose agent access is off (as Sketch, Tk Notes and the web Notepad start; the client
+gets its name as JFGUI_DISABLED_APP), and serves a control
 socket whose path the client gets as JFGUI_CONTROL: one line per connection, answered with
 `ok` or `error: ...` once done:
 
@@ -133,6 +135,7 @@ def main() -> int:
     parser.add_argument("--bin-dir", required=True, help="directory with jfgui-agentd, jfgui-agent, jfgui-notepad")
     parser.add_argument("--export-ms", default="5000", help="how long Notepad's export task runs")
     parser.add_argument("--apps", help="comma-separated display names: one Notepad each and the control socket (all-apps)")
+    parser.add_argument("--disabled", help="all-apps: the display name of one more Notepad, registered with agent access off")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- the client command")
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -152,7 +155,7 @@ def main() -> int:
     try:
         with RunUser() as run_user:
             if args.apps:
-                status = run_all_apps(bins, args.apps.split(","), command, run_user, records, scratch)
+                status = run_all_apps(bins, args.apps.split(","), args.disabled, command, run_user, records, scratch)
             else:
                 status = run(bins, args.export_ms, command, run_user, records)
         problems = check_records(records)
@@ -220,6 +223,7 @@ class Stack:
         self.bins, self.env, self.run_user = bins, env, run_user
         self.daemon = None
         self.apps = {}
+        self.disabled = set()
 
     def endpoint(self, name: str) -> str:
         return os.path.join(self.run_user.runtime, "apps", f"{slug(name)}.sock")
@@ -228,7 +232,10 @@ class Stack:
         self.daemon = subprocess.Popen([self.bins["jfgui-agentd"]], env=self.env, stdin=subprocess.DEVNULL)
         wait_for(os.path.join(self.run_user.runtime, "mcp.sock"), self.daemon, "jfgui-agentd")
         for name, proc in self.apps.items():
-            wait_for(self.endpoint(name), proc, name)
+            if name in self.disabled:
+                self.wait_listed(name, proc)
+            else:
+                wait_for(self.endpoint(name), proc, name)
 
     def stop_daemon(self) -> None:
         stop(self.daemon, "jfgui-agentd")
@@ -242,6 +249,26 @@ class Stack:
         )
         self.apps[name] = proc
         wait_for(self.endpoint(name), proc, name)
+
+    def start_disabled(self, name: str) -> None:
+        """A Notepad with agent access off: it registers but gets no endpoint, so wait until
+        `jfgui-agent list` shows it."""
+        proc = subprocess.Popen([self.bins["jfgui-notepad"], "--name", name], env=self.env, stdin=subprocess.DEVNULL)
+        self.apps[name] = proc
+        self.disabled.add(name)
+        self.wait_listed(name, proc)
+
+    def wait_listed(self, name: str, proc: subprocess.Popen) -> None:
+        deadline = time.monotonic() + SETUP_TIMEOUT_S
+        while True:
+            listed = subprocess.run([self.bins["jfgui-agent"], "list", "--json"], env=self.env, capture_output=True, text=True)
+            if listed.returncode == 0 and any(a.get("displayName") == name for a in json.loads(listed.stdout).get("apps", [])):
+                return
+            if proc.poll() is not None:
+                raise RuntimeError(f"{name} exited with status {proc.returncode} before it registered")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name} did not register within {SETUP_TIMEOUT_S} s")
+            time.sleep(0.05)
 
     def kill_app(self, name: str) -> None:
         stop(self.apps.pop(name), name)
@@ -292,9 +319,9 @@ def serve_control(stack: Stack, path: str) -> socket.socket:
     return listener
 
 
-def run_all_apps(bins: dict, names: list, command: list, run_user: RunUser, records: str, scratch: str) -> int:
-    """The all-apps scenario: daemon, one Notepad per name, the control socket; the client's
-    status."""
+def run_all_apps(bins: dict, names: list, disabled, command: list, run_user: RunUser, records: str, scratch: str) -> int:
+    """The all-apps scenario: daemon, one Notepad per name (and the disabled one), the control
+    socket; the client's status."""
     env = {k: v for k, v in os.environ.items() if k not in ("JFGUI_RUNTIME_DIR", "XDG_RUNTIME_DIR")}
     env["XDG_RUNTIME_DIR"] = run_user.path
     env.setdefault("JFGUI_LOG", "info")
@@ -305,6 +332,8 @@ def run_all_apps(bins: dict, names: list, command: list, run_user: RunUser, reco
         stack.start_daemon()
         for name in names:
             stack.start_app(name)
+        if disabled:
+            stack.start_disabled(disabled)
         listener = serve_control(stack, control)
         client_env = dict(
             env,
@@ -313,6 +342,7 @@ def run_all_apps(bins: dict, names: list, command: list, run_user: RunUser, reco
             JFGUI_RECORD_DIR=records,
             JFGUI_PYTHON=sys.executable,
             JFGUI_CONTROL=control,
+            JFGUI_DISABLED_APP=disabled or "",
         )
         log(f"daemon and {', '.join(names)} up in {run_user.runtime}; running {' '.join(command)}")
         status = subprocess.run(command, env=client_env, stdin=subprocess.DEVNULL).returncode

@@ -8,8 +8,9 @@
 # clients start the gateway without an `env`, as users configure them, and every line the
 # gateway writes is validated against the official schema of its revision. Needs write access
 # to /run (it creates /run/user/UID when missing); .ci/run runs as root. Called by .ci/run.
-# The "all-apps" runs start two Notepads with different display names and drive them through
-# `jfgui-agent mcp` under one client session, restarting one app and then the daemon midway.
+# The "all-apps" runs start two Notepads with different display names (and a third with agent
+# access off) and drive them through `jfgui-agent mcp` under one client session, restarting one
+# app and then the daemon midway.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -48,7 +49,7 @@ for run in "${runs[@]}"; do
     read -r -a command <<<"${run#*|}"
     driver_args=()
     if [[ $name == all-apps* ]]; then
-        driver_args=(--apps "$apps")
+        driver_args=(--apps "$apps" --disabled "Locked Notes")
         command+=(--all-apps "$apps")
     fi
     echo "== $name"

@@ -9,8 +9,15 @@ against the wire rules of docs/PROTOCOL.md and the official MCP schemas (schema_
   gets -32600 with the id not echoed;
 - a tool's refused arguments are an `isError` result with class `invalid_params`; an unknown
   tool is a -32602 error; a modern request naming an unknown revision gets -32022;
+- `server/discover` lists the same two revisions as -32022; an `initialize` in the modern form
+  (the envelope, no params.protocolVersion) is -32601;
 - all-apps: `app` may be omitted with one app, an unknown `app` is an `isError` result
-  `not_found/app` listing the apps there are (data.apps), a non-string `app` is refused.
+  `not_found/app` listing the apps there are (data.apps), a non-string `app` is refused; its
+  `tools/list` line is at most 12 KiB in both revisions; `resources/*` is -32601 naming
+  jfgui_resources_read;
+- all-apps with no daemon (a runtime dir nothing listens in): the session works, a tool call
+  is `isError` `not_executed/daemon_unavailable` naming that dir and JFGUI_RUNTIME_DIR, and
+  the gateway says so once on stderr.
 
 Started by driver.py like the SDK checks: the gateway gets only the SDK default environment
 (through record.py). Prints PASS/FAIL lines and "N passed, M failed"; exits 1 on any failure.
@@ -21,12 +28,15 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import queue
 
 import schema_check
 
 TIMEOUT_S = 30
+# The all-apps tools/list budget (what a model pays per session before it does anything).
+MAX_TOOLS_LIST_BYTES = 12 * 1024
 SDK_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -37,7 +47,7 @@ INIT_PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo"
 
 
 class Gateway:
-    def __init__(self, gateway: list) -> None:
+    def __init__(self, gateway: list, extra_env: dict = None) -> None:
         command = [
             os.environ["JFGUI_PYTHON"],
             os.environ["JFGUI_RECORDER"],
@@ -47,7 +57,14 @@ class Gateway:
         ]
         # What the official SDKs pass to a server by default, and nothing else.
         env = {k: os.environ[k] for k in SDK_ENV if k in os.environ}
-        self.proc = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        # Only the no-daemon check adds to it (XDG_RUNTIME_DIR, to look somewhere empty): that
+        # gateway is started directly (driver.py holds recorded ones to the SDK environment;
+        # this session validates its lines itself) and its stderr is kept to read.
+        env.update(extra_env or {})
+        if extra_env:
+            command = command[3:]
+        stderr = subprocess.PIPE if extra_env else None
+        self.proc = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
         self.lines = queue.Queue()
         self.session = schema_check.Session(schema_check.Schemas())
         threading.Thread(target=self._read, daemon=True).start()
@@ -63,12 +80,15 @@ class Gateway:
         self.proc.stdin.flush()
 
     def ask(self, line: str):
+        return json.loads(self.ask_raw(line))
+
+    def ask_raw(self, line: str) -> str:
         self.send(line)
         answer = self.lines.get(timeout=TIMEOUT_S)
         if answer is None:
             raise RuntimeError("the gateway closed stdout")
         self.session.received(answer)
-        return json.loads(answer)
+        return answer
 
     def finish(self) -> int:
         self.proc.stdin.close()
@@ -145,6 +165,14 @@ def run(g: Gateway, c: Checks, all_apps: bool) -> None:
     r = g.ask(request("31", "tools/list", {"_meta": bad_version}))
     data = r.get("error", {}).get("data", {})
     c.check("an unknown revision is -32022 naming both served", r.get("error", {}).get("code") == -32022 and data.get("supported") == ["2026-07-28", "2025-11-25"], r)
+    r = g.ask(request("33", "server/discover", {"_meta": META}))
+    c.check(
+        "server/discover lists the two revisions -32022 names",
+        r.get("result", {}).get("supportedVersions") == ["2026-07-28", "2025-11-25"],
+        r,
+    )
+    r = g.ask(request("34", "initialize", {"_meta": META}))
+    c.check("an initialize in the modern form is -32601", r.get("id") == 34 and r.get("error", {}).get("code") == -32601, r)
     r = g.ask("x" * (1024 * 1024 + 1))
     c.check("an over-long line: -32600 too_large without id", idless_error(r, -32600) and r["error"].get("data", {}).get("reason") == "too_large", r)
     if all_apps:
@@ -156,6 +184,17 @@ def run(g: Gateway, c: Checks, all_apps: bool) -> None:
 def app_checks(g: Gateway, c: Checks) -> None:
     """The `app` argument of the all-apps server, with exactly one app (Notepad) enabled."""
     for era, extra in (("legacy", {}), ("modern", {"_meta": META})):
+        line = g.ask_raw(request("39", "tools/list", extra))
+        size = len(line.rstrip("\n").encode())
+        print(f"[tools/list] {era}: {size} bytes on the wire", flush=True)
+        c.check(f"{era}: the tools/list line is at most {MAX_TOOLS_LIST_BYTES} bytes", size <= MAX_TOOLS_LIST_BYTES, size)
+        r = g.ask(request("38", "resources/list", extra))
+        error = r.get("error", {})
+        c.check(
+            f"{era}: resources/list is -32601 saying the all-apps server has none and naming jfgui_resources_read",
+            error.get("code") == -32601 and "all-apps server" in error.get("message", "") and "jfgui_resources_read" in error.get("message", ""),
+            r,
+        )
         r = g.ask(request("40", "tools/call", dict(extra, name="jfgui_state_inspect", arguments={})))
         c.check(f"{era}: `app` may be omitted with one app", r.get("result", {}).get("isError") is False, r)
         r = g.ask(request("41", "tools/call", dict(extra, name="jfgui_state_inspect", arguments={"app": "no-such-app"})))
@@ -174,6 +213,40 @@ def app_checks(g: Gateway, c: Checks) -> None:
         c.check(f"{era}: jfgui_apps_list lists Notepad", [a.get("app") for a in apps] == ["notepad"], r)
 
 
+def no_daemon(c: Checks) -> None:
+    """`jfgui-agent mcp` looking in a runtime dir where no daemon listens."""
+    with tempfile.TemporaryDirectory() as xdg:
+        os.chmod(xdg, 0o700)
+        runtime = os.path.join(xdg, "jfgui-agent")
+        g = Gateway(["mcp"], {"XDG_RUNTIME_DIR": xdg})
+        r = g.ask(request("1", "initialize", INIT_PARAMS))
+        c.check("no daemon: initialize is still answered", r.get("result", {}).get("protocolVersion") == "2025-11-25", r)
+        g.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        for era, extra in (("legacy", {}), ("modern", {"_meta": META})):
+            r = g.ask(request("2", "tools/call", dict(extra, name="jfgui_apps_list", arguments={})))
+            error = r.get("result", {}).get("structuredContent", {}).get("error", {})
+            message = error.get("message", "")
+            c.check(
+                f"no daemon, {era}: isError not_executed/daemon_unavailable naming {runtime} and JFGUI_RUNTIME_DIR",
+                tool_error_class(r) == "not_executed"
+                and error.get("reason") == "daemon_unavailable"
+                and f"nothing listens in {runtime}" in message
+                and "JFGUI_RUNTIME_DIR" in message,
+                r,
+            )
+        status = g.finish()
+        stderr = g.proc.stderr.read().decode("utf-8", "replace")
+        c.check("no daemon: stdin EOF still ends the gateway with status 0", status == 0, status)
+        c.check(
+            "no daemon: the gateway says where it looked once on stderr",
+            stderr.count(f"nothing listens in {runtime}") == 1,
+            stderr,
+        )
+        for problem in g.session.problems:
+            c.check("no daemon: every line validates against the official schema", False, problem)
+        c.check(f"no daemon: {g.session.checked} lines validated against the official schemas", g.session.checked > 0 and not g.session.problems)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--all-apps", action="store_true", help="through `jfgui-agent mcp` instead of `stdio notepad`")
@@ -189,6 +262,8 @@ def main() -> int:
         for problem in gateway.session.problems:
             checks.check("every line validates against the official schema", False, problem)
         checks.check(f"{gateway.session.checked} lines validated against the official schemas", not gateway.session.problems)
+        if args.all_apps:
+            no_daemon(checks)
     except Exception as e:  # a crash is a failure with its reason, never a silent pass
         checks.check("session ran to the end", False, f"{type(e).__name__}: {e}")
     print(f"wire: {checks.passed} passed, {checks.failed} failed", flush=True)

@@ -1,8 +1,9 @@
 //! The all-apps MCP server through real processes: `mcp.sock` of a
 //! real daemon with real notepads, and the `jfgui-agent mcp` gateway across daemon restarts.
 //! Wire rules: `not_found/app` with `data.apps`, `app` optional with one app, slug / display
-//! name / prefix resolution, ambiguity, MCP only, `outcome_unknown/daemon_unavailable` from
-//! the gateway. (The official SDK clients drive the same scenario in
+//! name / prefix resolution, ambiguity, MCP only, apps with agent access off listed and
+//! refused as `not_executed/app_disabled`, nearest names as `data.suggestions`,
+//! `not_executed/daemon_unavailable` from the gateway while no daemon runs. (The official SDK clients drive the same scenario in
 //! `tests/mcp-clients/run.sh`.)
 
 use std::path::Path;
@@ -56,32 +57,58 @@ fn two_apps(rt: &Path) -> (Daemon, Proc, Proc) {
 }
 
 #[test]
-fn mcp_sock_is_private_and_lists_enabled_apps_only() {
+fn mcp_sock_is_private_and_lists_disabled_apps_without_their_actions() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();
     let rt = dir.rt();
     let daemon = Daemon::start(&rt, &[]);
     let _a = notepad(&rt, &["--agent-enable", "--name", "Notes A"]);
-    let _hidden = notepad(&rt, &["--name", "Hidden"]);
     daemon.wait_endpoint("notes-a");
+    // Started once Notes A is registered, so the listing's registration order is known.
+    let _hidden = notepad(&rt, &["--name", "Hidden"]);
     daemon.wait_apps(2);
     assert_eq!(mode(&rt.join("mcp.sock")) & 0o777, 0o600);
     let mut client = mcp_client(&rt);
     let listed = call(&mut client, "jfgui_apps_list", json!({}));
     assert_eq!(listed["isError"], false, "{listed}");
     let apps = &listed["structuredContent"]["apps"];
-    assert_eq!(slugs(apps), ["notes-a"], "{apps}");
+    // In registration order; the disabled one says what to tell the user, not what it offers.
+    assert_eq!(slugs(apps), ["notes-a", "hidden"], "{apps}");
     assert_eq!(apps[0]["displayName"], "Notes A");
+    assert_eq!((&apps[0]["enabled"], &apps[0]["running"]), (&json!(true), &json!(true)));
     assert_eq!(apps[0]["pid"].as_u64().map(|p| p > 0), Some(true));
     assert!(apps[0]["actionCount"].as_u64().is_some_and(|n| n > 0), "{apps}");
+    assert_eq!(apps[1]["enabled"], false, "{apps}");
+    assert!(apps[1].get("actionCount").is_none(), "{apps}");
+    assert!(apps[1]["hint"].as_str().unwrap().contains("Agent access"), "{apps}");
+    let refused = call(&mut client, "jfgui_actions_search", json!({"app": "Hidden"}));
+    let error = tool_error(&refused);
+    assert_eq!(
+        (error["class"].as_str(), error["reason"].as_str()),
+        (Some("not_executed"), Some("app_disabled")),
+        "{refused}"
+    );
+    assert!(error["message"].as_str().unwrap().contains("Agent access"), "{refused}");
+    assert_eq!(error["data"], json!({"app": "hidden"}), "{refused}");
+    assert!(refused["structuredContent"].get("actions").is_none(), "{refused}");
+    // Misspelled names get the nearest ones: an app, an action (describe and execute).
+    let typo = call(&mut client, "jfgui_state_inspect", json!({"app": "notes-x"}));
+    assert_eq!(tool_error(&typo)["data"]["suggestions"], json!(["notes-a"]), "{typo}");
+    let args = json!({"app": "notes-a", "action": "document.text.insrt"});
+    let typo = call(&mut client, "jfgui_actions_describe", args.clone());
+    assert_eq!(tool_error(&typo)["reason"], "action", "{typo}");
+    assert_eq!(tool_error(&typo)["data"]["suggestions"][0], "document.text.insert", "{typo}");
+    let typo = call(&mut client, "jfgui_actions_execute", args);
+    assert_eq!(tool_error(&typo)["reason"], "unknown_action", "{typo}");
+    assert_eq!(tool_error(&typo)["data"]["suggestions"][0], "document.text.insert", "{typo}");
     // Every tool but jfgui_apps_list takes `app`, and the instructions lead with the list.
     let tools = client.call("tools/list", json!({"_meta": meta()})).expect("tools/list");
     let tools = tools["result"]["tools"].as_array().expect("tools").clone();
     assert_eq!(tools.len(), 10);
     assert_eq!(tools[0]["name"], "jfgui_apps_list");
     for tool in &tools[1..] {
-        assert!(tool["inputSchema"]["properties"]["app"].is_object(), "{tool}");
-        assert!(tool["description"].as_str().unwrap().contains("jfgui_apps_list"), "{tool}");
+        let app = &tool["inputSchema"]["properties"]["app"];
+        assert!(app["description"].as_str().unwrap().contains("jfgui_apps_list"), "{tool}");
     }
     let discover = client.call("server/discover", json!({"_meta": meta()})).expect("discover");
     let instructions = discover["result"]["instructions"].as_str().expect("instructions");
@@ -249,7 +276,8 @@ fn the_gateway_outlives_the_daemon_and_keeps_a_legacy_session() {
     std::fs::create_dir_all(&rt).expect("rt");
     std::fs::set_permissions(&rt, std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .expect("0700");
-    // No daemon yet: the gateway answers with the daemon's own shapes.
+    // No daemon yet: the gateway answers with the daemon's own shapes, and a call that never
+    // left it is not_executed, saying where it looked.
     let mut s = gateway(&rt);
     s.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#);
     let init = s.recv();
@@ -263,9 +291,11 @@ fn the_gateway_outlives_the_daemon_and_keeps_a_legacy_session() {
     let error = tool_error(&away);
     assert_eq!(
         (error["class"].as_str(), error["reason"].as_str(), error["code"].as_i64()),
-        (Some("outcome_unknown"), Some("daemon_unavailable"), Some(1001)),
+        (Some("not_executed"), Some("daemon_unavailable"), Some(1000)),
         "{away}"
     );
+    let looked = format!("nothing listens in {}", rt.display());
+    assert!(error["message"].as_str().unwrap().contains(&looked), "{away}");
 
     // The daemon comes up: the same session reaches it (initialize replayed by the gateway).
     let daemon = Daemon::start(&rt, &[]);
@@ -301,6 +331,8 @@ fn the_gateway_outlives_the_daemon_and_keeps_a_legacy_session() {
     assert_eq!(status.code(), Some(0), "stderr: {stderr}");
     assert!(rest.is_empty(), "{rest:?}");
     assert!(stderr.contains("reconnecting"), "{stderr}");
+    // Where it looked is said once, at the start, not for every call.
+    assert_eq!(stderr.matches(&looked).count(), 1, "{stderr}");
     daemon.assert_alive();
 }
 

@@ -239,6 +239,27 @@ fn a_misspelled_endpoint_gets_the_nearest_names() {
 }
 
 #[test]
+fn a_misspelled_action_gets_the_nearest_names_from_the_app_and_the_daemon() {
+    let _w = Watchdog::arm(PATIENCE * 2);
+    let dir = TempDir::new();
+    let rt = dir.rt();
+    let (_daemon, _app) = jfgui_tests::cli::daemon_with_notepad(&rt, &[]);
+    // execute: the app's dispatcher answers unknown_action with data.suggestions (JSON-1) ...
+    let r = run(&rt, &["call", "notepad", "document.gt", "--json"]);
+    r.assert_code(1);
+    let error = &r.json()["error"];
+    assert_eq!(error["data"]["reason"], "unknown_action", "{error}");
+    assert_eq!(error["data"]["suggestions"][0], "document.get", "{error}");
+    // ... and describe: the daemon answers not_found/action with the same.
+    let r = run(&rt, &["describe", "notepad", "document.gt", "--json"]);
+    let error = &r.json()["error"];
+    assert_eq!(error["data"]["reason"], "action", "{error}");
+    assert_eq!(error["data"]["suggestions"][0], "document.get", "{error}");
+    let r = run(&rt, &["describe", "notepad", "document.gt"]);
+    assert!(r.stderr.contains("did you mean document.get"), "{}", r.stderr);
+}
+
+#[test]
 fn headless_apps_that_cannot_serve_get_one_line_and_their_exit_code() {
     let _w = Watchdog::arm(PATIENCE * 3);
     let dir = TempDir::new();

@@ -33,10 +33,12 @@ pub async fn run(args: DescribeArgs, ctx: Context, format: Format) -> Result<(),
         if f.reason != "action" {
             return f;
         }
+        let near = f.suggestions.to_vec();
         f.with_message(format!(
             "endpoint '{}' has no action named \"{}\"; `jfgui-agent actions {}` lists them",
             args.endpoint, args.action, args.endpoint
         ))
+        .with_suggestions(near)
     })?;
     if format == Format::Json {
         return print_json(&Value::Object(result));

@@ -16,7 +16,9 @@ argument (slug, display name or unique slug prefix; optional while one app is en
 stdout carries protocol lines only; diagnostics go to stderr.
 The daemon may start later, restart or stop: the gateway stays up, reconnects by itself
 (backoff up to 2 s), answers tool calls meanwhile with an isError result
-outcome_unknown/daemon_unavailable, and keeps the client's session (it replays a 2025-11-25
+not_executed/daemon_unavailable naming the runtime directory it looked in (the words of
+`list`, said once on stderr too; outcome_unknown for a call the daemon had already
+received), and keeps the client's session (it replays a 2025-11-25
 initialize to the new daemon). stdin EOF: waits for the outstanding answers (up to
 --timeout), then exits 0. Under systemd socket activation (the packaged units), a failed
 attempt also connects to the control socket, which starts the daemon.
@@ -40,5 +42,6 @@ pub async fn run(ctx: Context) -> Result<(), Failure> {
         }
         attempt
     };
-    gateway::run_all_apps(connect, ctx.timeout).await
+    let unreachable = transport::not_running(&control);
+    gateway::run_all_apps(connect, ctx.timeout, unreachable).await
 }

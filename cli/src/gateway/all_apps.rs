@@ -9,9 +9,11 @@
 //! - while there is no daemon, answers every line itself with [`OfflineMcp`], the daemon's own
 //!   all-apps server with no apps behind it: the same `initialize`, `server/discover` and
 //!   `tools/list` answers, and every tool call an `isError` result
-//!   `outcome_unknown/daemon_unavailable` in the revision of the request;
-//! - answers the same way the requests still in flight when the connection drops (their
-//!   outcome is unknown);
+//!   `not_executed/daemon_unavailable` in the revision of the request, whose message (said
+//!   once on stderr too) names the runtime directory looked in and the setting that points
+//!   elsewhere, in the words of the CLI's `list`;
+//! - answers the requests still in flight when the connection drops with
+//!   `outcome_unknown/daemon_unavailable` (they were sent);
 //! - keeps the client's session: 2026-07-28 requests carry everything in their `_meta`; for
 //!   2025-11-25 it remembers the client's `initialize` and replays it (and
 //!   `notifications/initialized`) towards every new daemon connection, and to the offline
@@ -54,13 +56,14 @@ const REPLAY_ID: &str = "jfgui-agent-mcp-replay-";
 const MAX_TRACKED: usize = 4096;
 
 /// Runs the gateway between our stdin/stdout and the daemon `connect` opens, until stdin EOF
-/// (then waits up to `drain` for the answers still due) or stdout closing.
-pub async fn run<C, F>(connect: C, drain: Duration) -> Result<(), Failure>
+/// (then waits up to `drain` for the answers still due) or stdout closing. `unreachable` says
+/// where the daemon was looked for (the message of every offline tool error).
+pub async fn run<C, F>(connect: C, drain: Duration, unreachable: String) -> Result<(), Failure>
 where
     C: FnMut() -> F,
     F: Future<Output = io::Result<(Reader, Writer)>>,
 {
-    pump((super::stdio::input(), super::stdio::output()), connect, drain).await
+    pump((super::stdio::input(), super::stdio::output()), connect, drain, unreachable).await
 }
 
 /// [`run`] over any client side, so tests can drive it in memory.
@@ -68,6 +71,7 @@ async fn pump<I, O, C, F>(
     (input, output): (I, O),
     mut connect: C,
     drain: Duration,
+    unreachable: String,
 ) -> Result<(), Failure>
 where
     I: AsyncRead + Unpin + Send + 'static,
@@ -87,12 +91,10 @@ where
             }
         }
     });
-    let mut gateway = Gateway::new(out);
+    let mut gateway = Gateway::new(out, unreachable);
     let mut conn = gateway.connect(&mut connect).await;
     if conn.is_none() {
-        eprintln!(
-            "jfgui-agent: jfgui-agentd is not reachable yet; answering without it and retrying"
-        );
+        gateway.tell_unreachable();
     }
     let mut retry = FIRST_RETRY;
     let mut retry_at = Instant::now() + retry;
@@ -145,6 +147,7 @@ where
             }
             Event::Lost => {
                 eprintln!("jfgui-agent: lost the connection to jfgui-agentd; reconnecting");
+                gateway.tell_unreachable();
                 conn = None;
                 gateway.offline_again().await;
                 retry = FIRST_RETRY;
@@ -284,17 +287,34 @@ struct Gateway {
     replays: u64,
     /// The server answering while there is no daemon connection.
     offline: OfflineMcp,
+    /// Where the daemon was looked for, the message of the offline tool errors.
+    unreachable: String,
+    /// Whether that was said on stderr (once per gateway, not per outage).
+    told: bool,
 }
 
 impl Gateway {
-    fn new(out: mpsc::Sender<Vec<u8>>) -> Gateway {
+    fn new(out: mpsc::Sender<Vec<u8>>, unreachable: String) -> Gateway {
         Gateway {
             out,
             pending: HashMap::new(),
             initialize: None,
             replayed: HashSet::new(),
             replays: 0,
-            offline: OfflineMcp::new(),
+            offline: OfflineMcp::new(&unreachable),
+            unreachable,
+            told: false,
+        }
+    }
+
+    /// Says on stderr, the first time the daemon is missing, where it was looked for.
+    fn tell_unreachable(&mut self) {
+        if !self.told {
+            self.told = true;
+            eprintln!(
+                "jfgui-agent: {}; tool calls answer daemon_unavailable until it runs (retrying)",
+                self.unreachable
+            );
         }
     }
 
@@ -409,7 +429,7 @@ impl Gateway {
     /// session replayed) and answers the requests that were in flight.
     async fn offline_again(&mut self) {
         self.replayed.clear();
-        self.offline = OfflineMcp::new();
+        self.offline = OfflineMcp::new(&self.unreachable);
         if let Some(line) = self.replay_initialize() {
             let _ = self.offline.answer(&line).await;
             let _ = self.offline.answer(&initialized()).await;
@@ -418,7 +438,7 @@ impl Gateway {
         let mut lost: Vec<(Vec<u8>, Vec<u8>)> = self.pending.drain().collect();
         lost.sort();
         for (_, request) in lost {
-            if let Some(answer) = self.offline.answer(&request).await {
+            if let Some(answer) = self.offline.answer_lost(&request).await {
                 self.emit(answer).await;
             }
         }
@@ -497,7 +517,8 @@ mod tests {
         let daemons: Daemons = Arc::default();
         let (client_in, gateway_in) = duplex(1 << 16);
         let (gateway_out, client_out) = duplex(1 << 16);
-        let gateway = pump((gateway_in, gateway_out), connector(&daemons), WAIT);
+        let gateway =
+            pump((gateway_in, gateway_out), connector(&daemons), WAIT, "not here".to_owned());
         let (ended, ()) = tokio::join!(gateway, drive(client_in, client_out, daemons.clone()));
         assert_eq!(ended, Ok(()));
     }
@@ -512,6 +533,15 @@ mod tests {
         assert_eq!(init.get("id").and_then(Value::as_u64), Some(1));
         let result = init.get("result").unwrap();
         assert_eq!(result.get("protocolVersion").and_then(Value::as_str), Some("2025-11-25"));
+        // A call that never leaves the gateway: not_executed, in the words it was given.
+        let offline = r#"{"jsonrpc":"2.0","id":"o","method":"tools/call","params":{"name":"jfgui_apps_list","arguments":{}}}"#;
+        client_in.write_all(format!("{offline}\n").as_bytes()).await.unwrap();
+        let answer = next_line(&mut out).await;
+        let result = answer.get("result").unwrap();
+        let error = result.get("structuredContent").and_then(|s| s.get("error")).unwrap();
+        assert_eq!(error.get("class").and_then(Value::as_str), Some("not_executed"), "{answer:?}");
+        assert_eq!(error.get("reason").and_then(Value::as_str), Some("daemon_unavailable"));
+        assert_eq!(error.get("message").and_then(Value::as_str), Some("not here"));
 
         // A daemon appears; the next line connects at once and the handshake is replayed first.
         let (ours, theirs) = duplex(1 << 16);

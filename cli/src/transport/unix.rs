@@ -51,14 +51,22 @@ pub async fn connect(path: &Path) -> io::Result<(Reader, Writer)> {
 }
 
 /// What to say when nothing listens on the control socket `control`: the dir looked in, why
-/// that dir, and a way to start the daemon that makes it listen exactly there (a plain
-/// `jfgui-agentd &` from another environment could pick another dir).
+/// that dir, the setting that points jfgui-agent elsewhere (a daemon started with another
+/// environment may listen in another dir), and a way to start the daemon that makes it listen
+/// exactly there (a plain `jfgui-agentd &` from another environment could pick another dir).
+/// `list` and the gateway of `jfgui-agent mcp` say it in these words.
 pub fn not_running(control: &Path) -> String {
     let dir = control.parent().unwrap_or(control);
     let why = locations::runtime_dir()
         .ok()
         .filter(|rt| rt.control_socket() == control)
-        .map(|rt| format!(" (runtime dir chosen {})", rt.source))
+        .map(|rt| match rt.source {
+            locations::Source::Explicit => format!(" (runtime dir chosen {})", rt.source),
+            other => format!(
+                " (runtime dir chosen {other}; {} points jfgui-agent elsewhere)",
+                locations::ENV_RUNTIME_DIR
+            ),
+        })
         .unwrap_or_default();
     // The packaged user units run the daemon in systemd's runtime dir (`%t/jfgui-agent`).
     let systemd = dir == locations::run_user_runtime_dir();

@@ -115,7 +115,7 @@ impl Notepad {
             "edit.undo" => self.doc.undo(),
             "edit.redo" => self.doc.redo(),
             other => Err(ActionError::new(
-                Reason::UnknownAction { action: other.to_string() },
+                Reason::UnknownAction { action: other.to_string(), suggestions: Vec::new() },
                 format!("the notepad has no action named {other:?}"),
             )),
         }

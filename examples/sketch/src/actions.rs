@@ -45,11 +45,18 @@ static UPDATE_INPUT: Schema = Schema::Object {
 };
 static DELETE_INPUT: Schema = Schema::Object { properties: &[ID_PROPERTY], additional: false };
 static RENDER_INPUT: Schema = Schema::Object {
-    properties: &[Property {
-        name: "scale",
-        schema: &Schema::Integer { min: Some(1), max: Some(MAX_SCALE as i64) },
-        required: false,
-    }],
+    properties: &[
+        Property {
+            name: "scale",
+            schema: &Schema::Integer { min: Some(1), max: Some(MAX_SCALE as i64) },
+            required: false,
+        },
+        Property {
+            name: "maxWidth",
+            schema: &Schema::Integer { min: Some(16), max: Some(u32::MAX as i64) },
+            required: false,
+        },
+    ],
     additional: false,
 };
 
@@ -161,7 +168,7 @@ pub static ACTIONS: &[ActionSpec] = &[
     ),
     ActionSpec::read(
         "ui.render",
-        "Render the canvas (as the window paints it, without the selection) into the PNG resource render://canvas.png and return its size; read it with resources/read. Optional scale 1-4 (pixels per canvas unit).",
+        "Render the canvas (as the window paints it, without the selection) into the PNG resource render://canvas.png and return its size; read it with resources/read. Optional scale 1-4 (pixels per canvas unit) and maxWidth (pixels; the image is scaled down to fit, for a smaller result to look at).",
     )
     .schemas(&RENDER_INPUT, &RENDER_OUTPUT),
 ];

@@ -18,7 +18,7 @@ use crate::canvas::Canvas;
 use crate::codec;
 use crate::export::{EXPORT_MIME, EXPORT_URI, Exports};
 use crate::frames::FrameStats;
-use crate::render::{Rendering, render};
+use crate::render::{Rendering, pixels_per_unit, render};
 
 /// The PNG `ui.render` produces.
 pub const RENDER_URI: &str = "render://canvas.png";
@@ -156,7 +156,7 @@ impl Sketch {
             "edit.redo" => c.redo()?,
             other => {
                 return Err(ActionError::new(
-                    Reason::UnknownAction { action: other.to_string() },
+                    Reason::UnknownAction { action: other.to_string(), suggestions: Vec::new() },
                     format!("Sketch has no action named {other:?}"),
                 ));
             }
@@ -193,6 +193,9 @@ impl Host for Sketch {
             }
             "ui.render" => {
                 let scale = input.get("scale").and_then(Value::as_u64).unwrap_or(1) as u32;
+                let max_width = input.get("maxWidth").and_then(Value::as_u64);
+                let max_width = max_width.map(|w| u32::try_from(w).unwrap_or(u32::MAX));
+                let scale = pixels_per_unit(&self.canvas, scale, max_width);
                 let r = self.rendering.insert(render(&self.canvas, scale));
                 let mut m = Map::new();
                 m.insert("uri", RENDER_URI);
@@ -292,7 +295,7 @@ impl Host for Sketch {
                 // Chunked reads need stable bytes: render once, then serve that rendering
                 // until the next ui.render.
                 let canvas = &self.canvas;
-                let r = self.rendering.get_or_insert_with(|| render(canvas, 1));
+                let r = self.rendering.get_or_insert_with(|| render(canvas, 1.0));
                 Some(ResourceBytes { mime_type: "image/png", bytes: &r.png })
             }
             EXPORT_URI => {

@@ -22,20 +22,32 @@ pub struct Rendering {
     pub height: u32,
 }
 
-/// The canvas at `scale` (1 to [`MAX_SCALE`]) pixels per unit.
-pub fn render(canvas: &Canvas, scale: u32) -> Rendering {
-    let scale = scale.clamp(1, MAX_SCALE);
+/// Pixels per canvas unit for `scale` (1 to [`MAX_SCALE`]), made smaller when the image would
+/// be wider than `max_width` pixels (an agent asking for a small image: fewer tokens to look
+/// at). Never below one pixel of width.
+pub fn pixels_per_unit(canvas: &Canvas, scale: u32, max_width: Option<u32>) -> f32 {
+    let scale = scale.clamp(1, MAX_SCALE) as f32;
+    let (w, _) = canvas.size();
+    match max_width {
+        Some(max) if (w as f32 * scale) > max as f32 => max.max(1) as f32 / w as f32,
+        _ => scale,
+    }
+}
+
+/// The canvas at `scale` pixels per unit (see [`pixels_per_unit`]).
+pub fn render(canvas: &Canvas, scale: f32) -> Rendering {
     let (w, h) = canvas.size();
-    let mut raster = Raster::new(w * scale, h * scale);
+    let pixels = |units: u32| ((units as f32 * scale).round() as u32).max(1);
+    let mut raster = Raster::new(pixels(w), pixels(h));
     let mut shapes = Vec::new();
     paint::scene(canvas, &View { origin: Pos2::ZERO, zoom: 1.0 }, &mut shapes);
     // Shapes carry no text, so the font texture size and the prepared discs do not matter.
     let mut tessellator =
-        Tessellator::new(scale as f32, TessellationOptions::default(), [1, 1], Vec::new());
+        Tessellator::new(scale, TessellationOptions::default(), [1, 1], Vec::new());
     for shape in shapes {
         let mut mesh = Mesh::default();
         tessellator.tessellate_shape(shape, &mut mesh);
-        raster.fill(&mesh, scale as f32);
+        raster.fill(&mesh, scale);
     }
     Rendering { png: raster.encode(), width: raster.width, height: raster.height }
 }
@@ -161,7 +173,7 @@ mod tests {
         c.add(shape(Kind::Ellipse, (100.0, 20.0), (180.0, 80.0), Some(Color::rgb(0, 0, 255))))
             .unwrap();
         c.add(shape(Kind::Line, (0.0, 95.0), (200.0, 95.0), None)).unwrap();
-        let r = render(&c, 1);
+        let r = render(&c, 1.0);
         let img = decode(&r.png);
         assert_eq!((img.0, img.1), (200, 100));
         assert_eq!(pixel(&img, 35, 30), [255, 0, 0], "inside the red rectangle");
@@ -170,9 +182,20 @@ mod tests {
         assert_eq!(pixel(&img, 101, 21), [255, 255, 255], "outside the ellipse, inside its box");
         assert_eq!(pixel(&img, 150, 95), [0, 0, 0], "on the line");
         assert_eq!(pixel(&img, 80, 60), [255, 255, 255], "paper");
-        let r2 = decode(&render(&c, 2).png);
+        let r2 = decode(&render(&c, 2.0).png);
         assert_eq!((r2.0, r2.1), (400, 200));
         assert_eq!(pixel(&r2, 70, 60), [255, 0, 0]);
+    }
+
+    #[test]
+    fn max_width_scales_the_image_down_and_never_up() {
+        let c = Canvas::new(200, 100);
+        assert_eq!(pixels_per_unit(&c, 2, None), 2.0);
+        assert_eq!(pixels_per_unit(&c, 2, Some(1000)), 2.0);
+        let small = pixels_per_unit(&c, 4, Some(50));
+        assert_eq!(small, 0.25);
+        let r = decode(&render(&c, small).png);
+        assert_eq!((r.0, r.1), (50, 25));
     }
 
     #[test]
@@ -186,7 +209,7 @@ mod tests {
             fill: Some(Color { r: 0, g: 0, b: 0, a: 128 }),
         })
         .unwrap();
-        let img = decode(&render(&c, 1).png);
+        let img = decode(&render(&c, 1.0).png);
         // Every inner pixel, the diagonal shared by the two triangles included, is blended
         // exactly once: 255 × (1 − 128/255) = 127.
         for i in 2..38 {

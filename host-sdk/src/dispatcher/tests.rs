@@ -294,7 +294,7 @@ fn check_order() {
     let r = untouched(&mut host, &mut d, |d, h| {
         reason(d.execute(h, 1, &call("nope", Value::Null, None)))
     });
-    assert_eq!(r, Reason::UnknownAction { action: "nope".into() });
+    assert_eq!(r, Reason::UnknownAction { action: "nope".into(), suggestions: Vec::new() });
     // Schema before capability: counter.special lacks a capability *and* has bad input.
     let r = untouched(&mut host, &mut d, |d, h| {
         reason(d.execute(h, 1, &call("counter.special", add(1000), Some(1))))

@@ -15,8 +15,11 @@
 // Prints one PASS/FAIL line per check and a final "N passed, M failed" line; exits 1 on any
 // failure.
 
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 const NINE_TOOLS = [
@@ -32,6 +35,8 @@ const NINE_TOOLS = [
 ];
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const EXPECTED_VERSION = { auto: '2026-07-28', legacy: '2025-11-25' };
+// The all-apps tools/list budget (what a model pays per session before it does anything).
+const MAX_TOOLS_LIST_BYTES = 12 * 1024;
 
 const { values: args } = parseArgs({
     options: { sdk: { type: 'string' }, mode: { type: 'string' }, 'all-apps': { type: 'string' } },
@@ -109,6 +114,82 @@ function control(line) {
 }
 
 const slug = (name) => name.toLowerCase().split(/\s+/).join('-');
+const imagesOf = (r) => (r.content ?? []).filter((c) => c.type === 'image');
+
+/// The PNG `jfgui-agent render SLUG -o FILE` saves (the CLI, not MCP).
+function cliRender(appSlug) {
+    const dir = mkdtempSync(join(tmpdir(), 'jfgui-render-'));
+    try {
+        const path = join(dir, 'view.png');
+        execFileSync(process.env.JFGUI_AGENT, ['render', appSlug, '-o', path], { stdio: ['ignore', 'pipe', 'inherit'] });
+        return readFileSync(path);
+    } finally {
+        rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+/// Polls jfgui_tasks_get until the task reaches `final` (or 30 s pass); the last task.
+async function waitTask(callTool, id, final) {
+    const deadline = Date.now() + 30000;
+    let task = {};
+    while (Date.now() < deadline) {
+        task = sc(await callTool('jfgui_tasks_get', { id })).task ?? {};
+        if (task.state === final) break;
+        await sleep(100);
+    }
+    return task;
+}
+
+/// The quick-start task as a model does it, counting tool calls and result bytes: insert a
+/// greeting into the app `displayName` after jfgui_apps_list, in at most three calls.
+async function quickStart(callTool, displayName) {
+    const transcript = [];
+    const counted = async (name, toolArgs) => {
+        const r = await callTool(name, toolArgs);
+        transcript.push(`${transcript.length + 1}. ${name} ${JSON.stringify(toolArgs)} -> ${JSON.stringify(r).length} bytes`);
+        return r;
+    };
+    let r = await counted('jfgui_apps_list', {});
+    const app = (sc(r).apps ?? []).find((a) => a.displayName === displayName)?.app;
+    r = await counted('jfgui_actions_search', { app, query: 'insert', describe: true });
+    const action = (sc(r).actions ?? []).find((a) => a.inputSchema?.properties?.text);
+    r = await counted('jfgui_state_inspect', { app });
+    const { revision } = sc(r);
+    const before = sc(r).state?.text ?? '';
+    const greeting = 'Hello, world! ';
+    r = await counted('jfgui_actions_execute', { app, action: action?.name, input: { text: greeting }, expectedRevision: revision });
+    const after = sc(await callTool('jfgui_state_inspect', { app })).state?.text ?? '';
+    for (const line of transcript) console.log(`[quick-start] ${line}`);
+    console.log(`[quick-start] ${transcript.length - 1} calls after jfgui_apps_list`);
+    check(
+        'quick start: the greeting is inserted in 3 calls after jfgui_apps_list',
+        !r.isError && transcript.length - 1 <= 3 && after.includes(greeting) && after.length === before.length + greeting.length,
+        transcript,
+    );
+}
+
+/// An app with agent access off: listed with `enabled: false` and what to tell the user, never
+/// its actions; a call to it is not_executed/app_disabled saying so.
+async function disabledApp(callTool, displayName) {
+    let r = await callTool('jfgui_apps_list', {});
+    const entry = (sc(r).apps ?? []).find((a) => a.displayName === displayName) ?? {};
+    check(
+        'an app with agent access off is listed as enabled: false with a hint, without its actions',
+        entry.enabled === false && (entry.hint ?? '').includes('Agent access') && !('actionCount' in entry),
+        entry,
+    );
+    r = await callTool('jfgui_actions_search', { app: slug(displayName) });
+    const error = sc(r).error ?? {};
+    check(
+        'a call to it is isError not_executed/app_disabled with the words for the user',
+        r.isError === true &&
+            error.class === 'not_executed' &&
+            error.reason === 'app_disabled' &&
+            (error.message ?? '').includes('Agent access') &&
+            !('actions' in sc(r)),
+        r,
+    );
+}
 
 /// `jfgui-agent mcp`: the app list, a call to each app, an app restarted and the daemon
 /// restarted under one client session that is never restarted.
@@ -132,10 +213,13 @@ async function runAllApps() {
         const names = tools.map((t) => t.name).sort();
         check('lists jfgui_apps_list and the nine tools', JSON.stringify(names) === JSON.stringify(['jfgui_apps_list', ...NINE_TOOLS].sort()), names);
         check('the nine tools take `app`', tools.filter((t) => NINE_TOOLS.includes(t.name)).every((t) => t.inputSchema.properties?.app));
+        const listedBytes = Buffer.byteLength(JSON.stringify(tools));
+        console.log(`[tools/list] ${tools.length} tools, ${listedBytes} bytes of tool definitions`);
+        check(`tools/list within ${MAX_TOOLS_LIST_BYTES} bytes`, listedBytes <= MAX_TOOLS_LIST_BYTES, listedBytes);
         const callTool = (name, toolArgs) => client.callTool({ name, arguments: toolArgs });
         const apps = async () => {
             const r = await callTool('jfgui_apps_list', {});
-            return JSON.stringify((sc(r).apps ?? []).map((a) => [a.app, a.displayName]).sort());
+            return JSON.stringify((sc(r).apps ?? []).filter((a) => a.enabled).map((a) => [a.app, a.displayName]).sort());
         };
         const both = JSON.stringify(allApps.map((n) => [slug(n), n]).sort());
         let listed = await apps();
@@ -153,6 +237,8 @@ async function runAllApps() {
             expectedRevision: revision,
         });
         check(`a write to ${first} by display name`, !r.isError && sc(r).revision === revision + 1, r);
+        await quickStart(callTool, first);
+        await disabledApp(callTool, process.env.JFGUI_DISABLED_APP);
 
         await control(`kill-app ${second}`);
         r = await callTool('jfgui_state_inspect', { app: slug(second) });
@@ -173,15 +259,21 @@ async function runAllApps() {
         r = await callTool('jfgui_state_inspect', { app: slug(first) });
         error = sc(r).error ?? {};
         check(
-            'while the daemon is away: isError outcome_unknown/daemon_unavailable',
-            r.isError === true && error.class === 'outcome_unknown' && error.reason === 'daemon_unavailable',
+            'while the daemon is away: isError not_executed/daemon_unavailable',
+            r.isError === true && error.class === 'not_executed' && error.reason === 'daemon_unavailable',
             r,
+        );
+        const runtime = `/run/user/${process.getuid()}/jfgui-agent`;
+        check(
+            'it names the runtime dir looked in and the setting that points elsewhere',
+            (error.message ?? '').includes(`nothing listens in ${runtime}`) && (error.message ?? '').includes('JFGUI_RUNTIME_DIR'),
+            error.message,
         );
         await control('start-daemon');
         r = await callTool('jfgui_state_inspect', { app: slug(first) });
         check(
             'after the daemon restarted and the apps re-registered, the next call succeeds',
-            !r.isError && (sc(r).state?.text ?? '').endsWith(' edited'),
+            !r.isError && (sc(r).state?.text ?? '').includes(' edited'),
             r,
         );
         listed = await apps();
@@ -300,7 +392,20 @@ async function run() {
         }
         check('the export task ends cancelled', state === 'cancelled', r);
 
+        r = await callTool('jfgui_actions_execute', { action: 'document.export', expectedRevision: afterRevision });
+        const exported = await waitTask(callTool, sc(r).task?.id ?? '', 'completed');
+        r = await callTool('jfgui_resources_read', { uri: exported.result?.uri ?? '' });
+        const texts = (r.content ?? []).slice(1).filter((c) => c.type === 'text').map((c) => c.text);
+        check(
+            'a text export is read as text (and as base64 in structuredContent)',
+            !r.isError &&
+                JSON.stringify(texts) === JSON.stringify([afterState.text]) &&
+                Buffer.from(sc(r).data ?? '', 'base64').toString('utf8') === afterState.text,
+            r,
+        );
+
         r = await callTool('jfgui_view_render', {});
+        const rendered = r;
         const output = sc(r).output ?? {};
         check('render names a PNG resource', output.uri === 'render://view.png' && output.mimeType === 'image/png', r);
         // At least four chunks, whatever the PNG's size.
@@ -324,6 +429,11 @@ async function run() {
         check('chunked read reaches eof in several chunks', eof && chunks >= 4, [eof, chunks, limit]);
         check('PNG signature', data.subarray(0, 8).equals(PNG_SIGNATURE), data.subarray(0, 8).toString('hex'));
         check('PNG size matches totalSize and the render', data.length === total && total === output.size, [data.length, total, output]);
+        const images = imagesOf(rendered);
+        check('the render result carries the image', images.length === 1 && images[0].mimeType === 'image/png', rendered.content);
+        const shown = Buffer.from(images[0]?.data ?? '', 'base64');
+        const saved = cliRender('notepad');
+        check('the image is the PNG jfgui-agent render saves', shown.equals(saved) && saved.equals(data), [shown.length, saved.length, data.length]);
 
         const { resources } = await client.listResources();
         check('resources/list names the PNG', resources.some((x) => x.uri === 'render://view.png'), resources);

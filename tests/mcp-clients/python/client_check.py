@@ -23,7 +23,9 @@ import asyncio
 import base64
 import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from importlib.metadata import version as package_version
 
@@ -61,6 +63,10 @@ class Checks:
         return condition
 
 
+# The all-apps tools/list budget (what a model pays per session before it does anything).
+MAX_TOOLS_LIST_BYTES = 12 * 1024
+
+
 def structured(result) -> dict:
     return result.structured_content or {}
 
@@ -73,13 +79,39 @@ async def call(client: Client, name: str, arguments: dict):
     return await client.call_tool(name, arguments)
 
 
+def images_of(result) -> list:
+    return [c for c in result.content if getattr(c, "type", "") == "image"]
+
+
+def cli_render(slug: str) -> bytes:
+    """The PNG `jfgui-agent render SLUG -o FILE` saves (the CLI, not MCP)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        path = os.path.join(scratch, "view.png")
+        subprocess.run([os.environ["JFGUI_AGENT"], "render", slug, "-o", path], check=True, stdin=subprocess.DEVNULL, capture_output=True)
+        with open(path, "rb") as f:
+            return f.read()
+
+
+async def wait_task(client: Client, task_id: str, final: str, arguments: dict) -> dict:
+    """Polls jfgui_tasks_get until the task reaches `final` (or 30 s pass); the last task."""
+    deadline = time.monotonic() + 30
+    task = {}
+    while time.monotonic() < deadline:
+        r = await call(client, "jfgui_tasks_get", dict(arguments, id=task_id))
+        task = structured(r).get("task", {})
+        if task.get("state") == final:
+            break
+        await asyncio.sleep(0.1)
+    return task
+
+
 async def inspect(client: Client) -> tuple[int, dict]:
     r = await call(client, "jfgui_state_inspect", {})
     sc = structured(r)
     return sc["revision"], sc["state"]
 
 
-async def run(mode: str, gateway: list[str], checks: Checks) -> None:
+async def run(mode: str, gateway: list[str], app_slug: str, checks: Checks) -> None:
     # No `env`: the SDK's default, exactly what a user's MCP client configuration gives.
     params = StdioServerParameters(
         command=os.environ["JFGUI_PYTHON"],
@@ -178,7 +210,21 @@ async def run(mode: str, gateway: list[str], checks: Checks) -> None:
             state = structured(r).get("task", {}).get("state")
         checks.check("the export task ends cancelled", state == "cancelled", r)
 
+        r = await call(client, "jfgui_actions_execute", {"action": "document.export", "expectedRevision": after_revision})
+        task = await wait_task(client, structured(r).get("task", {}).get("id", ""), "completed", {})
+        export_uri = task.get("result", {}).get("uri", "")
+        r = await call(client, "jfgui_resources_read", {"uri": export_uri})
+        texts = [c.text for c in r.content[1:] if getattr(c, "type", "") == "text"]
+        checks.check(
+            "a text export is read as text (and as base64 in structuredContent)",
+            not r.is_error
+            and texts == [after_state.get("text")]
+            and base64.b64decode(structured(r).get("data", "")).decode() == after_state.get("text"),
+            r,
+        )
+
         r = await call(client, "jfgui_view_render", {})
+        rendered = r
         output = structured(r).get("output", {})
         uri = output.get("uri", "")
         checks.check("render names a PNG resource", uri == "render://view.png" and output.get("mimeType") == "image/png", r)
@@ -197,6 +243,11 @@ async def run(mode: str, gateway: list[str], checks: Checks) -> None:
         checks.check("chunked read reaches eof in several chunks", eof and chunks >= 4, (eof, chunks, limit))
         checks.check("PNG signature", data[:8] == PNG_SIGNATURE, data[:8])
         checks.check("PNG size matches totalSize and the render", len(data) == total == output.get("size"), (len(data), total, output))
+        images = images_of(rendered)
+        checks.check("the render result carries the image", len(images) == 1 and images[0].mime_type == "image/png", rendered.content)
+        shown = base64.b64decode(images[0].data) if images else b""
+        saved = cli_render(app_slug)
+        checks.check("the image is the PNG jfgui-agent render saves", shown == saved == data, (len(shown), len(saved), len(data)))
 
         listed = [str(res.uri) for res in (await client.list_resources()).resources]
         checks.check("resources/list names the PNG", "render://view.png" in listed, listed)
@@ -226,6 +277,62 @@ def slug(name: str) -> str:
     return "-".join(name.lower().split())
 
 
+async def quick_start(client: Client, display_name: str, checks: Checks) -> None:
+    """The quick-start task as a model does it, counting tool calls and result bytes: insert a
+    greeting into the app `display_name` after jfgui_apps_list, in at most three calls."""
+    transcript = []
+
+    async def counted(name: str, arguments: dict):
+        r = await call(client, name, arguments)
+        size = len(r.model_dump_json(by_alias=True, exclude_none=True))
+        transcript.append(f"{len(transcript) + 1}. {name} {json.dumps(arguments)} -> {size} bytes")
+        return r
+
+    r = await counted("jfgui_apps_list", {})
+    app = next(a["app"] for a in structured(r)["apps"] if a["displayName"] == display_name)
+    r = await counted("jfgui_actions_search", {"app": app, "query": "insert", "describe": True})
+    action = next(a for a in structured(r)["actions"] if "text" in a.get("inputSchema", {}).get("properties", {}))
+    r = await counted("jfgui_state_inspect", {"app": app})
+    revision, before = structured(r)["revision"], structured(r)["state"]["text"]
+    greeting = "Hello, world! "
+    r = await counted(
+        "jfgui_actions_execute",
+        {"app": app, "action": action["name"], "input": {"text": greeting}, "expectedRevision": revision},
+    )
+    r_after = await call(client, "jfgui_state_inspect", {"app": app})
+    after = structured(r_after)["state"]["text"]
+    for line in transcript:
+        print(f"[quick-start] {line}", flush=True)
+    print(f"[quick-start] {len(transcript) - 1} calls after jfgui_apps_list", flush=True)
+    checks.check(
+        "quick start: the greeting is inserted in 3 calls after jfgui_apps_list",
+        not r.is_error and len(transcript) - 1 <= 3 and greeting in after and len(after) == len(before) + len(greeting),
+        transcript,
+    )
+
+
+async def disabled_app(client: Client, display_name: str, checks: Checks) -> None:
+    """An app with agent access off: listed with `enabled: false` and what to tell the user,
+    never its actions; a call to it is not_executed/app_disabled saying so."""
+    r = await call(client, "jfgui_apps_list", {})
+    entry = next((a for a in structured(r).get("apps", []) if a["displayName"] == display_name), {})
+    checks.check(
+        "an app with agent access off is listed as enabled: false with a hint, without its actions",
+        entry.get("enabled") is False and "Agent access" in entry.get("hint", "") and "actionCount" not in entry,
+        entry,
+    )
+    r = await call(client, "jfgui_actions_search", {"app": slug(display_name)})
+    error = structured(r).get("error", {})
+    checks.check(
+        "a call to it is isError not_executed/app_disabled with the words for the user",
+        r.is_error
+        and (error.get("class"), error.get("reason")) == ("not_executed", "app_disabled")
+        and "Agent access" in error.get("message", "")
+        and "actions" not in structured(r),
+        r,
+    )
+
+
 async def run_all_apps(mode: str, names: list[str], checks: Checks) -> None:
     """`jfgui-agent mcp`: the app list, a call to each app, an app restarted and the daemon
     restarted under one client session that is never restarted."""
@@ -244,9 +351,13 @@ async def run_all_apps(mode: str, names: list[str], checks: Checks) -> None:
             all("app" in t.input_schema.get("properties", {}) for t in tools if t.name in NINE_TOOLS),
         )
 
+        listed_bytes = len(json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools], separators=(",", ":")))
+        print(f"[tools/list] {len(tools)} tools, {listed_bytes} bytes of tool definitions", flush=True)
+        checks.check(f"tools/list within {MAX_TOOLS_LIST_BYTES} bytes", listed_bytes <= MAX_TOOLS_LIST_BYTES, listed_bytes)
+
         async def apps() -> dict:
             r = await call(client, "jfgui_apps_list", {})
-            return {a["app"]: a["displayName"] for a in structured(r).get("apps", [])}
+            return {a["app"]: a["displayName"] for a in structured(r).get("apps", []) if a.get("enabled")}
 
         listed = await apps()
         checks.check("jfgui_apps_list lists both apps", listed == {slug(n): n for n in names}, listed)
@@ -261,6 +372,9 @@ async def run_all_apps(mode: str, names: list[str], checks: Checks) -> None:
             {"app": first, "action": "document.text.insert", "input": {"text": " edited"}, "expectedRevision": revision},
         )
         checks.check(f"a write to {first} by display name", not r.is_error and structured(r).get("revision") == revision + 1, r)
+
+        await quick_start(client, first, checks)
+        await disabled_app(client, os.environ["JFGUI_DISABLED_APP"], checks)
 
         await control(f"kill-app {second}")
         r = await call(client, "jfgui_state_inspect", {"app": slug(second)})
@@ -280,25 +394,40 @@ async def run_all_apps(mode: str, names: list[str], checks: Checks) -> None:
         r = await call(client, "jfgui_state_inspect", {"app": slug(first)})
         error = structured(r).get("error", {})
         checks.check(
-            "while the daemon is away: isError outcome_unknown/daemon_unavailable",
-            r.is_error and (error.get("class"), error.get("reason")) == ("outcome_unknown", "daemon_unavailable"),
+            "while the daemon is away: isError not_executed/daemon_unavailable",
+            r.is_error and (error.get("class"), error.get("reason")) == ("not_executed", "daemon_unavailable"),
             r,
+        )
+        runtime = f"/run/user/{os.getuid()}/jfgui-agent"
+        message = error.get("message", "")
+        checks.check(
+            "it names the runtime dir looked in and the setting that points elsewhere",
+            f"nothing listens in {runtime}" in message and "JFGUI_RUNTIME_DIR" in message,
+            message,
         )
         await control("start-daemon")
         r = await call(client, "jfgui_state_inspect", {"app": slug(first)})
         checks.check(
             "after the daemon restarted and the apps re-registered, the next call succeeds",
-            not r.is_error and structured(r).get("state", {}).get("text", "").endswith(" edited"),
+            not r.is_error and " edited" in structured(r).get("state", {}).get("text", ""),
             r,
         )
         listed = await apps()
         checks.check("both apps are listed again", listed == {slug(n): n for n in names}, listed)
 
 
+def reason(e: BaseException) -> str:
+    """An exception and, for a group (the SDK's task groups), the ones inside it."""
+    inner = getattr(e, "exceptions", None)
+    if inner:
+        return "; ".join(reason(x) for x in inner)
+    return f"{type(e).__name__}: {e}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mode", choices=sorted(EXPECTED_VERSION), required=True)
-    parser.add_argument("--slug", default="notepad", help="the app's endpoint slug (default: notepad)")
+    parser.add_argument("--slug", default="notepad", help="the app's endpoint slug (default: notepad; with --bridge-url, the web app's, for `jfgui-agent render`)")
     parser.add_argument("--bridge-url", help="go through `jfgui-agent browser-stdio --url URL` instead of `stdio SLUG`")
     parser.add_argument("--token-file", help="the bridge's token file (with --bridge-url; the SDK passes no env)")
     parser.add_argument("--all-apps", help="comma-separated display names: drive them through `jfgui-agent mcp`")
@@ -309,7 +438,7 @@ def main() -> int:
         try:
             asyncio.run(asyncio.wait_for(run_all_apps(args.mode, args.all_apps.split(","), checks), timeout=180))
         except Exception as e:  # a crash is a failure with its reason, never a silent pass
-            checks.check("session ran to the end", False, f"{type(e).__name__}: {e}")
+            checks.check("session ran to the end", False, reason(e))
         print(f"{label}: {checks.passed} passed, {checks.failed} failed", flush=True)
         return 0 if checks.failed == 0 and checks.passed > 0 else 1
     if args.bridge_url:
@@ -321,9 +450,9 @@ def main() -> int:
     label = f"python mcp {package_version('mcp')} {EXPECTED_VERSION[args.mode]} {' '.join(gateway[:2])}"
     checks = Checks(label)
     try:
-        asyncio.run(asyncio.wait_for(run(args.mode, gateway, checks), timeout=120))
+        asyncio.run(asyncio.wait_for(run(args.mode, gateway, args.slug, checks), timeout=120))
     except Exception as e:  # a crash is a failure with its reason, never a silent pass
-        checks.check("session ran to the end", False, f"{type(e).__name__}: {e}")
+        checks.check("session ran to the end", False, reason(e))
     print(f"{label}: {checks.passed} passed, {checks.failed} failed", flush=True)
     return 0 if checks.failed == 0 and checks.passed > 0 else 1
 

@@ -21,6 +21,7 @@
 //! | 2026-07-28: `_meta` envelope, discover, cache hints | `mcp/modern.rs` |
 //! | 2025-11-25: `initialize` and its state | `mcp/legacy.rs` |
 //! | the nine tools and `tools/call` | `mcp/tools.rs` |
+//! | what a model sees of a render or a resource chunk (image and text items) | `mcp/seen.rs` |
 //! | their argument and result schemas, built as values | `mcp/tool_schemas.rs` |
 //! | standard `resources/list` / `resources/read` | `mcp/resources.rs` |
 //! | requests in flight and `notifications/cancelled` | `mcp/cancel.rs` |
@@ -34,6 +35,7 @@ mod legacy;
 mod modern;
 mod resources;
 mod rpc;
+mod seen;
 mod state;
 mod tool_schemas;
 mod tools;

@@ -241,9 +241,12 @@ async fn dispatch(
             let name = p.required_string("action")?;
             p.finish()?;
             let Some(info) = app.registration().action(&name) else {
+                let names = app.registration().actions().iter().map(|a| a.name.as_str());
+                let suggestions = jfgui_proto::resolve::nearest(&name, names);
+                let suggestions = suggestions.into_iter().map(str::to_owned).collect();
                 return Err(ActionError::new(
-                    Reason::Action { action: name },
-                    "No action of that name is registered; list the actions to find one.",
+                    Reason::Action { action: name, suggestions },
+                    "No action of that name is registered; list the actions to find one (data.suggestions has the nearest names, if any).",
                 )
                 .into());
             };
@@ -381,6 +384,7 @@ async fn actions_list(app: &App, mut p: Params) -> Result<Payload, MethodError> 
     let query = p.string("query")?;
     let cursor = p.string("cursor")?;
     let limit = p.integer("limit", 1, MAX_LIST_LIMIT)?.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
+    let describe = p.boolean("describe")?.unwrap_or(false);
     p.finish()?;
     let needle = query.as_deref().map(str::to_lowercase);
     let actions = app.registration().actions();
@@ -415,7 +419,7 @@ async fn actions_list(app: &App, mut p: Params) -> Result<Payload, MethodError> 
                 next = Some(i);
                 break;
             }
-            page.push(action.row());
+            page.push(if describe { action.described_row() } else { action.row() });
         }
         if scanned >= SEARCH_SLICE {
             scanned = 0;

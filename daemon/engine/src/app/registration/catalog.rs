@@ -1,5 +1,6 @@
 //! An app's registered actions as the answers need them, built once when it registers: each
-//! action's `actions/describe` object and `actions/list` row are encoded once and spliced
+//! action's `actions/describe` object, `actions/list` row and the row with its input
+//! schema (for a list with `describe: true`) are encoded once and spliced
 //! verbatim into every answer ([`Payload::Raw`]), where the encoder still enforces the message
 //! bounds on the whole answer. Re-encoding an 800 KB input schema from its tree on every
 //! describe was what let one client pipelining describes starve the others.
@@ -34,6 +35,8 @@ pub struct CatalogAction {
     described: RawJson,
     /// The `actions/list` row `{name, description, kind, title?, confirm?}`.
     row: RawJson,
+    /// The row with the input schema, for a list with `describe: true`.
+    described_row: Payload,
 }
 
 impl CatalogAction {
@@ -54,7 +57,12 @@ impl CatalogAction {
             kind: info.kind,
             confirm: info.confirm,
             described: encode(&describe_object(info)),
-            row: encode(&Value::from(row)),
+            row: encode(&Value::from(row.clone())),
+            described_row: {
+                let mut described = Payload::from(row);
+                described.insert("inputSchema", Payload::Raw(encode(&info.input_schema)));
+                described
+            },
         }
     }
 
@@ -66,6 +74,11 @@ impl CatalogAction {
     /// The `actions/list` row, encoded.
     pub fn row(&self) -> Payload {
         Payload::Raw(self.row.clone())
+    }
+
+    /// The `actions/list` row with the input schema: `{name, description, kind, inputSchema}`.
+    pub fn described_row(&self) -> Payload {
+        self.described_row.clone()
     }
 }
 

@@ -15,9 +15,14 @@
 //! revisions, from its first line (a JSON-1 method gets MCP's "send initialize or the modern
 //! envelope" error).
 //!
+//! Apps whose user left agent access off are listed (`enabled: false`, without their actions),
+//! so a model can tell the user what to turn on; a call naming one answers
+//! `not_executed/app_disabled` with those words.
+//!
 //! [`OfflineMcp`] is the same server with no daemon behind it: the gateway answers with it
 //! while the daemon is away, so every answer has exactly the daemon's shape, and every tool
-//! call is `outcome_unknown/daemon_unavailable`.
+//! call is `daemon_unavailable`: `not_executed` for a call that never left the gateway,
+//! `outcome_unknown` for one that was in flight when the connection dropped.
 
 use std::sync::Arc;
 
@@ -47,12 +52,13 @@ use crate::{AppSummary, Engine, PeerInfo, until};
 const SERVER_NAME: &str = "All apps";
 
 /// What the all-apps server tells the model first.
-const INSTRUCTIONS: &str = "You are connected to jfgui-agentd, which lets you drive the user's desktop applications with semantic actions, never screen coordinates. Call jfgui_apps_list first: it lists the applications you can drive now, and every other tool takes one of their `app` values as its `app` argument (it may be omitted only while exactly one application is enabled). Then, per application: find actions with jfgui_actions_search, read an action's input schema with jfgui_actions_describe, read the state and its revision with jfgui_state_inspect, and run actions with jfgui_actions_execute, or several with jfgui_actions_batch (atomic: all or nothing). Writes need expectedRevision; after a stale_revision error, re-read the state and retry with data.currentRevision. Long-running actions return a task: follow it with jfgui_tasks_get, stop it with jfgui_tasks_cancel. See a view with jfgui_view_render and read resources with jfgui_resources_read. Applications come and go: after not_found/app, call jfgui_apps_list again; a restarted application is reached by the same `app` value once it is back.";
+const INSTRUCTIONS: &str = "You are connected to jfgui-agentd, which lets you drive the user's desktop applications with semantic actions, never screen coordinates. Call jfgui_apps_list first: it lists the user's applications, and every other tool takes one of their `app` values (the slug; also the exact display name or a unique slug prefix) as its `app` argument, which may be omitted only while exactly one application is enabled. An application listed with enabled: false has agent access off: tell the user to turn on Agent access in it. Then, per application: find actions with jfgui_actions_search (describe: true returns their input schemas too, so jfgui_actions_describe is rarely needed), read the state and its revision with jfgui_state_inspect, and run actions with jfgui_actions_execute, or several with jfgui_actions_batch (atomic: all or nothing). Writes need expectedRevision; after a stale_revision error, re-read the state and retry with data.currentRevision. Long-running actions return a task: follow it with jfgui_tasks_get, stop it with jfgui_tasks_cancel. See a view with jfgui_view_render (the result is the image) and read resources with jfgui_resources_read. Applications come and go: after not_found/app, call jfgui_apps_list again; a restarted application is reached by the same `app` value once it is back.";
 
 /// Where the all-apps server finds apps.
 pub(crate) trait AppSource: Send + Sync {
-    /// The enabled apps now, in registration order, or why they cannot be known.
-    fn enabled(&self) -> Result<Vec<AppSummary>, ActionError>;
+    /// The registered apps now (agent access on or off), in registration order, or why they
+    /// cannot be known.
+    fn apps(&self) -> Result<Vec<AppSummary>, ActionError>;
     /// The enabled app of endpoint `slug`, if it is (still) there.
     fn open(&self, slug: &str) -> Option<Target>;
 }
@@ -77,8 +83,8 @@ impl EngineApps {
 }
 
 impl AppSource for EngineApps {
-    fn enabled(&self) -> Result<Vec<AppSummary>, ActionError> {
-        Ok(self.engine.apps().into_iter().filter(|a| a.enabled).collect())
+    fn apps(&self) -> Result<Vec<AppSummary>, ActionError> {
+        Ok(self.engine.apps())
     }
 
     fn open(&self, slug: &str) -> Option<Target> {
@@ -87,16 +93,19 @@ impl AppSource for EngineApps {
     }
 }
 
-/// No daemon: nothing can be known or reached.
+/// No daemon: nothing can be known or reached. `message` says where the gateway looked;
+/// `sent` tells a call that was in flight when the daemon went away from one that never left.
 #[derive(Debug)]
-struct NoDaemon;
+struct NoDaemon {
+    message: String,
+    sent: bool,
+}
 
 impl AppSource for NoDaemon {
-    fn enabled(&self) -> Result<Vec<AppSummary>, ActionError> {
-        Err(ActionError::new(
-            Reason::DaemonUnavailable,
-            "jfgui-agentd is not reachable (not started yet or restarting); the gateway keeps reconnecting.",
-        ))
+    fn apps(&self) -> Result<Vec<AppSummary>, ActionError> {
+        let reason =
+            if self.sent { Reason::DaemonUnavailable } else { Reason::DaemonUnavailableUnsent };
+        Err(ActionError::new(reason, self.message.clone()))
     }
 
     fn open(&self, _slug: &str) -> Option<Target> {
@@ -146,7 +155,8 @@ impl<S: AppSource> AllApps<S> {
                 ));
             }
         };
-        let apps = self.source.enabled().map_err(MethodError::Action)?;
+        let registered = self.source.apps().map_err(MethodError::Action)?;
+        let apps: Vec<AppSummary> = registered.iter().filter(|a| a.enabled).cloned().collect();
         let slug = match query.as_deref() {
             None => match apps.as_slice() {
                 [one] => one.slug.clone(),
@@ -162,7 +172,7 @@ impl<S: AppSource> AllApps<S> {
                     ));
                 }
             },
-            Some(query) => match resolve::resolve(query, &apps) {
+            Some(query) => match resolve::resolve(query, &registered) {
                 Resolved::One(app) => app.slug.clone(),
                 Resolved::Ambiguous(many) => {
                     return Err(invalid_app(
@@ -173,7 +183,8 @@ impl<S: AppSource> AllApps<S> {
                         Some(many),
                     ));
                 }
-                Resolved::Disabled(_) | Resolved::None => return Err(not_found(query, &apps)),
+                Resolved::Disabled(app) => return Err(disabled(app)),
+                Resolved::None => return Err(not_found(query, &apps)),
             },
         };
         // It may have left since the listing.
@@ -188,11 +199,30 @@ fn not_found(query: &str, apps: &[AppSummary]) -> MethodError {
     } else {
         format!("No enabled application answers to {query:?}; data.apps lists the ones there are.")
     };
+    let suggestions = resolve::nearest(query, apps.iter().map(|a| a.slug.as_str()));
+    let suggestions = suggestions.into_iter().map(str::to_owned).collect();
     let apps = apps
         .iter()
         .map(|a| AppRef { slug: a.slug.clone(), display_name: a.display_name.clone() })
         .collect();
-    MethodError::Action(ActionError::new(Reason::App { app: query.to_owned(), apps }, message))
+    let reason = Reason::App { app: query.to_owned(), apps, suggestions };
+    MethodError::Action(ActionError::new(reason, message))
+}
+
+/// `not_executed/app_disabled`: the app is there but its user has not let agents in.
+fn disabled(app: &AppSummary) -> MethodError {
+    MethodError::Action(ActionError::new(
+        Reason::AppDisabled { app: app.slug.clone() },
+        access_off(app),
+    ))
+}
+
+/// What to tell the user about an app whose agent access is off.
+fn access_off(app: &AppSummary) -> String {
+    format!(
+        "Agent access is off in {}: ask the user to turn it on in the application (the \"Agent access\" setting) and try again.",
+        app.display_name
+    )
 }
 
 /// A refused `app` argument (an `invalid_params` tool error): `reason`, `param: "app"` and,
@@ -233,7 +263,11 @@ impl<S: AppSource> Backend for Speaking<'_, S> {
     }
 
     fn instructions(&self) -> String {
-        INSTRUCTIONS.to_owned()
+        format!("{INSTRUCTIONS} {}", tools::ERRORS_EXPLAINED)
+    }
+
+    fn no_resources_message(&self) -> &'static str {
+        "The all-apps server offers no resources of its own, so resources/* is not offered; read an application's resources with the jfgui_resources_read tool, its `app` and a URI one of its actions returned."
     }
 
     fn tool_list(&self) -> &'static [Value] {
@@ -241,14 +275,24 @@ impl<S: AppSource> Backend for Speaking<'_, S> {
     }
 
     fn apps_list(&self) -> Option<Result<Map, ActionError>> {
-        let listed = self.server.source.enabled().map(|apps| {
+        let listed = self.server.source.apps().map(|apps| {
             let rows = apps.iter().map(|a| {
-                Value::Object(object([
+                let mut row = object([
                     ("app", a.slug.as_str().into()),
                     ("displayName", a.display_name.as_str().into()),
                     ("pid", u64::from(a.pid).into()),
-                    ("actionCount", (a.action_count as u64).into()),
-                ]))
+                    ("enabled", a.enabled.into()),
+                    // Every registered app is running; installed ones that are not come
+                    // with activation.
+                    ("running", true.into()),
+                ]);
+                if a.enabled {
+                    row.insert("actionCount", a.action_count as u64);
+                } else {
+                    // Nothing of what it offers, only what to tell the user.
+                    row.insert("hint", access_off(a));
+                }
+                Value::Object(row)
             });
             object([("apps", Value::Array(rows.collect()))])
         });
@@ -362,38 +406,46 @@ where
 
 /// The all-apps server with no daemon behind it, for `jfgui-agent mcp` while the daemon is
 /// away: every answer has the daemon's shape (same code), and every tool call, the app list
-/// included, is an `isError` result `outcome_unknown/daemon_unavailable`.
+/// included, is an `isError` result `daemon_unavailable` whose message is the one the gateway
+/// gave (where it looked for the daemon): `not_executed` from [`OfflineMcp::answer`] (the call
+/// never left the gateway), `outcome_unknown` from [`OfflineMcp::answer_lost`] (it was sent).
 ///
 /// Like a connection, it keeps the MCP state of the lines it is given: a gateway that
 /// switches to it replays the client's legacy `initialize` first.
 #[derive(Debug)]
 pub struct OfflineMcp {
     state: McpState,
-    server: AllApps<NoDaemon>,
-}
-
-impl Default for OfflineMcp {
-    fn default() -> Self {
-        OfflineMcp { state: McpState::default(), server: AllApps::new(NoDaemon) }
-    }
+    unsent: AllApps<NoDaemon>,
+    lost: AllApps<NoDaemon>,
 }
 
 impl OfflineMcp {
-    /// Fresh state (no legacy `initialize` seen).
-    pub fn new() -> OfflineMcp {
-        OfflineMcp::default()
+    /// Fresh state (no legacy `initialize` seen); `message` is every tool error's message.
+    pub fn new(message: &str) -> OfflineMcp {
+        let server = |sent| AllApps::new(NoDaemon { message: message.to_owned(), sent });
+        OfflineMcp { state: McpState::default(), unsent: server(false), lost: server(true) }
     }
 
-    /// The answer to one client line (without its newline), or `None` when none is due
-    /// (notifications, responses).
+    /// The answer to one client line (without its newline) that never reached a daemon, or
+    /// `None` when none is due (notifications, responses).
     pub async fn answer(&mut self, line: &[u8]) -> Option<Vec<u8>> {
+        self.answer_with(line, false).await
+    }
+
+    /// The answer to a request that was sent to a daemon which went away before answering.
+    pub async fn answer_lost(&mut self, line: &[u8]) -> Option<Vec<u8>> {
+        self.answer_with(line, true).await
+    }
+
+    async fn answer_with(&mut self, line: &[u8], sent: bool) -> Option<Vec<u8>> {
         let limits = Limits::DEFAULT;
         match step(&mut self.state, line, &limits) {
             Step::Send(line) => Some(line),
             Step::Silent => None,
             Step::Run(pending, id) => {
                 let protocol = pending.protocol().clone();
-                let reply = pending.run(&self.server.speaking(&protocol)).await?;
+                let server = if sent { &self.lost } else { &self.unsent };
+                let reply = pending.run(&server.speaking(&protocol)).await?;
                 Some(response_line(id.as_ref(), reply, &limits))
             }
         }

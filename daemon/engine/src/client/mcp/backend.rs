@@ -35,6 +35,11 @@ pub(crate) trait Backend: Sync {
     /// The `Tool` objects of `tools/list`.
     fn tool_list(&self) -> &'static [Value];
 
+    /// The -32601 message for `resources/*` while nothing lists resources: what to use instead.
+    fn no_resources_message(&self) -> &'static str {
+        "This app lists no resources, so resources/* is not offered; use the jfgui_resources_read tool with a URI an action returned."
+    }
+
     /// The `jfgui_apps_list` result, for a server that offers that tool (`None`: the tool does
     /// not exist here).
     fn apps_list(&self) -> Option<Result<Map, ActionError>> {

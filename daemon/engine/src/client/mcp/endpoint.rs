@@ -47,6 +47,7 @@ impl Backend for Target {
 /// A one-app endpoint's instructions for the model.
 pub(crate) fn instructions(display_name: &str) -> String {
     format!(
-        "You are connected to the application \"{display_name}\" through jfgui-agentd. Drive it with semantic actions, never screen coordinates: find actions with jfgui_actions_search, read an action's input schema with jfgui_actions_describe, read the state and its revision with jfgui_state_inspect, then run actions with jfgui_actions_execute, or several with jfgui_actions_batch (atomic: all or nothing). Writes need expectedRevision; after a stale_revision error, re-read the state and retry with data.currentRevision. Long-running actions return a task: follow it with jfgui_tasks_get, stop it with jfgui_tasks_cancel. See the view with jfgui_view_render and read resources with jfgui_resources_read."
+        "You are connected to the application \"{display_name}\" through jfgui-agentd. Drive it with semantic actions, never screen coordinates: find actions with jfgui_actions_search (describe: true returns their input schemas too; else read one with jfgui_actions_describe), read the state and its revision with jfgui_state_inspect, then run actions with jfgui_actions_execute, or several with jfgui_actions_batch (atomic: all or nothing). Writes need expectedRevision; after a stale_revision error, re-read the state and retry with data.currentRevision. Long-running actions return a task: follow it with jfgui_tasks_get, stop it with jfgui_tasks_cancel. See the view with jfgui_view_render (the result is the image) and read resources with jfgui_resources_read. {}",
+        tools::ERRORS_EXPLAINED
     )
 }

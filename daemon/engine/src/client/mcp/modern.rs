@@ -118,13 +118,16 @@ pub(crate) fn client_info(params: &Map) -> Option<ClientInfo> {
     Some(ClientInfo { name, version })
 }
 
+/// The revisions this server speaks, newest first: `server/discover`'s `supportedVersions` and
+/// -32022's `supported` name the same two.
+fn supported() -> Value {
+    Value::Array(vec![MODERN_VERSION.into(), LEGACY_VERSION.into()])
+}
+
 /// -32022 with the versions a client can fall back to (both revisions, so a client
 /// that also speaks 2025-11-25 retries with `initialize`).
 pub(crate) fn unsupported_version(requested: &str) -> RpcError {
-    let data = object([
-        ("supported", Value::Array(vec![MODERN_VERSION.into(), LEGACY_VERSION.into()])),
-        ("requested", requested.into()),
-    ]);
+    let data = object([("supported", supported()), ("requested", requested.into())]);
     RpcError::with_data(
         UNSUPPORTED_PROTOCOL_VERSION,
         format!(
@@ -164,7 +167,9 @@ pub(crate) fn finish(mut result: Payload, display_name: &str, cache: Cache) -> P
 /// The `server/discover` result (before [`finish`]).
 pub(crate) fn discover(capabilities: Map, instructions: String) -> Map {
     object([
-        ("supportedVersions", Value::Array(vec![MODERN_VERSION.into()])),
+        // The same two as -32022's `supported` (the conformance suite checks one contains the
+        // other); 2025-11-25 is reached through `initialize`.
+        ("supportedVersions", supported()),
         ("capabilities", Value::Object(capabilities)),
         ("instructions", instructions.into()),
     ])
@@ -176,7 +181,7 @@ pub(crate) fn no_way_in(method: &str) -> RpcError {
     let data = object([
         ("reason", "missing_mcp_envelope".into()),
         ("method", method.into()),
-        ("supported", Value::Array(vec![MODERN_VERSION.into(), LEGACY_VERSION.into()])),
+        ("supported", supported()),
     ]);
     RpcError::with_data(
         INVALID_PARAMS,

@@ -56,7 +56,7 @@ pub(crate) async fn list<B: Backend>(app: &B, params: Option<&Map>) -> Result<Ma
     }
     let listed = app.list_resources().await.map_err(internal)?;
     if listed.is_empty() {
-        return Err(no_resources());
+        return Err(no_resources(app));
     }
     let resources = listed
         .into_iter()
@@ -85,7 +85,7 @@ pub(crate) async fn templates<B: Backend>(app: &B, params: Option<&Map>) -> Resu
         ));
     }
     if !host_lists_resources(app).await? {
-        return Err(no_resources());
+        return Err(no_resources(app));
     }
     Ok(object([("resourceTemplates", Value::Array(Vec::new()))]))
 }
@@ -106,78 +106,102 @@ pub(crate) async fn read<B: Backend>(
         }
     };
     if !host_lists_resources(app).await? {
-        return Err(no_resources());
+        return Err(no_resources(app));
     }
-    let mut bytes = Vec::new();
-    let mut mime_type = String::new();
-    loop {
-        let offset = bytes.len() as u64;
-        let params = object([
-            ("uri", uri.as_str().into()),
-            ("offset", offset.into()),
-            ("limit", CHUNK.into()),
-        ]);
-        let chunk = app.call(Method::ResourcesRead, params).await.map_err(|e| match e {
-            MethodError::Action(a) if matches!(a.reason, Reason::Resource { .. }) => {
-                resource_not_found(&uri, not_found)
-            }
-            other => internal(other),
+    let Whole { bytes, mime_type } =
+        read_whole(app, &Map::new(), &uri, MAX_WHOLE_RESOURCE).await.map_err(|e| match e {
+            WholeError::NotFound => resource_not_found(&uri, not_found),
+            WholeError::TooLarge(total) => too_large(&uri, total),
+            WholeError::Failed(e) => e,
         })?;
-        let total = chunk.get("totalSize").and_then(Value::as_u64);
-        let data = chunk.get("data").and_then(Value::as_str);
-        let eof = chunk.get("eof").and_then(Value::as_bool);
-        let (Some(total), Some(data), Some(eof)) = (total, data, eof) else {
-            return Err(RpcError::new(
-                INTERNAL_ERROR,
-                "The app answered a malformed resource chunk.",
-            ));
-        };
-        if total > MAX_WHOLE_RESOURCE {
-            return Err(too_large(&uri, total));
-        }
-        let decoded = BASE64.decode(data).map_err(|_| {
-            RpcError::new(INTERNAL_ERROR, "The app answered a resource chunk that is not base64.")
-        })?;
-        if let Some(m) = chunk.get("mimeType").and_then(Value::as_str) {
-            m.clone_into(&mut mime_type);
-        }
-        let progressed = !decoded.is_empty();
-        bytes.extend_from_slice(&decoded);
-        if bytes.len() as u64 > total {
-            return Err(RpcError::new(
-                INTERNAL_ERROR,
-                "The app sent more bytes than the resource's size.",
-            ));
-        }
-        if eof || bytes.len() as u64 == total {
-            break;
-        }
-        if !progressed {
-            return Err(RpcError::new(
-                INTERNAL_ERROR,
-                "The app answered an empty chunk before the end.",
-            ));
-        }
-    }
     let mut contents = object([("uri", uri.into()), ("mimeType", mime_type.as_str().into())]);
-    match textual(&mime_type).then(|| String::from_utf8(bytes.clone()).ok()).flatten() {
+    match textual(&mime_type).then(|| std::str::from_utf8(&bytes).ok()).flatten() {
         Some(text) => contents.insert("text", text),
         None => contents.insert("blob", BASE64.encode(&bytes)),
     };
     Ok(object([("contents", Value::Array(vec![Value::Object(contents)]))]))
 }
 
+/// A whole resource, read chunk by chunk.
+pub(crate) struct Whole {
+    pub bytes: Vec<u8>,
+    pub mime_type: String,
+}
+
+/// Why [`read_whole`] gave up.
+pub(crate) enum WholeError {
+    /// The app has no resource of that URI.
+    NotFound,
+    /// The resource is this many bytes, more than asked for.
+    TooLarge(u64),
+    /// The app failed or answered something malformed.
+    Failed(RpcError),
+}
+
+/// Reads resource `uri` whole through `jfgui_resources_read`'s method, in chunks of
+/// [`CHUNK`], giving up as soon as its size is known to exceed `max`. `base` holds the params
+/// every chunk request carries besides uri/offset/limit (the all-apps server's `app`).
+pub(crate) async fn read_whole<B: Backend>(
+    app: &B,
+    base: &Map,
+    uri: &str,
+    max: u64,
+) -> Result<Whole, WholeError> {
+    let malformed = |message: &str| WholeError::Failed(RpcError::new(INTERNAL_ERROR, message));
+    let mut bytes = Vec::new();
+    let mut mime_type = String::new();
+    loop {
+        let offset = bytes.len() as u64;
+        let mut params = base.clone();
+        params.insert("uri", uri);
+        params.insert("offset", offset);
+        params.insert("limit", CHUNK);
+        let chunk = app.call(Method::ResourcesRead, params).await.map_err(|e| match e {
+            MethodError::Action(a) if matches!(a.reason, Reason::Resource { .. }) => {
+                WholeError::NotFound
+            }
+            other => WholeError::Failed(internal(other)),
+        })?;
+        let total = chunk.get("totalSize").and_then(Value::as_u64);
+        let data = chunk.get("data").and_then(Value::as_str);
+        let eof = chunk.get("eof").and_then(Value::as_bool);
+        let (Some(total), Some(data), Some(eof)) = (total, data, eof) else {
+            return Err(malformed("The app answered a malformed resource chunk."));
+        };
+        if total > max {
+            return Err(WholeError::TooLarge(total));
+        }
+        let decoded = BASE64
+            .decode(data)
+            .map_err(|_| malformed("The app answered a resource chunk that is not base64."))?;
+        if let Some(m) = chunk.get("mimeType").and_then(Value::as_str) {
+            m.clone_into(&mut mime_type);
+        }
+        let progressed = !decoded.is_empty();
+        bytes.extend_from_slice(&decoded);
+        if bytes.len() as u64 > total {
+            return Err(malformed("The app sent more bytes than the resource's size."));
+        }
+        if eof || bytes.len() as u64 == total {
+            return Ok(Whole { bytes, mime_type });
+        }
+        if !progressed {
+            return Err(malformed("The app answered an empty chunk before the end."));
+        }
+    }
+}
+
 /// MIME types served as `text` contents (when the bytes are UTF-8).
-fn textual(mime_type: &str) -> bool {
+pub(crate) fn textual(mime_type: &str) -> bool {
     let essence = mime_type.split(';').next().unwrap_or("").trim();
     essence.starts_with("text/") || essence == "application/json" || essence.ends_with("+json")
 }
 
-fn no_resources() -> RpcError {
+fn no_resources<B: Backend>(app: &B) -> RpcError {
     RpcError::with_data(
         METHOD_NOT_FOUND,
-        "This app lists no resources, so resources/* is not offered; use the jfgui_resources_read tool with a URI an action returned.",
-        object([("reason", "no_resources".into())]),
+        app.no_resources_message(),
+        object([("reason", "no_resources".into()), ("tool", "jfgui_resources_read".into())]),
     )
 }
 

@@ -83,7 +83,9 @@ impl McpState {
         let Some(key) = IdKey::of(id) else {
             return Route::Answer(Err(invalid_id(id)));
         };
-        if method == "initialize" {
+        // 2026-07-28 has no `initialize`: one in the modern form (the envelope, no
+        // `params.protocolVersion`) is a modern request for a method the revision lacks.
+        if method == "initialize" && !modern_initialize(msg.params) {
             return match legacy::check_initialize(msg.params) {
                 Ok((offered, info)) => {
                     if offered != legacy::LEGACY_VERSION {
@@ -279,6 +281,12 @@ async fn serve<B: Backend>(app: &B, work: Work) -> Reply {
         Era::Modern => modern::finish(result, &name, cache),
         Era::Legacy => result,
     })
+}
+
+/// An `initialize` in the 2026-07-28 form: the `_meta` envelope without the legacy
+/// `params.protocolVersion`.
+fn modern_initialize(params: Option<&Value>) -> bool {
+    modern::has_envelope(params) && params.and_then(|p| p.get("protocolVersion")).is_none()
 }
 
 fn no_cursor(params: &Map, method: &str) -> Result<(), RpcError> {

@@ -93,9 +93,8 @@ impl From<JsonSchema> for Value {
 /// `input` with the all-apps server's `app` argument as its first property (the nine tools'
 /// arguments are otherwise those of the one-app endpoint).
 pub(crate) fn with_app(input: JsonSchema) -> JsonSchema {
-    let app = JsonSchema::of(&STRING).with("minLength", 1u64).describe(
-        "Which application: its `app` value from jfgui_apps_list (the slug), its exact display name, or a unique prefix of its slug. May be omitted only while exactly one application is enabled.",
-    );
+    // Explained once, in jfgui_apps_list and the instructions, not in every tool.
+    let app = JsonSchema::of(&STRING).with("minLength", 1u64).describe("See jfgui_apps_list.");
     let mut properties = Map::new();
     properties.insert("app", app);
     let JsonSchema(mut schema) = input;
@@ -113,16 +112,19 @@ pub(crate) fn apps_list_input() -> JsonSchema {
     JsonSchema::object().closed()
 }
 
-/// Result of `jfgui_apps_list`: the enabled apps.
+/// Result of `jfgui_apps_list`: the registered apps, agent access on or off.
 pub(crate) fn apps_list_output() -> Properties {
     let entry = JsonSchema::object()
         .properties([
-            ("app", JsonSchema::of(&STRING).describe("Pass this as `app` to the other tools.")),
+            ("app", JsonSchema::of(&STRING)),
             ("displayName", JsonSchema::of(&STRING)),
             ("pid", JsonSchema::integer(0, None)),
+            ("enabled", JsonSchema::of(&BOOLEAN)),
+            ("running", JsonSchema::of(&BOOLEAN)),
             ("actionCount", JsonSchema::integer(0, None)),
+            ("hint", JsonSchema::of(&STRING)),
         ])
-        .required(&["app", "displayName", "pid", "actionCount"]);
+        .required(&["app", "displayName", "pid", "enabled", "running"]);
     vec![("apps", JsonSchema::array(entry))]
 }
 
@@ -140,18 +142,10 @@ pub(crate) fn output(mut properties: Properties, required: &[&str]) -> JsonSchem
 }
 
 /// Error object of a failed call (JSON-1's error object, plus `invalid_params` for arguments the
-/// method refused).
+/// method refused). Its members are explained once, in the instructions
+/// (`tools::ERRORS_EXPLAINED`), not in every tool's schema (the token budget of `tools/list`).
 fn error() -> JsonSchema {
     JsonSchema::object()
-        .describe("Why the call failed. class tells what it means for you: not_executed (nothing happened; fix and retry), outcome_unknown (inspect the state before retrying), failed (the app reported failure), internal (a bug), not_found, invalid_params (the arguments do not fit this tool's inputSchema).")
-        .properties([
-            ("code", JsonSchema::of(&INTEGER)),
-            ("class", JsonSchema::of(&STRING)),
-            ("reason", JsonSchema::of(&STRING)),
-            ("message", JsonSchema::of(&STRING)),
-            ("data", JsonSchema::object()),
-        ])
-        .required(&["code", "class", "reason", "message", "data"])
 }
 
 /// A deferred task as JSON-1 reports it.
@@ -161,28 +155,14 @@ fn task() -> JsonSchema {
         one_of: Some(&["running", "cancelling", "cancelled", "completed", "failed"]),
     };
     JsonSchema::object()
-        .properties([
-            ("id", JsonSchema::of(&STRING)),
-            ("state", JsonSchema::of(&STATES)),
-            (
-                "progress",
-                JsonSchema::object().properties([
-                    ("done", JsonSchema::of(&INTEGER)),
-                    ("total", JsonSchema::of(&INTEGER)),
-                    ("message", JsonSchema::of(&STRING)),
-                ]),
-            ),
-            ("result", JsonSchema::of(&ANY)),
-            ("error", JsonSchema::object()),
-        ])
+        .properties([("id", JsonSchema::of(&STRING)), ("state", JsonSchema::of(&STATES))])
+        // progress, result and error as jfgui_tasks_get's description names them.
         .required(&["id", "state"])
 }
 
-/// The revision a write reports.
+/// The revision a result reports (its bounds are those of `expectedRevision`, not repeated).
 fn revision() -> JsonSchema {
-    JsonSchema::integer(0, Some(MAX_REVISION)).describe(
-        "The app's revision after the call; pass it as expectedRevision to the next write.",
-    )
+    JsonSchema::of(&INTEGER).describe("Pass it as expectedRevision to the next write.")
 }
 
 /// `read` or `write`.
@@ -218,9 +198,13 @@ pub(crate) fn search_input() -> JsonSchema {
             ("cursor", JsonSchema::of(&STRING).describe("The nextCursor of the previous page.")),
             (
                 "limit",
-                JsonSchema::integer(1, Some(MAX_LIST_LIMIT))
-                    .with("default", DEFAULT_LIST_LIMIT)
-                    .describe("Most actions per page."),
+                JsonSchema::integer(1, Some(MAX_LIST_LIMIT)).with("default", DEFAULT_LIST_LIMIT),
+            ),
+            (
+                "describe",
+                JsonSchema::of(&BOOLEAN)
+                    .with("default", false)
+                    .describe("Also return each match's inputSchema."),
             ),
         ])
         .closed()
@@ -234,6 +218,7 @@ pub(crate) fn search_output() -> Properties {
             ("kind", kind()),
             ("title", JsonSchema::of(&STRING)),
             ("confirm", JsonSchema::of(&BOOLEAN)),
+            ("inputSchema", JsonSchema::of(&ANY)),
         ])
         .required(&["name", "description", "kind"]);
     vec![("actions", JsonSchema::array(entry)), ("nextCursor", JsonSchema::of(&STRING))]
@@ -251,21 +236,15 @@ pub(crate) fn describe_input() -> JsonSchema {
 }
 
 pub(crate) fn describe_output() -> Properties {
-    let action = JsonSchema::object()
-        .properties([
-            ("name", JsonSchema::of(&STRING)),
-            ("description", JsonSchema::of(&STRING)),
-            ("kind", kind()),
-            ("inputSchema", JsonSchema::of(&ANY)),
-            ("outputSchema", JsonSchema::of(&ANY)),
-            ("capabilities", JsonSchema::of(&INTEGER)),
-            ("undo", JsonSchema::of(&BOOLEAN)),
-            ("transaction", JsonSchema::of(&STRING)),
-            ("commandId", JsonSchema::of(&INTEGER)),
-            ("title", JsonSchema::of(&STRING)),
-            ("confirm", JsonSchema::of(&BOOLEAN)),
-        ])
-        .required(&["name", "description", "kind", "inputSchema", "outputSchema"]);
+    // The members are those the tool's description names; listing each one's type here would
+    // only spend tokens.
+    let action = JsonSchema::object().required(&[
+        "name",
+        "description",
+        "kind",
+        "inputSchema",
+        "outputSchema",
+    ]);
     vec![("action", action)]
 }
 

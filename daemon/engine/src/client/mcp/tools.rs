@@ -19,6 +19,7 @@ use jfgui_proto::{ActionError, ErrorClass, Map, Payload, Value};
 
 use super::backend::Backend;
 use super::rpc::{INTERNAL_ERROR, INVALID_PARAMS, RpcError, object, to_text};
+use super::seen;
 use super::tool_schemas::{self as schemas, JsonSchema, Properties};
 use crate::client::method::{Method, MethodError};
 
@@ -45,7 +46,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_actions_search",
         method: Method::ActionsList,
         title: "Search actions",
-        description: "Find the actions this application offers (its semantic commands, such as inserting text or exporting a document). Call this first to learn what you can do. Filter with `query` (a case-insensitive substring of the action name or description); results come in registration order, at most `limit` per page; when `nextCursor` is present, pass it back as `cursor` for the next page. Then call jfgui_actions_describe to get an action's input schema before running it with jfgui_actions_execute.",
+        description: "Find the actions the application offers (semantic commands such as inserting text or exporting). `query` filters by a case-insensitive substring of name or description; pages follow `nextCursor` (pass it back as `cursor`). With `describe: true` each match carries its inputSchema, so you can go straight to jfgui_actions_execute.",
         input: schemas::search_input,
         output: schemas::search_output,
         output_required: &["actions"],
@@ -56,7 +57,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_actions_describe",
         method: Method::ActionsDescribe,
         title: "Describe an action",
-        description: "Get the full definition of one action: its inputSchema (what `input` must look like), its outputSchema, whether it reads or writes, whether it is undoable and its transaction domain. Call this before jfgui_actions_execute or jfgui_actions_batch so the input you send is valid.",
+        description: "Get one action's full definition: inputSchema, outputSchema, read or write, undo and transaction domain. Not needed after jfgui_actions_search with `describe: true`.",
         input: schemas::describe_input,
         output: schemas::describe_output,
         output_required: &["action"],
@@ -67,7 +68,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_actions_execute",
         method: Method::ActionsExecute,
         title: "Execute an action",
-        description: "Run one action in the application. `input` must match the action's inputSchema (see jfgui_actions_describe). Actions of kind \"write\" require `expectedRevision`: the latest revision you observed (from jfgui_state_inspect or the `revision` of an earlier result). If the application changed since, nothing happens and the error has reason stale_revision with data.currentRevision: re-read the state with jfgui_state_inspect, decide again, and retry with that revision. On success the result has the action's `output` and the new `revision`; long-running actions return a `task` instead, to follow with jfgui_tasks_get and stop with jfgui_tasks_cancel.",
+        description: "Run one action; `input` must match its inputSchema. Write actions need `expectedRevision`, the latest revision you saw (jfgui_state_inspect or an earlier result). On stale_revision nothing happened: re-read the state, decide again, retry with data.currentRevision. Success gives `output` and the new `revision`; long-running actions give a `task` (jfgui_tasks_get, jfgui_tasks_cancel).",
         input: schemas::execute_input,
         output: schemas::execute_output,
         output_required: &["revision"],
@@ -78,7 +79,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_actions_batch",
         method: Method::ActionsBatch,
         title: "Execute several actions",
-        description: "Run 1 to 128 action calls in order in one request. With `atomic: true` either every call takes effect or none does (on failure the app rolls back state and revision; the error names the failing call in data.index and its own error in data.cause), and every expectedRevision refers to the state before the batch. Without `atomic`, each call's expectedRevision refers to the moment that call runs, execution stops at the first error unless `stopOnError` is false, and `results` lists each attempted call's `output` or `error` by `index`. Write calls need expectedRevision as in jfgui_actions_execute.",
+        description: "Run 1 to 128 action calls in order. `atomic: true`: all or none take effect (a failure names its call in data.index, its error in data.cause) and every expectedRevision is that of the state before the batch. Otherwise each expectedRevision is that of the moment its call runs, the batch stops at the first error unless `stopOnError` is false, and `results` has each attempted call's `output` or `error` by `index`.",
         input: schemas::batch_input,
         output: schemas::batch_output,
         output_required: &["revision"],
@@ -89,7 +90,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_state_inspect",
         method: Method::StateInspect,
         title: "Inspect the application state",
-        description: "Read the application's current state and its revision. Call it to ground your decisions, to get the expectedRevision for a write, and after a stale_revision error. `input` is defined by the application (e.g. {\"sinceRevision\": N} answers {\"unchanged\": true} when nothing changed since revision N).",
+        description: "Read the application's state and its revision: to ground decisions, to get expectedRevision for a write, after stale_revision. `input` is application-defined (e.g. {\"sinceRevision\": N} answers {\"unchanged\": true} if nothing changed).",
         input: schemas::inspect_input,
         output: schemas::inspect_output,
         output_required: &["revision", "state"],
@@ -100,7 +101,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_tasks_get",
         method: Method::TasksGet,
         title: "Get a task",
-        description: "Poll a long-running task that an action started (its `task.id`): state running (with progress), cancelling, cancelled, completed (with result) or failed (with error).",
+        description: "Poll a task an action started (its `task.id`): running (with progress), cancelling, cancelled, completed (with result) or failed (with error).",
         input: schemas::tasks_get_input,
         output: schemas::task_output,
         output_required: &["task"],
@@ -111,7 +112,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_tasks_cancel",
         method: Method::TasksCancel,
         title: "Cancel a task",
-        description: "Ask the application to stop a running task. The task becomes cancelling and then cancelled at the application's next safe point (poll jfgui_tasks_get); a task that already finished keeps its final state.",
+        description: "Stop a running task: it becomes cancelling, then cancelled at the application's next safe point (poll jfgui_tasks_get); a finished task keeps its state.",
         input: schemas::tasks_cancel_input,
         output: schemas::task_output,
         output_required: &["task"],
@@ -122,7 +123,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_resources_read",
         method: Method::ResourcesRead,
         title: "Read a resource in chunks",
-        description: "Read an application resource (for example an exported document or a rendered PNG, named by the `uri` an action or jfgui_view_render returned) in chunks of up to 65536 bytes. Each result has base64 `data`, `mimeType`, `offset`, `totalSize` and `eof`; continue with `offset` advanced by the decoded length of `data` until `eof` is true. Use this for resources of any size.",
+        description: "Read a resource (an export, a render: the `uri` an action returned) in chunks of up to 65536 bytes from `offset`; repeat with offset advanced by the bytes read until `eof`. Text and JSON chunks come as text, a whole small image as an image; `data` is always the base64 bytes.",
         input: schemas::resources_read_input,
         output: schemas::resources_read_output,
         output_required: &["uri", "mimeType", "offset", "totalSize", "data", "eof"],
@@ -133,7 +134,7 @@ static TOOLS: &[ToolDef] = &[
         name: "jfgui_view_render",
         method: Method::ViewRender,
         title: "Render the view",
-        description: "Render what the application currently shows, typically as a PNG resource: `output` names its `uri`, MIME type and size. Fetch the image with jfgui_resources_read. Use it to check the visual result of your changes.",
+        description: "Render what the application shows and see it: the result carries the PNG as an image (at most 512 KiB; a larger one gives its `uri`, to read with jfgui_resources_read). Use it to check the visual result of your changes.",
         input: schemas::render_input,
         output: schemas::render_output,
         output_required: &["output", "revision"],
@@ -145,8 +146,8 @@ static TOOLS: &[ToolDef] = &[
 /// The all-apps server's own tool.
 pub(crate) const APPS_LIST: &str = "jfgui_apps_list";
 
-/// What the all-apps server adds to each of the nine descriptions.
-const APP_ARGUMENT: &str = "Pass `app` (an `app` value from jfgui_apps_list) to choose the application; call jfgui_apps_list first.";
+/// How a failed call looks, said once in each server's instructions (not in every schema).
+pub(crate) const ERRORS_EXPLAINED: &str = "A failed call is a result with isError and structuredContent.error {code, class, reason, message, data}; class says what it means for you: not_executed (nothing happened; fix and retry), outcome_unknown (inspect the state before retrying), failed (the app reported failure), internal (a bug), not_found, invalid_params (the arguments do not fit the tool's inputSchema).";
 
 /// The `Tool` objects of a one-app endpoint's `tools/list`, built once.
 pub(crate) fn tool_list() -> &'static [Value] {
@@ -162,7 +163,7 @@ pub(crate) fn all_apps_tool_list() -> &'static [Value] {
         let apps = tool_value(
             APPS_LIST,
             "List applications",
-            "List the applications you can drive right now: call this first. Each entry's `app` is what every other jfgui_* tool takes as its `app` argument; displayName, pid and actionCount help you pick one. Applications come and go: one that quits and starts again is reached by the same `app` value once it is back, and a tool call for an application that is not there answers not_found/app with the ones that are (data.apps).".to_owned(),
+            "List the user's applications: call this first. Every other jfgui_* tool takes an entry's `app` (or its exact displayName, or a unique prefix) as its `app` argument, optional while only one application is enabled. `enabled: false`: agent access is off; tell the user what `hint` says. A restarted application keeps its `app`; one that is gone answers not_found/app (data.apps lists those there are).".to_owned(),
             schemas::apps_list_input(),
             schemas::output(schemas::apps_list_output(), &["apps"]),
             (true, true),
@@ -177,14 +178,11 @@ const MAY_WAIT: &str = "A call of an action with confirm: true may answer with a
 impl ToolDef {
     /// The tool for a one-app endpoint, or with the `app` argument for the all-apps server.
     fn to_tool(&self, all_apps: bool) -> Value {
-        let mut description = self.description.to_owned();
-        if matches!(self.method, Method::ActionsExecute | Method::ActionsBatch) {
-            description = format!("{description} {MAY_WAIT}");
-        }
-        let (input, description) = if all_apps {
-            (schemas::with_app((self.input)()), format!("{description} {APP_ARGUMENT}"))
+        let input = if all_apps { schemas::with_app((self.input)()) } else { (self.input)() };
+        let description = if matches!(self.method, Method::ActionsExecute | Method::ActionsBatch) {
+            format!("{} {MAY_WAIT}", self.description)
         } else {
-            ((self.input)(), description)
+            self.description.to_owned()
         };
         let output = schemas::output((self.output)(), self.output_required);
         tool_value(
@@ -214,13 +212,15 @@ fn tool_value(
     output: JsonSchema,
     (read_only, idempotent): (bool, bool),
 ) -> Value {
-    let annotations = object([
-        ("title", title.into()),
-        ("readOnlyHint", read_only.into()),
-        ("destructiveHint", (!read_only).into()),
-        ("idempotentHint", idempotent.into()),
-        ("openWorldHint", false.into()),
-    ]);
+    // The title is the tool's own `title` (both revisions have it), not repeated here.
+    let mut annotations = object([("readOnlyHint", read_only.into())]);
+    // Destructive and idempotent mean something only for tools that may write (the MCP tool
+    // annotations).
+    if !read_only {
+        annotations.insert("destructiveHint", true);
+        annotations.insert("idempotentHint", idempotent);
+    }
+    annotations.insert("openWorldHint", false);
     Value::Object(object([
         ("name", name.into()),
         ("title", title.into()),
@@ -256,7 +256,7 @@ pub(crate) async fn call<B: Backend>(app: &B, params: &Map) -> Result<Payload, R
     let Some(tool) = TOOLS.iter().find(|t| t.name == name) else {
         if let Some(listed) = (name == APPS_LIST).then(|| app.apps_list()).flatten() {
             return match listed {
-                Ok(result) => success(result.into()),
+                Ok(result) => success(result.into(), Vec::new()),
                 Err(error) => failure(error.to_wire(), hint(&error)),
             };
         }
@@ -278,8 +278,11 @@ pub(crate) async fn call<B: Backend>(app: &B, params: &Map) -> Result<Payload, R
             ));
         }
     };
-    match app.call(tool.method, arguments).await {
-        Ok(result) => success(result),
+    match app.call(tool.method, arguments.clone()).await {
+        Ok(result) => {
+            let seen = seen::extra_content(app, tool.method, &arguments, &result).await;
+            success(result, seen)
+        }
         Err(MethodError::Action(error)) => failure(error.to_wire(), hint(&error)),
         Err(MethodError::InvalidParams { message, mut data }) => {
             let names_app = data.get("param").and_then(Value::as_str) == Some("app");
@@ -328,11 +331,13 @@ pub(crate) fn too_large(result: &Payload, limit: usize) -> Payload {
     replaced
 }
 
-/// A success: `structuredContent` is the JSON-1 result, its text twin the first content block.
-fn success(structured: Payload) -> Result<Payload, RpcError> {
+/// A success: `structuredContent` is the JSON-1 result, its text twin the first content block,
+/// then what a model should see of it (`seen`: an image, a text).
+fn success(structured: Payload, seen: Vec<Payload>) -> Result<Payload, RpcError> {
     let text = to_text(&structured)?;
+    let content = std::iter::once(text_block(text)).chain(seen).collect();
     Ok(Payload::object([
-        ("content", Payload::Array(vec![text_block(text)])),
+        ("content", Payload::Array(content)),
         ("structuredContent", structured),
         ("isError", false.into()),
     ]))
@@ -364,7 +369,9 @@ fn hint(error: &ActionError) -> String {
         Reason::RevisionRequired => "Nothing happened: write actions need expectedRevision. Get the current revision with jfgui_state_inspect and retry with it.".to_owned(),
         Reason::UnknownAction { .. } | Reason::Action { .. } => "No such action. Find the available actions with jfgui_actions_search.".to_owned(),
         Reason::App { .. } => "Nothing happened: no enabled application answers to that `app` value. data.apps lists the ones that are there (jfgui_apps_list too); an application that was restarted is reached again by the same value once it is back.".to_owned(),
-        Reason::DaemonUnavailable => "jfgui-agentd is not reachable right now (not started yet or restarting); the connection is retried by itself. If this call was sent before the daemon went away it may or may not have run: once jfgui_apps_list answers again, inspect the state before retrying.".to_owned(),
+        Reason::DaemonUnavailableUnsent => "Nothing happened: jfgui-agentd is not running where the gateway looks (the message says where, and which setting points elsewhere). Tell the user; the gateway keeps retrying, so call again once it runs.".to_owned(),
+        Reason::DaemonUnavailable => "jfgui-agentd went away while this call was on its way: it may or may not have run. Once jfgui_apps_list answers again, inspect the state before retrying.".to_owned(),
+        Reason::AppDisabled { .. } => "Nothing happened: tell the user to turn on agent access in that application (its \"Agent access\" setting), then call again.".to_owned(),
         Reason::SchemaViolation { pointer } => format!(
             "Nothing happened: the input does not match the action's inputSchema at \"{pointer}\". Check it with jfgui_actions_describe and retry."
         ),
@@ -499,9 +506,19 @@ mod tests {
             assert_eq!(props.len(), own.len() + 1);
             assert!(own.iter().all(|(k, v)| props.get(k) == Some(v)));
             assert_eq!(all.get("outputSchema"), one.get("outputSchema"));
-            let d = all.get("description").and_then(Value::as_str).unwrap();
-            assert!(d.ends_with(APP_ARGUMENT) && d.contains("jfgui_apps_list"), "{d}");
+            // The `app` argument is explained once, in jfgui_apps_list.
+            assert_eq!(all.get("description"), one.get("description"));
         }
+    }
+
+    /// The all-apps `tools/list` result stays within 12 KiB (about 3,000 tokens a model pays
+    /// on every session): what all tools share is said once, in jfgui_apps_list and the
+    /// instructions.
+    #[test]
+    fn the_all_apps_tool_list_fits_in_12_kib() {
+        let result = object([("tools", Value::Array(all_apps_tool_list().to_vec()))]);
+        let bytes = jfgui_proto::encode(&Value::Object(result), &Limits::DEFAULT).unwrap();
+        assert!(bytes.len() <= 12 * 1024, "{} bytes", bytes.len());
     }
 
     #[test]

@@ -75,6 +75,18 @@ impl FakeApp {
                     ))),
                 }
             }
+            // Renders the resource `input.uri` names, as an app's ui.render names its PNG.
+            "view/render" => {
+                let uri = params.get("input").and_then(|i| i.get("uri")).and_then(Value::as_str);
+                let uri = uri.unwrap_or("render://view.png");
+                let (info, bytes) = self.resources.iter().find(|(i, _)| i.uri == uri).unwrap();
+                let output = object([
+                    ("uri", uri.into()),
+                    ("mimeType", info.mime_type.as_str().into()),
+                    ("size", (bytes.len() as u64).into()),
+                ]);
+                Ok(object([("output", Value::Object(output)), ("revision", 3u64.into())]))
+            }
             "state/inspect" => Ok(object([
                 ("revision", (*self.revision.lock().unwrap()).into()),
                 ("state", Value::Object(object([("text", "hi".into())]))),
@@ -139,6 +151,20 @@ impl FakeApp {
             calls: Mutex::new(Vec::new()),
             gate: None,
         }
+    }
+
+    /// With a render too large to show inline as well (`render://big.png`).
+    fn with_big_render() -> FakeApp {
+        let mut app = FakeApp::new();
+        let big = png_bytes(300 * 1024);
+        let info = ResourceInfo {
+            uri: "render://big.png".into(),
+            name: "big.png".into(),
+            mime_type: "image/png".into(),
+            size: Some(big.len() as u64),
+        };
+        app.resources.push((info, big));
+        app
     }
 
     fn without_resources() -> FakeApp {
@@ -516,7 +542,9 @@ async fn discover_and_tools_list_have_the_schema_members() {
     let schema = modern_schema();
     let mut p = Selection::default();
     let d = ok(&mut p, &app, &modern(1, "server/discover", "")).await;
-    assert_eq!(d.get("supportedVersions"), Some(&Value::Array(vec!["2026-07-28".into()])));
+    // The same two -32022 names (the conformance suite checks one contains the other).
+    let both = Value::Array(vec!["2026-07-28".into(), "2025-11-25".into()]);
+    assert_eq!(d.get("supportedVersions"), Some(&both));
     assert!(d.get("capabilities").unwrap().get("resources").is_some());
     schema.check("DiscoverResult", &result_value(d));
     let t = ok(&mut p, &app, &modern(2, "tools/list", "")).await;
@@ -855,4 +883,54 @@ fn the_schema_checker_rejects_what_the_schema_forbids() {
     assert!(
         legacy.validate(legacy.def("InitializeResult"), &result_value(no_server_info), "").is_err()
     );
+}
+
+#[tokio::test]
+async fn a_modern_form_initialize_is_method_not_found_and_a_legacy_one_still_works() {
+    let app = FakeApp::new();
+    let mut p = Selection::default();
+    // The envelope and no params.protocolVersion: 2026-07-28 has no initialize.
+    let e = err(&mut p, &app, &modern(1, "initialize", "")).await;
+    assert_eq!(e.code, -32601, "{}", e.message);
+    // It selected MCP without initializing anything: legacy requests are still refused ...
+    let e = err(&mut p, &app, &plain(2, "tools/list", "")).await;
+    assert_eq!(e.code, -32602);
+    // ... until a real legacy initialize, which works on the same connection.
+    ok(&mut p, &app, &initialize(3, "2025-11-25")).await;
+    ok(&mut p, &app, &plain(4, "tools/list", "")).await;
+}
+
+/// What a model sees: the render's image item (read whole, the bytes of the resource), a
+/// larger one replaced by a sentence naming its uri and jfgui_resources_read, a text chunk as
+/// text; every result still valid for the schema.
+#[tokio::test]
+async fn a_render_is_seen_as_an_image_and_a_text_chunk_as_text() {
+    let app = FakeApp::with_big_render();
+    let schema = modern_schema();
+    let mut p = Selection::default();
+    let tool = |id, name: &str, args: &str| {
+        modern(id, "tools/call", &format!(r#""name":"{name}","arguments":{args}"#))
+    };
+    let r = ok(&mut p, &app, &tool(1, "jfgui_view_render", "{}")).await;
+    let content = r.get("content").and_then(Value::as_array).unwrap().to_vec();
+    assert_eq!(content.len(), 2, "{content:?}");
+    assert_eq!(content[1].get("type").and_then(Value::as_str), Some("image"));
+    assert_eq!(content[1].get("mimeType").and_then(Value::as_str), Some("image/png"));
+    let data = content[1].get("data").and_then(Value::as_str).unwrap();
+    assert_eq!(BASE64.decode(data).unwrap(), png_bytes(1000));
+    schema.check("CallToolResult", &result_value(r));
+
+    let big = r#"{"input":{"uri":"render://big.png"}}"#;
+    let r = ok(&mut p, &app, &tool(2, "jfgui_view_render", big)).await;
+    let content = r.get("content").and_then(Value::as_array).unwrap().to_vec();
+    let hint = content[1].get("text").and_then(Value::as_str).unwrap();
+    assert!(hint.contains("jfgui_resources_read") && hint.contains("render://big.png"), "{hint}");
+    assert!(content.iter().all(|c| c.get("type").and_then(Value::as_str) == Some("text")));
+    schema.check("CallToolResult", &result_value(r));
+
+    let text = r#"{"uri":"export://document.txt"}"#;
+    let r = ok(&mut p, &app, &tool(3, "jfgui_resources_read", text)).await;
+    let content = r.get("content").and_then(Value::as_array).unwrap().to_vec();
+    assert_eq!(content[1].get("text").and_then(Value::as_str), Some("hello world"));
+    schema.check("CallToolResult", &result_value(r));
 }
