@@ -4,8 +4,6 @@
 
 pub mod config;
 
-#[cfg(all(unix, feature = "server"))]
-mod activation;
 #[cfg(feature = "server")]
 pub mod bridge;
 #[cfg(all(unix, feature = "server"))]
@@ -16,5 +14,7 @@ pub mod logging;
 mod runtime_dir;
 #[cfg(feature = "server")]
 pub mod server;
+#[cfg(all(unix, feature = "server"))]
+mod socket_activation;
 #[cfg(feature = "server")]
 mod transport;

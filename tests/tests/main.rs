@@ -2,7 +2,6 @@
 //! instead of one per file). Each module starts the real daemon, example apps and clients
 //! through the helpers in `jfgui_tests`.
 
-mod activation;
 mod all_apps_mcp;
 mod app_faults;
 mod audit;
@@ -38,6 +37,7 @@ mod runtime_dir;
 mod single_instance;
 mod sketch_headless;
 mod slow_peers;
+mod socket_activation;
 mod tasks_on_app_exit;
 mod tidy;
 mod worker_threads;
