@@ -114,6 +114,19 @@ pub enum Reason {
     /// of it ran. Its wire name is `app_disconnected`, as for [`Reason::AppDisconnected`];
     /// the class tells the two apart.
     AppDisconnectedUnconfirmed,
+    /// not_executed: the daemon could not start the installed app the call names: it exited,
+    /// could not be run, or did not register with agent access on within the deadline; or its
+    /// last start failed moments ago and the next is not due yet.
+    ActivationFailed {
+        /// The app's slug.
+        app: String,
+        /// How the process ended (`exit status 3`, `signal 9`), when it did.
+        exit_status: Option<String>,
+        /// The last KiB of what it wrote to stderr.
+        stderr: String,
+        /// Milliseconds until the daemon will try to start it again.
+        retry_after_ms: u64,
+    },
     /// outcome_unknown: no reply within the request deadline.
     Timeout,
     /// outcome_unknown: the app went away while the call was outstanding.
@@ -219,7 +232,8 @@ impl Reason {
             | NoConfirmationUi
             | ConfirmationTimeout
             | TooManyPendingConfirmations
-            | AppDisconnectedUnconfirmed => ErrorClass::NotExecuted,
+            | AppDisconnectedUnconfirmed
+            | ActivationFailed { .. } => ErrorClass::NotExecuted,
             Timeout | AppDisconnected | DaemonShutdown | DaemonUnavailable => {
                 ErrorClass::OutcomeUnknown
             }
@@ -249,6 +263,7 @@ impl Reason {
             NoConfirmationUi => "no_confirmation_ui",
             ConfirmationTimeout => "confirmation_timeout",
             TooManyPendingConfirmations => "too_many_pending_confirmations",
+            ActivationFailed { .. } => "activation_failed",
             Timeout => "timeout",
             AppDisconnected | AppDisconnectedUnconfirmed => "app_disconnected",
             DaemonShutdown => "daemon_shutdown",
@@ -314,6 +329,14 @@ impl Reason {
                 m.insert("app", app.as_str());
                 m.insert("apps", apps.iter().map(AppRef::to_value).collect::<Vec<_>>());
             }
+            ActivationFailed { app, exit_status, stderr, retry_after_ms } => {
+                m.insert("app", app.as_str());
+                if let Some(status) = exit_status {
+                    m.insert("exitStatus", status.as_str());
+                }
+                m.insert("stderr", stderr.as_str());
+                m.insert("retryAfterMs", *retry_after_ms);
+            }
             RevisionRequired
             | Disabled
             | Busy
@@ -361,6 +384,12 @@ impl Reason {
             "no_confirmation_ui" => Reason::NoConfirmationUi,
             "confirmation_timeout" => Reason::ConfirmationTimeout,
             "too_many_pending_confirmations" => Reason::TooManyPendingConfirmations,
+            "activation_failed" => Reason::ActivationFailed {
+                app: s("app")?,
+                exit_status: s("exitStatus"),
+                stderr: s("stderr")?,
+                retry_after_ms: u("retryAfterMs")?,
+            },
             "timeout" => Reason::Timeout,
             "app_disconnected" => Reason::AppDisconnected,
             "daemon_shutdown" => Reason::DaemonShutdown,
@@ -509,6 +538,18 @@ mod tests {
             Reason::ConfirmationTimeout,
             Reason::TooManyPendingConfirmations,
             Reason::AppDisconnectedUnconfirmed,
+            Reason::ActivationFailed {
+                app: s("sketch"),
+                exit_status: Some(s("exit status 3")),
+                stderr: s("no display"),
+                retry_after_ms: 10_000,
+            },
+            Reason::ActivationFailed {
+                app: s("sketch"),
+                exit_status: None,
+                stderr: s(""),
+                retry_after_ms: 0,
+            },
             Reason::Timeout,
             Reason::AppDisconnected,
             Reason::DaemonShutdown,
@@ -623,6 +664,7 @@ mod tests {
                     ("transaction_unsupported", "domain")
                         | ("host_error", "code")
                         | ("response_too_large", "action")
+                        | ("activation_failed", "exitStatus")
                 );
                 let missing = with(&wire, "data", Value::Object(fewer));
                 assert_eq!(ActionError::from_wire(&missing).is_some(), optional, "{missing:?}");

@@ -19,6 +19,7 @@
 //! while the daemon is away, so every answer has exactly the daemon's shape, and every tool
 //! call is `outcome_unknown/daemon_unavailable`.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use jfgui_proto::channel::ResourceInfo;
@@ -30,6 +31,7 @@ use super::backend::Backend;
 use super::rpc::{Incoming, object};
 use super::state::{McpState, Pending, Route};
 use super::{mcp_error_line, response_line, tools};
+use crate::activation::{self, Installed};
 use crate::audit::{Protocol, Transport};
 use crate::client::Target;
 use crate::client::backpressure::CallPermit;
@@ -54,6 +56,15 @@ pub(crate) trait AppSource: Send + Sync {
     fn enabled(&self) -> Result<Vec<AppSummary>, ActionError>;
     /// The enabled app of endpoint `slug`, if it is (still) there.
     fn open(&self, slug: &str) -> Option<Target>;
+    /// The installed apps that are not running (agents may start them).
+    fn installed(&self) -> Vec<Installed>;
+    /// Starts the installed app `query` names (the resolution rule over
+    /// [`installed`](AppSource::installed)) and answers the slug it registered with; `None`
+    /// when `query` names no installed app.
+    fn activate(
+        &self,
+        query: &str,
+    ) -> impl Future<Output = Option<Result<String, ActionError>>> + Send;
 }
 
 /// The daemon's own apps.
@@ -81,6 +92,16 @@ impl AppSource for EngineApps {
         let app = self.engine.enabled_app(slug)?;
         Some(self.engine.target(app, self.peer, self.fate.clone()))
     }
+
+    fn installed(&self) -> Vec<Installed> {
+        activation::not_running(&self.engine)
+    }
+
+    async fn activate(&self, query: &str) -> Option<Result<String, ActionError>> {
+        let installed = self.installed();
+        let Resolved::One(app) = resolve::resolve(query, &installed) else { return None };
+        Some(activation::activate_and_find(&self.engine, app, self.peer.pid).await)
+    }
 }
 
 /// No daemon: nothing can be known or reached.
@@ -96,6 +117,14 @@ impl AppSource for NoDaemon {
     }
 
     fn open(&self, _slug: &str) -> Option<Target> {
+        None
+    }
+
+    fn installed(&self) -> Vec<Installed> {
+        Vec::new()
+    }
+
+    async fn activate(&self, _query: &str) -> Option<Result<String, ActionError>> {
         None
     }
 }
@@ -129,8 +158,9 @@ impl<S: AppSource> AllApps<S> {
         Speaking { server: self, protocol }
     }
 
-    /// The app a call's `app` argument (taken out of `params`) names.
-    fn target(&self, params: &mut Map) -> Result<Target, MethodError> {
+    /// The app a call's `app` argument (taken out of `params`) names; an installed app that
+    /// is not running is started first.
+    async fn target(&self, params: &mut Map) -> Result<Target, MethodError> {
         let query = match params.remove("app") {
             None => None,
             Some(Value::String(query)) => Some(query),
@@ -146,7 +176,7 @@ impl<S: AppSource> AllApps<S> {
         let slug = match query.as_deref() {
             None => match apps.as_slice() {
                 [one] => one.slug.clone(),
-                [] => return Err(not_found("", &apps)),
+                [] => return Err(MethodError::Action(not_found("", &apps))),
                 several => {
                     return Err(invalid_app(
                         "app_required",
@@ -169,16 +199,21 @@ impl<S: AppSource> AllApps<S> {
                         Some(many),
                     ));
                 }
-                Resolved::Disabled(_) | Resolved::None => return Err(not_found(query, &apps)),
+                Resolved::Disabled(_) | Resolved::None => match self.source.activate(query).await {
+                    Some(started) => started.map_err(MethodError::Action)?,
+                    None => return Err(MethodError::Action(not_found(query, &apps))),
+                },
             },
         };
         // It may have left since the listing.
-        self.source.open(&slug).ok_or_else(|| not_found(query.as_deref().unwrap_or(""), &apps))
+        self.source
+            .open(&slug)
+            .ok_or_else(|| MethodError::Action(not_found(query.as_deref().unwrap_or(""), &apps)))
     }
 }
 
 /// `not_found/app`, listing the apps that are there.
-fn not_found(query: &str, apps: &[AppSummary]) -> MethodError {
+pub(crate) fn not_found(query: &str, apps: &[AppSummary]) -> ActionError {
     let message = if apps.is_empty() {
         "No application is enabled right now.".to_owned()
     } else {
@@ -188,7 +223,7 @@ fn not_found(query: &str, apps: &[AppSummary]) -> MethodError {
         .iter()
         .map(|a| AppRef { slug: a.slug.clone(), display_name: a.display_name.clone() })
         .collect();
-    MethodError::Action(ActionError::new(Reason::App { app: query.to_owned(), apps }, message))
+    ActionError::new(Reason::App { app: query.to_owned(), apps }, message)
 }
 
 /// A refused `app` argument (an `invalid_params` tool error): `reason`, `param: "app"` and,
@@ -220,7 +255,7 @@ impl<S: AppSource> Backend for Speaking<'_, S> {
     }
 
     async fn call(&self, method: Method, mut params: Map) -> Result<Payload, MethodError> {
-        let app = self.server.target(&mut params)?.speaking(self.protocol);
+        let app = self.server.target(&mut params).await?.speaking(self.protocol);
         methods::call(&app, method, params.into()).await
     }
 
@@ -246,7 +281,15 @@ impl<S: AppSource> Backend for Speaking<'_, S> {
                     ("actionCount", (a.action_count as u64).into()),
                 ]))
             });
-            object([("apps", Value::Array(rows.collect()))])
+            // Installed apps that are not running: a call naming one starts it.
+            let installed = self.server.source.installed().into_iter().map(|i| {
+                Value::Object(object([
+                    ("app", i.slug.into()),
+                    ("displayName", i.display_name.into()),
+                    ("running", false.into()),
+                ]))
+            });
+            object([("apps", Value::Array(rows.chain(installed).collect()))])
         });
         Some(listed)
     }

@@ -113,7 +113,8 @@ pub(crate) fn apps_list_input() -> JsonSchema {
     JsonSchema::object().closed()
 }
 
-/// Result of `jfgui_apps_list`: the enabled apps.
+/// Result of `jfgui_apps_list`: the enabled apps, then the installed apps that are not running
+/// (`running: false`, no `pid` or `actionCount`).
 pub(crate) fn apps_list_output() -> Properties {
     let entry = JsonSchema::object()
         .properties([
@@ -121,8 +122,14 @@ pub(crate) fn apps_list_output() -> Properties {
             ("displayName", JsonSchema::of(&STRING)),
             ("pid", JsonSchema::integer(0, None)),
             ("actionCount", JsonSchema::integer(0, None)),
+            (
+                "running",
+                JsonSchema::of(&BOOLEAN).describe(
+                    "false: installed but not running; a call naming it starts it (allowed by its user).",
+                ),
+            ),
         ])
-        .required(&["app", "displayName", "pid", "actionCount"]);
+        .required(&["app", "displayName"]);
     vec![("apps", JsonSchema::array(entry))]
 }
 
