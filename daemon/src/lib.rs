@@ -2,6 +2,8 @@
 // what its library holds.
 #![doc = include_str!("../README.md")]
 
+#[cfg(all(unix, feature = "server"))]
+mod app_activation;
 pub mod config;
 
 #[cfg(feature = "server")]

@@ -28,6 +28,7 @@ use super::dir_watch::dir_gone;
 use super::endpoints::EndpointSpace;
 use super::gate::{self, Gate};
 use super::{Listeners, SHUTDOWN_SLACK, Service, demo, idle, listen};
+use crate::app_activation::AppLauncher;
 use crate::config::{Config, exit, to_usize};
 use crate::lock::{Lock, LockError};
 use crate::runtime_dir::{DirError, Opened, RuntimeDir};
@@ -191,8 +192,14 @@ async fn serve(
         }
     };
     raise_descriptor_limit(&config);
-    let engine =
-        Service::new(&config, Some(rt.path()), rt.naming(), rt.max_slug_len(), log_dropped);
+    let engine = Service::new(
+        &config,
+        Some(rt.path()),
+        rt.naming(),
+        rt.max_slug_len(),
+        log_dropped,
+        Some(Arc::new(AppLauncher::new(rt.path()))),
+    );
     let gate = Gate::new(to_usize(config.max_clients), to_usize(config.max_apps));
     let (stop_tx, stop_rx) = watch::channel(false);
 
