@@ -53,7 +53,7 @@ pub struct BatchArgs {
 pub async fn run(args: BatchArgs, ctx: Context, format: Format) -> Result<(), Failure> {
     let params = params(args.input.read()?, args.atomic, args.keep_going)?;
     let daemon = daemon()?;
-    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout).await?;
+    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout, ctx.activate).await?;
     let result = client.request("actions/batch", params).await?;
     let Some(results) = result.get("results").and_then(Value::as_array) else {
         return Err(Failure::new(

@@ -282,7 +282,7 @@ fn apps_list(engine: &Engine, mut params: Map) -> Result<Map, ControlError> {
         m.insert("pid", Value::Null);
         m.insert("enabled", false);
         m.insert("running", false);
-        m.insert("actionCount", 0u64);
+        m.insert("actionCount", Value::Null);
         m.insert("endpoint", Value::Null);
         Value::Object(m)
     });
