@@ -3,6 +3,7 @@
 //! through the helpers in `jfgui_tests`.
 
 mod all_apps_mcp;
+mod app_activation;
 mod app_faults;
 mod audit;
 mod backpressure;
