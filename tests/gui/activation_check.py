@@ -46,7 +46,7 @@ async def main():
         start = time.monotonic()
         state = await client.call_tool("jfgui_state_inspect", {"app": "sketch"})
         second = time.monotonic() - start
-        print(json.dumps({"listed": listed, "added": added.structured_content, "isError": added.isError,
+        print(json.dumps({"listed": listed, "added": added.structured_content, "isError": added.is_error,
                           "state": state.structured_content, "firstMs": first * 1000, "secondMs": second * 1000}))
 
 asyncio.run(main())
