@@ -14,9 +14,10 @@ use crate::output::{Format, print_json, print_text, table};
 /// The examples of `apps --help`.
 pub const AFTER_HELP: &str = "\
 Examples:
+  jfgui-notepad --let-agents-start on    # what Notepad's setting does: its launch file
   jfgui-agent apps
   jfgui-agent apps --json
-  jfgui-agent apps forget sketch
+  jfgui-agent apps forget notepad
 
 An app writes its launch file ($XDG_DATA_HOME/jfgui-agent/apps/SLUG.json) when its user turns
 \"Let agents start <App>\" on; a call that names it while it is not running starts it. Files
@@ -35,7 +36,7 @@ pub struct AppsArgs {
 #[derive(Debug, Subcommand)]
 pub enum AppsAction {
     /// Remove an app's launch file (by slug or display name): agents can no longer start it.
-    #[command(after_help = "Example:\n  jfgui-agent apps forget sketch")]
+    #[command(after_help = "Example:\n  jfgui-agent apps forget notepad")]
     Forget {
         /// The app's slug or display name.
         name: String,

@@ -162,7 +162,7 @@ pub(crate) fn all_apps_tool_list() -> &'static [Value] {
         let apps = tool_value(
             APPS_LIST,
             "List applications",
-            "List the applications you can drive right now: call this first. Each entry's `app` is what every other jfgui_* tool takes as its `app` argument; displayName, pid and actionCount help you pick one. Applications come and go: one that quits and starts again is reached by the same `app` value once it is back, and a tool call for an application that is not there answers not_found/app with the ones that are (data.apps).".to_owned(),
+            "List the applications you can drive right now: call this first. Each entry's `app` is what every other jfgui_* tool takes as its `app` argument; displayName, pid and actionCount help you pick one. Entries with running: false are installed applications whose user lets agents start them: a call naming one starts it (this takes a few seconds). Applications come and go: one that quits and starts again is reached by the same `app` value once it is back, and a tool call for an application that is not there answers not_found/app with the ones that are (data.apps).".to_owned(),
             schemas::apps_list_input(),
             schemas::output(schemas::apps_list_output(), &["apps"]),
             (true, true),
