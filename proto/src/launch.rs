@@ -400,7 +400,7 @@ mod tests {
         let base = Dir::new("trust");
         let prog = program(&base.0);
         let apps = base.0.join("apps");
-        write(&apps, "Good", &[prog.clone()]).unwrap();
+        write(&apps, "Good", std::slice::from_ref(&prog)).unwrap();
         let put = |name: &str, text: String| fs::write(apps.join(name), text).unwrap();
         let file =
             |exec: &str| format!(r#"{{"displayName":"X","exec":[{exec}],"activatable":true}}"#);
