@@ -1,4 +1,4 @@
-//! "Let agents start <App>" (feature `std`): the app's side of activation. When its user turns
+//! "Let agents start `<App>`" (feature `std`): the app's side of activation. When its user turns
 //! the setting on, the app writes its launch file ([`let_agents_start`]); when they turn it off,
 //! it removes it ([`stop_letting_agents_start`]). The daemon then starts the app when an agent
 //! calls it while it is not running, with [`started_by_agent`] true: the file is the user's

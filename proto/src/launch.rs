@@ -6,7 +6,7 @@
 //! {"displayName": "Sketch", "exec": ["/usr/bin/jfgui-sketch"], "activatable": true}
 //! ```
 //!
-//! The app writes it when its user turns "Let agents start <App>" on and removes it when they
+//! The app writes it when its user turns "Let agents start `<App>`" on and removes it when they
 //! turn it off; `jfgui-agent apps forget NAME` removes it too. The daemon reads these files to
 //! list installed apps and starts one (argv as written, no shell) when a call names it.
 //!

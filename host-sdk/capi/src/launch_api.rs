@@ -1,4 +1,4 @@
-//! "Let agents start <App>" for C apps: the launch file written and removed (host-sdk's
+//! "Let agents start `<App>`" for C apps: the launch file written and removed (host-sdk's
 //! `launch` helpers), and whether the daemon started this process for an agent. None of these
 //! takes a handle: the setting belongs to the app, not to a connection. A failure has no
 //! handle to keep its message, so the status says what kind it was.
