@@ -231,7 +231,8 @@ fn a_failing_start_answers_its_status_and_stderr_tail_then_backs_off() {
         "head -c 10485760 /dev/zero | tr '\\0' x >&2; echo ' the end' >&2; exit 3",
     );
     install(&rt, "noisy", "Noisy", &[&noisy]);
-    let d = Daemon::start(&rt, &["--activation-backoff", "300ms"]);
+    // Long enough that the second call surely falls within it, even on a loaded machine.
+    let d = Daemon::start(&rt, &["--activation-backoff", "2s"]);
     let first = activate(&d, "noisy");
     let data = &first["error"]["data"];
     assert_eq!(data["reason"], "activation_failed", "{first}");
@@ -239,16 +240,16 @@ fn a_failing_start_answers_its_status_and_stderr_tail_then_backs_off() {
     assert_eq!(data["exitStatus"], "exit status 3");
     let stderr = data["stderr"].as_str().unwrap();
     assert!(stderr.len() <= 1024 && stderr.ends_with(" the end\n"), "{}", stderr.len());
-    assert_eq!(data["retryAfterMs"], 300);
+    assert_eq!(data["retryAfterMs"], 2000);
     // Within the backoff: the same failure at once, no new start.
     let again = activate(&d, "noisy");
     assert_eq!(again["error"]["data"]["reason"], "activation_failed", "{again}");
-    assert!(again["error"]["data"]["retryAfterMs"].as_u64().unwrap() <= 300);
+    assert!(again["error"]["data"]["retryAfterMs"].as_u64().unwrap() <= 2000);
     assert_eq!(d.proc.stderr().matches("started an installed app").count(), 1);
     // After it: a new start, and the next wait doubles.
     assert!(wait_until(PATIENCE, || {
         let answer = activate(&d, "noisy");
-        answer["error"]["data"]["retryAfterMs"] == 600
+        answer["error"]["data"]["retryAfterMs"] == 4000
     }));
     assert_eq!(d.proc.stderr().matches("started an installed app").count(), 2);
     assert!(activated.zombies().is_empty());
