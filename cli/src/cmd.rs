@@ -1,6 +1,7 @@
 //! The subcommands, one file each, behind one dispatching enum.
 
 mod actions;
+mod apps;
 mod batch;
 mod browser_bridge;
 mod browser_call;
@@ -54,6 +55,10 @@ pub struct Cli {
         value_parser = clap::value_parser!(u64).range(1..=86_400)
     )]
     pub timeout: Option<u64>,
+    /// Do not start an installed app that is not running (by default a command naming one
+    /// starts it, as its user allowed, and waits until it registers).
+    #[arg(long, global = true, display_order = 901)]
+    pub no_activate: bool,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -65,6 +70,7 @@ impl Cli {
         Context {
             timeout: Duration::from_secs(self.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS)),
             wait: self.timeout.map(Duration::from_secs),
+            activate: !self.no_activate,
         }
     }
 }
@@ -75,6 +81,9 @@ pub enum Command {
     /// List the apps registered with the daemon and their endpoints.
     #[command(after_help = "Example:\n  jfgui-agent list\n  jfgui-agent list --json")]
     List(list::ListArgs),
+    /// List the apps installed for agents to start (and whether each runs), or forget one.
+    #[command(after_help = apps::AFTER_HELP)]
+    Apps(apps::AppsArgs),
     /// List (or search) an endpoint's actions.
     #[command(after_help = "Example:\n  jfgui-agent actions notepad --query document")]
     Actions(actions::ActionsArgs),
@@ -154,6 +163,8 @@ pub struct Context {
     pub timeout: Duration,
     /// Bound on following a task (`tasks wait`, `call --wait`); `None`: until it ends.
     pub wait: Option<Duration>,
+    /// Start an installed app a command names when it is not running (not `--no-activate`).
+    pub activate: bool,
 }
 
 impl Command {
@@ -161,6 +172,7 @@ impl Command {
     pub fn format(&self) -> Format {
         match self {
             Command::List(a) => Format::choose(a.out.json, false),
+            Command::Apps(a) => Format::choose(a.out.json, false),
             Command::Actions(a) => Format::choose(a.out.json, false),
             Command::Describe(a) => Format::choose(a.out.json, false),
             Command::Call(a) => Format::choose(a.out.json, true),
@@ -190,6 +202,7 @@ impl Command {
     pub async fn run(self, ctx: Context, format: Format) -> Result<(), Failure> {
         match self {
             Command::List(_) => list::run(ctx, format).await,
+            Command::Apps(a) => apps::run(a, ctx, format).await,
             Command::Actions(a) => actions::run(a, ctx, format).await,
             Command::Describe(a) => describe::run(a, ctx, format).await,
             Command::Call(a) => call::run(a, ctx, format).await,
@@ -233,6 +246,9 @@ mod tests {
     fn every_subcommand_parses() {
         let ok: &[&[&str]] = &[
             &["x", "list", "--json"],
+            &["x", "apps", "--json"],
+            &["x", "apps", "forget", "sketch"],
+            &["x", "--no-activate", "call", "sketch", "shape.add"],
             &["x", "actions", "notepad", "--query", "doc"],
             &["x", "describe", "notepad", "document.get"],
             &[

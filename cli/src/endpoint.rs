@@ -25,6 +25,8 @@ pub struct AppEntry {
     pub action_count: Option<u64>,
     /// The endpoint socket, `null` while disabled.
     pub endpoint: Option<PathBuf>,
+    /// `false` for an installed app that is not running (a command naming it starts it).
+    pub running: bool,
 }
 
 /// Decodes the `apps/list` result.
@@ -50,6 +52,7 @@ pub fn parse_apps(result: &Map) -> Result<Vec<AppEntry>, Failure> {
                 enabled: row.get("enabled").and_then(Value::as_bool).unwrap_or(false),
                 action_count: row.get("actionCount").and_then(Value::as_u64),
                 endpoint: row.get("endpoint").and_then(Value::as_str).map(PathBuf::from),
+                running: row.get("running").and_then(Value::as_bool).unwrap_or(true),
             })
         })
         .collect()
@@ -62,8 +65,9 @@ impl jfgui_proto::resolve::Candidate for AppEntry {
     fn display_name(&self) -> &str {
         &self.display_name
     }
+    /// An installed app that is not running resolves like an enabled one: naming it starts it.
     fn enabled(&self) -> bool {
-        self.enabled
+        self.enabled || !self.running
     }
 }
 
@@ -148,28 +152,63 @@ pub async fn list_apps(daemon: &Daemon, timeout: Duration) -> Result<Vec<AppEntr
 
 /// Opens the endpoint `query` names. A slug-shaped name whose socket (or pipe) exists is used
 /// directly (no control round trip: the MCP SDK may start the gateway just for one probe);
-/// anything else is resolved through `apps/list`.
+/// anything else is resolved through `apps/list`. An installed app that is not running is
+/// started first (`apps/activate`) when `activate`, else refused (exit 3, `app_not_running`).
 pub async fn open(
     daemon: &Daemon,
     query: &str,
     timeout: Duration,
+    activate: bool,
 ) -> Result<(String, (Reader, Writer)), Failure> {
     if is_slug_shaped(query)
         && let Ok(stream) = transport::connect(&daemon.endpoint(query)).await
     {
         return Ok((query.to_string(), stream));
     }
-    let apps = list_apps(daemon, timeout).await?;
+    let mut control = Client::connect(daemon.control(), Peer::Control, timeout).await?;
+    let apps = parse_apps(&request_all_apps(&mut control).await?)?;
     let app = resolve(query, &apps)?;
-    let path = app.endpoint.clone().unwrap_or_else(|| daemon.endpoint(&app.slug));
-    let peer = Peer::Endpoint(app.slug.clone());
+    let (slug, endpoint) = if app.running {
+        (app.slug.clone(), app.endpoint.clone())
+    } else if activate {
+        start(&mut control, &app.slug).await?
+    } else {
+        return Err(Failure::new(
+            Exit::NotFound,
+            "app_not_running",
+            format!(
+                "app '{}' ({}) is installed but not running, and --no-activate was given",
+                app.slug, app.display_name
+            ),
+        ));
+    };
+    let path = endpoint.unwrap_or_else(|| daemon.endpoint(&slug));
+    let peer = Peer::Endpoint(slug.clone());
     let stream = connect_stream(&path, &peer).await?;
-    Ok((app.slug.clone(), stream))
+    Ok((slug, stream))
 }
 
-/// Opens a request client to the endpoint `query` names.
-pub async fn client(daemon: &Daemon, query: &str, timeout: Duration) -> Result<Client, Failure> {
-    let (slug, stream) = open(daemon, query, timeout).await?;
+/// `apps/activate {app}`: the daemon starts the installed app and answers once it registered
+/// with access on; its slug and endpoint.
+async fn start(control: &mut Client, slug: &str) -> Result<(String, Option<PathBuf>), Failure> {
+    let mut params = Map::new();
+    params.insert("app", slug);
+    let result = control.request("apps/activate", params).await?;
+    let slug = result.get("app").and_then(Value::as_str).ok_or_else(|| {
+        Failure::new(Exit::Protocol, "malformed_response", "apps/activate answered without app")
+    })?;
+    let endpoint = result.get("endpoint").and_then(Value::as_str).map(PathBuf::from);
+    Ok((slug.to_string(), endpoint))
+}
+
+/// Opens a request client to the endpoint `query` names (see [`open`]).
+pub async fn client(
+    daemon: &Daemon,
+    query: &str,
+    timeout: Duration,
+    activate: bool,
+) -> Result<Client, Failure> {
+    let (slug, stream) = open(daemon, query, timeout, activate).await?;
     Ok(Client::from_stream(stream, Peer::Endpoint(slug), timeout))
 }
 
@@ -193,6 +232,7 @@ mod tests {
             enabled,
             action_count: Some(3),
             endpoint: enabled.then(|| PathBuf::from(format!("/rt/apps/{slug}.sock"))),
+            running: true,
         }
     }
 

@@ -179,6 +179,16 @@ pub struct Config {
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub partial_idle: Duration,
 
+    /// An installed app the daemon starts for an agent must register with agent access on
+    /// within this, or it is stopped and the start fails (activation_failed).
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_duration)]
+    pub activation_deadline: Duration,
+
+    /// After a failed start of an installed app, the next waits this long, doubling with each
+    /// failure in a row up to 5 minutes; calls in between get activation_failed at once.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub activation_backoff: Duration,
+
     /// On shutdown, wait this long for in-flight replies before failing them.
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration)]
     pub shutdown_drain: Duration,

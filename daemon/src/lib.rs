@@ -4,10 +4,10 @@
 
 #[cfg(feature = "server")]
 mod agents;
+#[cfg(all(unix, feature = "server"))]
+mod app_activation;
 pub mod config;
 
-#[cfg(all(unix, feature = "server"))]
-mod activation;
 #[cfg(feature = "server")]
 pub mod bridge;
 #[cfg(all(unix, feature = "server"))]
@@ -20,5 +20,7 @@ pub mod logging;
 mod runtime_dir;
 #[cfg(feature = "server")]
 pub mod server;
+#[cfg(all(unix, feature = "server"))]
+mod socket_activation;
 #[cfg(feature = "server")]
 mod transport;

@@ -11,6 +11,10 @@ revision, so an agent's write based on what it read earlier is refused if the us
 in between. `notes.clear` asks the user first, in a dialog ("<agent> wants to: Clear the
 notes": Allow once, Always allow <agent>, Deny); the call waits meanwhile, and nothing is
 cleared on a no or if the agent gives up.
+
+"Let agents start Tk Notes" writes the app's launch file: while it is ticked, an agent that
+calls Tk Notes when it is not running has the daemon start it (this script, with the same
+Python), and a window started that way has agent access on and says so.
 """
 
 from __future__ import annotations
@@ -19,9 +23,21 @@ import argparse
 import tkinter as tk
 from typing import Any, Optional
 
-from jfgui_host import Answer, Confirmation, Host, HostError, action
+from jfgui_host import (
+    Answer,
+    Confirmation,
+    Host,
+    HostError,
+    JfguiError,
+    action,
+    agents_may_start,
+    let_agents_start,
+    started_by_agent,
+    stop_letting_agents_start,
+)
 from jfgui_host.loops import TkPump
 
+NAME = "Tk Notes"
 TEXT = {"type": "string", "maxLength": 100000}
 
 
@@ -29,7 +45,7 @@ class Notes(Host):
     """The Text widget's content is the state; the revision counts its changes."""
 
     def __init__(self, text: tk.Text) -> None:
-        super().__init__("Tk Notes")
+        super().__init__(NAME)
         self.text = text
         self._revision = 1
         self._seen = self.content()
@@ -146,16 +162,32 @@ def main() -> None:
     text.insert("1.0", args.text)
     text.edit_reset()
     notes = Notes(text)
-    allowed = tk.BooleanVar(value=args.agent_enable)
+    # Started by the daemon from the launch file: the user's "Let agents start" is their yes.
+    activated = started_by_agent()
+    allowed = tk.BooleanVar(value=args.agent_enable or activated)
+    startable = tk.BooleanVar(value=agents_may_start(NAME))
     status = tk.Label(root, anchor="w")
 
     def apply_choice() -> None:
         notes.set_enabled(allowed.get())
-        status.config(text="Agents can read and edit these notes (endpoint tk-notes)."
+        why = " Started by an agent." if activated and allowed.get() else ""
+        status.config(text="Agents can read and edit these notes (endpoint tk-notes)." + why
                       if allowed.get() else "Agent access is off.")
+
+    def apply_startable() -> None:
+        try:
+            if startable.get():
+                let_agents_start(NAME)
+            else:
+                stop_letting_agents_start(NAME)
+        except JfguiError as e:
+            startable.set(not startable.get())
+            status.config(text=f"Cannot change whether agents may start Tk Notes: {e}")
 
     tk.Checkbutton(root, text="Let agents read and edit these notes", variable=allowed,
                    command=apply_choice).pack(anchor="w")
+    tk.Checkbutton(root, text="Let agents start Tk Notes", variable=startable,
+                   command=apply_startable).pack(anchor="w")
     text.pack(fill="both", expand=True)
     status.pack(fill="x")
     apply_choice()

@@ -16,6 +16,8 @@ mod consent;
 pub mod declare;
 mod dispatcher;
 mod host;
+#[cfg(feature = "std")]
+pub mod launch;
 mod registration;
 mod tasks;
 #[cfg(test)]

@@ -127,6 +127,19 @@ pub enum Reason {
         /// The app's slug.
         app: String,
     },
+    /// not_executed: the daemon could not start the installed app the call names: it exited,
+    /// could not be run, or did not register with agent access on within the deadline; or its
+    /// last start failed moments ago and the next is not due yet.
+    ActivationFailed {
+        /// The app's slug.
+        app: String,
+        /// How the process ended (`exit status 3`, `signal 9`), when it did.
+        exit_status: Option<String>,
+        /// The last KiB of what it wrote to stderr.
+        stderr: String,
+        /// Milliseconds until the daemon will try to start it again.
+        retry_after_ms: u64,
+    },
     /// outcome_unknown: no reply within the request deadline.
     Timeout,
     /// outcome_unknown: the app went away while the call was outstanding.
@@ -238,7 +251,8 @@ impl Reason {
             | TooManyPendingConfirmations
             | AppDisconnectedUnconfirmed
             | DaemonUnavailableUnsent
-            | AppDisabled { .. } => ErrorClass::NotExecuted,
+            | AppDisabled { .. }
+            | ActivationFailed { .. } => ErrorClass::NotExecuted,
             Timeout | AppDisconnected | DaemonShutdown | DaemonUnavailable => {
                 ErrorClass::OutcomeUnknown
             }
@@ -268,6 +282,7 @@ impl Reason {
             NoConfirmationUi => "no_confirmation_ui",
             ConfirmationTimeout => "confirmation_timeout",
             TooManyPendingConfirmations => "too_many_pending_confirmations",
+            ActivationFailed { .. } => "activation_failed",
             Timeout => "timeout",
             AppDisconnected | AppDisconnectedUnconfirmed => "app_disconnected",
             DaemonShutdown => "daemon_shutdown",
@@ -339,6 +354,14 @@ impl Reason {
                 m.insert("apps", apps.iter().map(AppRef::to_value).collect::<Vec<_>>());
                 insert_suggestions(&mut m, suggestions);
             }
+            ActivationFailed { app, exit_status, stderr, retry_after_ms } => {
+                m.insert("app", app.as_str());
+                if let Some(status) = exit_status {
+                    m.insert("exitStatus", status.as_str());
+                }
+                m.insert("stderr", stderr.as_str());
+                m.insert("retryAfterMs", *retry_after_ms);
+            }
             RevisionRequired
             | Disabled
             | Busy
@@ -395,6 +418,12 @@ impl Reason {
             "no_confirmation_ui" => Reason::NoConfirmationUi,
             "confirmation_timeout" => Reason::ConfirmationTimeout,
             "too_many_pending_confirmations" => Reason::TooManyPendingConfirmations,
+            "activation_failed" => Reason::ActivationFailed {
+                app: s("app")?,
+                exit_status: s("exitStatus"),
+                stderr: s("stderr")?,
+                retry_after_ms: u("retryAfterMs")?,
+            },
             "timeout" => Reason::Timeout,
             "app_disconnected" => Reason::AppDisconnected,
             "daemon_shutdown" => Reason::DaemonShutdown,
@@ -561,6 +590,18 @@ mod tests {
             Reason::AppDisconnectedUnconfirmed,
             Reason::DaemonUnavailableUnsent,
             Reason::AppDisabled { app: s("sketch") },
+            Reason::ActivationFailed {
+                app: s("sketch"),
+                exit_status: Some(s("exit status 3")),
+                stderr: s("no display"),
+                retry_after_ms: 10_000,
+            },
+            Reason::ActivationFailed {
+                app: s("sketch"),
+                exit_status: None,
+                stderr: s(""),
+                retry_after_ms: 0,
+            },
             Reason::Timeout,
             Reason::AppDisconnected,
             Reason::DaemonShutdown,
@@ -685,6 +726,7 @@ mod tests {
                         | ("host_error", "code")
                         | ("response_too_large", "action")
                         | (_, "suggestions")
+                        | ("activation_failed", "exitStatus")
                 );
                 let missing = with(&wire, "data", Value::Object(fewer));
                 assert_eq!(ActionError::from_wire(&missing).is_some(), optional, "{missing:?}");

@@ -11,6 +11,8 @@ mod action;
 mod action_error;
 pub mod channel;
 mod json;
+#[cfg(feature = "std")]
+pub mod launch;
 mod line;
 #[cfg(feature = "std")]
 pub mod locations;

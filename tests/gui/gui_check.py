@@ -176,6 +176,24 @@ class Desktop:
         self.shot_count = 0
 
     def start(self, export_ms: int) -> None:
+        self.start_x()
+        daemon = subprocess.Popen([self.bins["jfgui-agentd"]], env=self.env, stdin=subprocess.DEVNULL)
+        self.procs.append((daemon, "jfgui-agentd"))
+        self.wait_for(os.path.join(self.runtime, "host.sock"), daemon, "jfgui-agentd")
+        self.app = subprocess.Popen(
+            [self.bins["jfgui-sketch"], "--agent-enable", "--export-ms", str(export_ms)],
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+        )
+        self.procs.append((self.app, "jfgui-sketch"))
+        try:
+            self.wait_for(os.path.join(self.runtime, "apps", "sketch.sock"), self.app, "jfgui-sketch")
+        except RuntimeError as e:
+            raise CannotRun(str(e))
+        self.find_window(lambda: self.app.poll() is None)
+
+    def start_x(self) -> None:
+        """Xvfb on a free display, named in self.env["DISPLAY"]."""
         read_fd, write_fd = os.pipe()
         try:
             xvfb = subprocess.Popen(
@@ -201,25 +219,14 @@ class Desktop:
         self.env["DISPLAY"] = ":" + display.decode().strip()
         log(f"Xvfb on {self.env['DISPLAY']}, runtime dir {self.runtime}")
 
-        daemon = subprocess.Popen([self.bins["jfgui-agentd"]], env=self.env, stdin=subprocess.DEVNULL)
-        self.procs.append((daemon, "jfgui-agentd"))
-        self.wait_for(os.path.join(self.runtime, "host.sock"), daemon, "jfgui-agentd")
-        self.app = subprocess.Popen(
-            [self.bins["jfgui-sketch"], "--agent-enable", "--export-ms", str(export_ms)],
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-        )
-        self.procs.append((self.app, "jfgui-sketch"))
-        try:
-            self.wait_for(os.path.join(self.runtime, "apps", "sketch.sock"), self.app, "jfgui-sketch")
-        except RuntimeError as e:
-            raise CannotRun(str(e))
+    def find_window(self, alive) -> None:
+        """Waits for the Sketch window while `alive()` says its process runs."""
         deadline = time.monotonic() + SETUP_TIMEOUT_S
         while not self.window:
             found = self.run(["xdotool", "search", "--name", "^Sketch$"], check=False).stdout.split()
             if found:
                 self.window = found[0].decode()
-            elif time.monotonic() > deadline or self.app.poll() is not None:
+            elif time.monotonic() > deadline or not alive():
                 raise CannotRun("the Sketch window did not appear")
             else:
                 time.sleep(0.1)

@@ -57,4 +57,13 @@ set -e
 if ((status == 3)); then
     cannot_run "the X server or the window did not start (see above)"
 fi
+((status == 0)) || exit "$status"
+# Sketch started by an agent (a daemon without DISPLAY, the SDK's default environment).
+set +e
+"$python" "$here/activation_check.py" --bin-dir "$target/debug" --artifacts "$artifacts"
+status=$?
+set -e
+if ((status == 3)); then
+    cannot_run "the X server did not start (see above)"
+fi
 exit "$status"

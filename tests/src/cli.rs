@@ -88,6 +88,7 @@ pub fn agent_command(rt: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(agent());
     cmd.env("JFGUI_RUNTIME_DIR", rt)
         .env_remove("XDG_RUNTIME_DIR")
+        .env("XDG_DATA_HOME", crate::data_dir(rt))
         .env("JFGUI_AUDIT_DIR", crate::audit_dir(rt))
         .env("RUST_BACKTRACE", "1")
         .args(args);

@@ -340,12 +340,23 @@ pub fn audit_dir(rt: &Path) -> PathBuf {
     rt.with_file_name(name)
 }
 
+/// The data dir (`XDG_DATA_HOME`) of the daemon, CLI and apps of runtime dir `rt`: `RT.data`
+/// beside it, so the launch files a test writes (`jfgui-agent/apps/`) are its own and the
+/// user's are never read.
+pub fn data_dir(rt: &Path) -> PathBuf {
+    let mut name = rt.file_name().unwrap_or_default().to_os_string();
+    name.push(".data");
+    rt.with_file_name(name)
+}
+
 /// A daemon command for runtime dir `rt` (through `JFGUI_RUNTIME_DIR`, with `XDG_RUNTIME_DIR`
-/// removed so nothing leaks in from the environment; its audit log in [`audit_dir`]).
+/// removed so nothing leaks in from the environment; its audit log in [`audit_dir`], its
+/// launch files under [`data_dir`]).
 pub fn daemon_command(rt: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(agentd());
     cmd.env("JFGUI_RUNTIME_DIR", rt)
         .env_remove("XDG_RUNTIME_DIR")
+        .env("XDG_DATA_HOME", data_dir(rt))
         .env("JFGUI_AUDIT_DIR", audit_dir(rt))
         .env("JFGUI_LOG", "debug")
         .args(args);
@@ -484,7 +495,10 @@ pub fn run_daemon(cmd: Command) -> (ExitStatus, String) {
 /// Starts the example app with `JFGUI_RUNTIME_DIR=rt`.
 pub fn notepad(rt: &Path, args: &[&str]) -> Proc {
     let mut cmd = Command::new(bin("jfgui-notepad"));
-    cmd.env("JFGUI_RUNTIME_DIR", rt).env_remove("XDG_RUNTIME_DIR").args(args);
+    cmd.env("JFGUI_RUNTIME_DIR", rt)
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("XDG_DATA_HOME", data_dir(rt))
+        .args(args);
     Proc::spawn(cmd, rt.with_file_name(format!("notepad-{}.log", unique())))
 }
 

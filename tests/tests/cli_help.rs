@@ -18,7 +18,7 @@ use std::time::Duration;
 use jfgui_tests::bridge::{AutoBrowser, BridgeRig};
 use jfgui_tests::cli::{Run, run_command};
 use jfgui_tests::serde_json::{self, Value};
-use jfgui_tests::{Daemon, Proc, TempDir, Watchdog, agent, audit_dir, bin_dir, notepad};
+use jfgui_tests::{Daemon, Proc, TempDir, Watchdog, agent, audit_dir, bin_dir, data_dir, notepad};
 
 /// The subcommands `jfgui-agent --help` lists, without `help`.
 fn subcommands() -> Vec<String> {
@@ -135,6 +135,7 @@ impl World {
             .env("HOME", self.dir.path().join("home"))
             .env("JFGUI_RUNTIME_DIR", self.rt())
             .env_remove("XDG_RUNTIME_DIR")
+            .env("XDG_DATA_HOME", data_dir(&self.rt()))
             .env("JFGUI_AUDIT_DIR", audit_dir(&self.rt()));
     }
 

@@ -2,8 +2,8 @@
 //! instead of one per file). Each module starts the real daemon, example apps and clients
 //! through the helpers in `jfgui_tests`.
 
-mod activation;
 mod all_apps_mcp;
+mod app_activation;
 mod app_faults;
 mod audit;
 mod backpressure;
@@ -40,6 +40,7 @@ mod runtime_dir;
 mod single_instance;
 mod sketch_headless;
 mod slow_peers;
+mod socket_activation;
 mod tasks_on_app_exit;
 mod tidy;
 mod worker_threads;

@@ -26,7 +26,7 @@ pub struct ActionsArgs {
 /// Prints `{actions:[{name,description,kind}]}` (all pages merged) or a table.
 pub async fn run(args: ActionsArgs, ctx: Context, format: Format) -> Result<(), Failure> {
     let daemon = daemon()?;
-    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout).await?;
+    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout, ctx.activate).await?;
     let actions = client.all_actions(args.query.as_deref()).await?;
     print(actions, format)
 }

@@ -53,7 +53,7 @@ pub struct BatchArgs {
 pub async fn run(args: BatchArgs, ctx: Context, format: Format) -> Result<(), Failure> {
     let params = params(args.input.read()?, args.atomic, args.keep_going)?;
     let daemon = daemon()?;
-    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout).await?;
+    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout, ctx.activate).await?;
     let mut result = client.request("actions/batch", params).await?;
     // A batch with an action that asks the user first is one task: followed to its end (with
     // the connection open, which keeps the question asked), then its results are the batch's.

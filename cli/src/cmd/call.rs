@@ -78,7 +78,7 @@ pub struct CallArgs {
 pub async fn run(args: CallArgs, ctx: Context, format: Format) -> Result<(), Failure> {
     let input = args.input.read()?;
     let daemon = daemon()?;
-    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout).await?;
+    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout, ctx.activate).await?;
     let revision = match args.expected_revision {
         None => None,
         Some(ExpectedRevision::Exact(n)) => Some(n),

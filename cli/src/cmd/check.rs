@@ -50,7 +50,7 @@ pub struct CheckArgs {
 /// Runs the checks and prints the report.
 pub async fn run(args: CheckArgs, ctx: Context, format: Format) -> Result<(), Failure> {
     let daemon = daemon()?;
-    let (slug, stream) = endpoint::open(&daemon, &args.endpoint, ctx.timeout).await?;
+    let (slug, stream) = endpoint::open(&daemon, &args.endpoint, ctx.timeout, ctx.activate).await?;
     let client = Client::from_stream(stream, Peer::Endpoint(slug.clone()), ctx.timeout);
     let mut target = wire::Wire::new(client, daemon, slug.clone(), ctx.timeout);
     let options = Options { mutate: args.mutate, ..Options::read_only() };

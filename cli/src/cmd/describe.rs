@@ -25,7 +25,7 @@ pub struct DescribeArgs {
 /// Prints the `actions/describe` result as JSON, or as text with indented schemas.
 pub async fn run(args: DescribeArgs, ctx: Context, format: Format) -> Result<(), Failure> {
     let daemon = daemon()?;
-    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout).await?;
+    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout, ctx.activate).await?;
     let mut params = Map::new();
     params.insert("action", args.action.as_str());
     let result = client.request("actions/describe", params).await.map_err(|f| {

@@ -40,7 +40,7 @@ pub struct InspectArgs {
 pub async fn run(args: InspectArgs, ctx: Context, format: Format) -> Result<(), Failure> {
     let input = args.input.read()?;
     let daemon = daemon()?;
-    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout).await?;
+    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout, ctx.activate).await?;
     let mut params = Map::new();
     if let Some(input) = input {
         params.insert("input", input);

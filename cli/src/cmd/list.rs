@@ -33,7 +33,11 @@ pub async fn run(ctx: Context, format: Format) -> Result<(), Failure> {
         .map(|a| {
             vec![
                 a.slug.clone(),
-                if a.enabled { String::from("yes") } else { String::from("no") },
+                String::from(match (a.running, a.enabled) {
+                    (false, _) => "not running",
+                    (true, true) => "yes",
+                    (true, false) => "no",
+                }),
                 a.pid.map_or_else(|| String::from("-"), |p| p.to_string()),
                 a.action_count.map_or_else(|| String::from("-"), |n| n.to_string()),
                 a.display_name.clone(),

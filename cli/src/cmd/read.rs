@@ -52,7 +52,7 @@ pub struct ReadArgs {
 /// Reads the resource into the file or stdout.
 pub async fn run(args: ReadArgs, ctx: Context, format: Format) -> Result<(), Failure> {
     let daemon = daemon()?;
-    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout).await?;
+    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout, ctx.activate).await?;
     let got = download(&mut client, &args.uri, args.output.as_deref()).await?;
     let Some(file) = &args.output else { return Ok(()) };
     if format == Format::Json {

@@ -36,6 +36,7 @@ pub struct StdioArgs {
 /// Connects and pipes until EOF on either side.
 pub async fn run(args: StdioArgs, ctx: Context) -> Result<(), Failure> {
     let daemon = daemon()?;
-    let (slug, (read, write)) = endpoint::open(&daemon, &args.endpoint, ctx.timeout).await?;
+    let (slug, (read, write)) =
+        endpoint::open(&daemon, &args.endpoint, ctx.timeout, ctx.activate).await?;
     gateway::run(read, write, args.protocol, &format!("endpoint '{slug}'"), ctx.timeout).await
 }

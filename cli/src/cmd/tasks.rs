@@ -66,7 +66,7 @@ pub struct TasksArgs {
 /// Runs `get`, `wait` or `cancel`.
 pub async fn run(args: TasksArgs, ctx: Context, format: Format) -> Result<(), Failure> {
     let daemon = daemon()?;
-    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout).await?;
+    let mut client = endpoint::client(&daemon, &args.endpoint, ctx.timeout, ctx.activate).await?;
     match args.op {
         TaskOp::Get => {
             let result = get(&mut client, &args.id).await?;

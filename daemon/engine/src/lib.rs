@@ -1,6 +1,7 @@
 // The crate docs are README.md (also the crates.io page), so its example runs as a doc test.
 #![doc = include_str!("../README.md")]
 
+pub mod activation;
 mod app;
 pub mod audit;
 mod backlog;
@@ -28,6 +29,7 @@ pub use client::{
     mcp_error_line,
 };
 
+use crate::activation::{Activation, Starts};
 use crate::app::{App, Registry};
 use crate::audit::{Audit, Transport};
 use crate::client::{Caller, ClientFate, Target};
@@ -80,6 +82,9 @@ pub struct EngineConfig {
     pub endpoint_naming: Option<EndpointNaming>,
     /// The audit log client calls are recorded in; `None` records nothing.
     pub audit: Option<Audit>,
+    /// How the OS layer starts installed apps; `None` (headless, tests of the engine alone)
+    /// starts none and lists none.
+    pub activation: Option<Activation>,
     /// Log lines the process's log writer dropped, reported by `daemon/status` as `logDropped`:
     /// the daemon's writer counts into it; where nothing logs through a lossy writer
     /// (headless), it stays 0.
@@ -148,6 +153,7 @@ impl Default for EngineConfig {
             runtime_dir: None,
             endpoint_naming: None,
             audit: None,
+            activation: None,
             log_dropped: Counter::default(),
             consent: consent::ConsentConfig::default(),
         }
@@ -234,6 +240,8 @@ struct Shared {
     /// Live `serve_app` and `serve_client` calls.
     connections: watch::Sender<Connections>,
     started: Instant,
+    /// Installed apps being started, or whose last start failed.
+    starts: Starts,
 }
 
 /// Waits until the watched value satisfies `f`. The borrow `wait_for` returns is dropped
@@ -295,6 +303,7 @@ impl Engine {
             shutdown: watch::Sender::new(false),
             connections: watch::Sender::new(Connections::default()),
             started: Instant::now(),
+            starts: Starts::default(),
             config,
         }))
     }

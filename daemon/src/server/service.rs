@@ -2,7 +2,9 @@
 //! its control connections may open, built from the flags and the runtime dir.
 
 use std::path::Path;
+use std::sync::Arc;
 
+use jfgui_engine::activation::{Activation, Launcher};
 use jfgui_engine::audit::{Audit, Transport};
 use jfgui_engine::consent::{ConsentConfig, Grants};
 use jfgui_engine::{Counter, EndpointEvents, EndpointNaming, Engine, EngineConfig, PeerInfo};
@@ -27,14 +29,22 @@ impl Service {
     /// The engine for `config`. `runtime_dir` (Unix) is reported by `daemon/status`;
     /// `endpoints` names the endpoints of `apps/list` (socket paths or pipe names);
     /// `max_slug_len` is what the endpoint names leave room for (the `sun_path` limit on
-    /// Unix); `log_dropped` is the log writer's count of dropped lines.
+    /// Unix); `log_dropped` is the log writer's count of dropped lines; `launcher` starts
+    /// installed apps (`None`: no activation).
     pub fn new(
         config: &Config,
         runtime_dir: Option<&Path>,
         endpoints: EndpointNaming,
         max_slug_len: usize,
         log_dropped: Counter,
+        launcher: Option<Arc<dyn Launcher>>,
     ) -> Service {
+        let activation = launcher.map(|launcher| {
+            let mut activation = Activation::new(launcher);
+            activation.deadline = config.activation_deadline;
+            activation.backoff = config.activation_backoff;
+            activation
+        });
         let engine = Engine::new(EngineConfig {
             json: config.json_limits(),
             max_frame: to_usize(config.max_frame),
@@ -53,6 +63,7 @@ impl Service {
             runtime_dir: runtime_dir.map(Path::to_path_buf),
             endpoint_naming: Some(endpoints),
             audit: Some(Audit::start(config.audit())),
+            activation,
             log_dropped,
             consent: ConsentConfig {
                 timeout: config.confirm_timeout,

@@ -9,7 +9,7 @@
 //! instead of hanging), then `shutdown()` the engine (apps told `bye`, in-flight calls answered
 //! within the drain), then unlink and release the lock.
 //!
-//! Socket activation (`activation.rs`): `agentd.sock` and `host.sock` come from systemd
+//! Socket activation (`socket_activation.rs`): `agentd.sock` and `host.sock` come from systemd
 //! instead of being bound, are never unlinked, and `--idle-exit` defaults to 30 s; `mcp.sock`
 //! is bound by the daemon either way.
 //!
@@ -28,10 +28,11 @@ use super::dir_watch::dir_gone;
 use super::endpoints::EndpointSpace;
 use super::gate::{self, Gate};
 use super::{Listeners, SHUTDOWN_SLACK, Service, demo, idle, listen};
-use crate::activation::Inherited;
+use crate::app_activation::AppLauncher;
 use crate::config::{Config, exit, to_usize};
 use crate::lock::{Lock, LockError};
 use crate::runtime_dir::{DirError, Opened, RuntimeDir};
+use crate::socket_activation::Inherited;
 use crate::transport::{Listener, restrict_umask};
 
 /// Runs the daemon until it stops; returns the process exit status (see `config::exit`).
@@ -39,7 +40,7 @@ use crate::transport::{Listener, restrict_umask};
 /// writer's count of dropped lines, which it reports.
 pub fn run(config: Config, log_dropped: Counter) -> u8 {
     // First, while the process has a single thread (it edits the environment).
-    let inherited = match crate::activation::take() {
+    let inherited = match crate::socket_activation::take() {
         Ok(inherited) => inherited,
         Err(e) => {
             tracing::error!("{e}");
@@ -139,7 +140,7 @@ async fn serve(
     // Socket activation: systemd owns agentd.sock and host.sock (never unlinked here) and
     // restarts the daemon on the next connection after an idle exit.
     let activated = inherited.is_some();
-    let idle_after = crate::activation::idle_exit(config.idle_exit, activated);
+    let idle_after = crate::socket_activation::idle_exit(config.idle_exit, activated);
     // Before any socket exists, so a SIGTERM during start-up still cleans up.
     let mut signals = match Signals::new() {
         Ok(s) => s,
@@ -191,8 +192,14 @@ async fn serve(
         }
     };
     raise_descriptor_limit(&config);
-    let engine =
-        Service::new(&config, Some(rt.path()), rt.naming(), rt.max_slug_len(), log_dropped);
+    let engine = Service::new(
+        &config,
+        Some(rt.path()),
+        rt.naming(),
+        rt.max_slug_len(),
+        log_dropped,
+        Some(Arc::new(AppLauncher::new(rt.path()))),
+    );
     let gate = Gate::new(to_usize(config.max_clients), to_usize(config.max_apps));
     let (stop_tx, stop_rx) = watch::channel(false);
 
@@ -207,7 +214,7 @@ async fn serve(
     let idle_exit = idle_after.map_or_else(|| "off".to_string(), |d| format!("{}s", d.as_secs()));
     tracing::info!(runtime_dir = %rt.path().display(), pid = std::process::id(), activated,
         idle_exit = %idle_exit, "jfgui-agentd listening");
-    crate::activation::notify_ready();
+    crate::socket_activation::notify_ready();
 
     let demo = demo_app.and_then(|app| demo::start(&app, Some(rt.path())));
 
@@ -234,7 +241,7 @@ async fn serve(
         }
         break stop;
     };
-    crate::activation::notify_stopping();
+    crate::socket_activation::notify_stopping();
     match &stop {
         Stop::Signal(name) => tracing::info!("{name}: shutting down"),
         Stop::Idle => tracing::info!("no app and no client for --idle-exit; shutting down"),

@@ -72,7 +72,7 @@ async fn serve(config: Config, log_dropped: Counter, demo_app: Option<PathBuf>) 
         }
     };
     // Pipe names have room for any slug the spec allows (48 characters).
-    let engine = Service::new(&config, None, space.naming(), usize::MAX, log_dropped);
+    let engine = Service::new(&config, None, space.naming(), usize::MAX, log_dropped, None);
     let gate = Gate::new(to_usize(config.max_clients), to_usize(config.max_apps));
     let (stop_tx, stop_rx) = watch::channel(false);
     let accepting = listen(Listeners { control, host, mcp }, &gate, &engine);

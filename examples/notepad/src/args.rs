@@ -6,7 +6,7 @@ use std::time::Duration;
 /// The usage text (`--help`, and after a usage error).
 pub const USAGE: &str = "\
 usage: jfgui-notepad [--agent-enable] [--agent-stdio] [--no-activity] [--confirm ask|allow|deny]
-                     [--name NAME] [--export-ms N] [--text TEXT]
+                     [--name NAME] [--export-ms N] [--text TEXT] [--let-agents-start on|off]
 
   --agent-enable   enable agent access (without it the app registers disabled)
   --confirm MODE   how a call that needs your yes (document.clear) is answered: ask (default:
@@ -17,7 +17,11 @@ usage: jfgui-notepad [--agent-enable] [--agent-stdio] [--no-activity] [--confirm
   --no-activity    do not ask the daemon for `activity` notices (no \"last agent action\" line)
   --name NAME      display name (default: Notepad)
   --export-ms N    how long document.export runs, in milliseconds (default: 2000)
-  --text TEXT      initial document (default: empty)";
+  --text TEXT      initial document (default: empty)
+  --let-agents-start on|off
+                   let agents start this Notepad (with the other flags given) when they call it,
+                   or stop letting them: writes or removes its launch file, then exits. Started
+                   so, it turns agent access on (JFGUI_ACTIVATED=1)";
 
 /// Validated flags.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +40,8 @@ pub struct Args {
     pub text: String,
     /// `--confirm`.
     pub confirm: Confirm,
+    /// `--let-agents-start on|off`.
+    pub let_agents_start: Option<bool>,
 }
 
 /// `--confirm`: who answers a call that needs the user's yes.
@@ -68,6 +74,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
         export_time: Duration::from_millis(2000),
         text: String::new(),
         confirm: Confirm::Ask,
+        let_agents_start: None,
     };
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -99,6 +106,15 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
                     "deny" => Confirm::Deny,
                     other => {
                         return Err(format!("--confirm takes ask, allow or deny, not {other:?}"));
+                    }
+                }
+            }
+            "--let-agents-start" => {
+                out.let_agents_start = match value("--let-agents-start")?.as_str() {
+                    "on" => Some(true),
+                    "off" => Some(false),
+                    other => {
+                        return Err(format!("--let-agents-start takes on or off, not {other:?}"));
                     }
                 }
             }
@@ -154,6 +170,9 @@ mod tests {
         assert!(run(&["--name"]).unwrap_err().contains("needs a value"));
         assert!(run(&["--export-ms", "soon"]).is_err());
         assert!(run(&["--agent-enable=yes"]).is_err());
+        assert!(run(&["--let-agents-start", "maybe"]).is_err());
+        let Command::Run(a) = run(&["--let-agents-start=off"]).unwrap() else { panic!() };
+        assert_eq!(a.let_agents_start, Some(false));
         assert!(run(&["--no-activity=yes"]).is_err());
         assert!(run(&["--confirm", "maybe"]).unwrap_err().contains("ask, allow or deny"));
         assert!(run(&["--confirm"]).unwrap_err().contains("needs a value"));

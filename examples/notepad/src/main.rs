@@ -6,6 +6,8 @@
 //! (`host.sock` in the runtime dir), reconnecting whenever the daemon restarts, enabled only
 //! with `--agent-enable`. Diagnostics and prompts go to stderr; stdout carries only frames.
 //! A call that needs the user's yes is answered as `--confirm` says (`terminal.rs`).
+//! `--let-agents-start on|off` writes or removes its launch file and exits; a Notepad the
+//! daemon started from it (`JFGUI_ACTIVATED=1`) registers enabled.
 
 mod args;
 mod terminal;
@@ -18,6 +20,7 @@ use jfgui_example_notepad::{Clock, Notepad};
 use jfgui_host_sdk::Dispatcher;
 use jfgui_host_sdk::channel::{HostChannel, Identity};
 use jfgui_host_sdk::connector::{Connector, DEFAULT_BUDGET, headless_requested, serve_stdio};
+use jfgui_host_sdk::launch::{let_agents_start_me, started_by_agent, stop_letting_agents_start};
 
 use crate::args::{Command, USAGE};
 
@@ -43,6 +46,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(on) = args.let_agents_start {
+        return let_agents_start(&args.name, on);
+    }
     let clock = Box::new(SystemClock(Instant::now()));
     let app = match Notepad::new(&args.text, args.export_time, clock) {
         Ok(app) => app,
@@ -63,7 +69,10 @@ fn main() -> ExitCode {
     };
     // Running headless is the user's explicit enable: whoever started
     // `jfgui-agent headless APP` asked for agent access.
-    dispatcher.set_enabled(headless || args.agent_enable);
+    // Started by the daemon from the launch file: the file is the user's yes.
+    let activated = started_by_agent();
+    let enabled = headless || args.agent_enable || activated;
+    dispatcher.set_enabled(enabled);
     let identity = Identity { display_name: args.name.clone(), pid: std::process::id() };
     // Ask for the daemon's `activity` notices (unless `--no-activity`): the app reports each
     // on stderr.
@@ -100,12 +109,55 @@ fn main() -> ExitCode {
     eprintln!(
         "jfgui-notepad: {} ({}), daemon socket {}",
         args.name,
-        if args.agent_enable { "agent access enabled" } else { "agent access disabled" },
+        match (activated, enabled) {
+            (true, _) => "started by an agent: agent access enabled",
+            (false, true) => "agent access enabled",
+            (false, false) => "agent access disabled",
+        },
         connector.address().display()
     );
     let e = serve(&mut connector, &mut app, typed.as_ref());
     eprintln!("jfgui-notepad: {e}");
     ExitCode::FAILURE
+}
+
+/// `--let-agents-start on|off`: the launch file starts this program with the other arguments
+/// it was given now (literally; no shell).
+fn let_agents_start(name: &str, on: bool) -> ExitCode {
+    let result = if on {
+        let mut kept = Vec::new();
+        let mut args = std::env::args().skip(1);
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--let-agents-start" => {
+                    args.next();
+                }
+                a if a.starts_with("--let-agents-start=") => {}
+                _ => kept.push(arg),
+            }
+        }
+        let kept: Vec<&str> = kept.iter().map(String::as_str).collect();
+        let_agents_start_me(name, &kept)
+            .map(|path| format!("agents may start {name} ({})", path.display()))
+    } else {
+        stop_letting_agents_start(name).map(|removed| {
+            if removed {
+                format!("agents may no longer start {name}")
+            } else {
+                format!("agents could not start {name}")
+            }
+        })
+    };
+    match result {
+        Ok(message) => {
+            eprintln!("jfgui-notepad: {message}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("jfgui-notepad: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// How often the loop looks for an answer typed on the terminal while a prompt is open.

@@ -21,6 +21,10 @@ pub struct Args {
     /// How long document.export runs, in milliseconds.
     #[arg(long = "export-ms", value_name = "N", default_value_t = 2000)]
     export_ms: u64,
+    /// Let agents start this Sketch when they call it (on), or stop letting them (off), as
+    /// the agent bar's "Let agents start" does; then exit.
+    #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]
+    pub let_agents_start: Option<String>,
 }
 
 impl Args {
@@ -53,5 +57,6 @@ mod tests {
         );
         assert!(Args::try_parse_from(["jfgui-sketch", "--export-ms", "soon"]).is_err());
         assert!(Args::try_parse_from(["jfgui-sketch", "--bogus"]).is_err());
+        assert!(Args::try_parse_from(["jfgui-sketch", "--let-agents-start", "maybe"]).is_err());
     }
 }

@@ -12,9 +12,11 @@
 //! | `activity.rs`, `frames.rs` | the "last agent action" feed; what pumping costs each frame |
 //! | `link.rs`, `waker.rs` | the host channel in egui's event loop: a budget per frame, woken by the socket |
 //! | `window.rs` | the window: toolbar, canvas gestures, agent bar, the modal asking the user |
+//! | `launch.rs` | "Let agents start Sketch": its launch file, and whether an agent started it |
 //!
 //! Agent access is off until the user turns it on ("Agent access" in the window, or
-//! `--agent-enable`). Under `JFGUI_HOST_CHANNEL=stdio` (or `--agent-stdio`) it runs without a
+//! `--agent-enable`), or an agent started Sketch from the launch file the user's "Let agents
+//! start Sketch" wrote. Under `JFGUI_HOST_CHANNEL=stdio` (or `--agent-stdio`) it runs without a
 //! window, serving the host channel on stdin/stdout as every host-sdk app does.
 
 mod actions;
@@ -25,6 +27,7 @@ mod canvas;
 mod codec;
 mod export;
 mod frames;
+mod launch;
 mod link;
 mod paint;
 mod render;
@@ -45,6 +48,7 @@ use jfgui_host_sdk::connector::{Connector, headless_requested, serve_stdio};
 
 use crate::app::Sketch;
 use crate::args::Args;
+use crate::launch::LaunchSetting;
 use crate::link::AgentLink;
 use crate::window::Window;
 
@@ -53,6 +57,16 @@ const WINDOW_SIZE: [f32; 2] = [820.0, 560.0];
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    let mut launch = LaunchSetting::read(&args.name);
+    if let Some(on) = &args.let_agents_start {
+        return match launch.set(on == "on") {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("jfgui-sketch: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let headless = args.agent_stdio || headless_requested();
     // Headless, there is no window to ask in: calls that need the user's yes never run.
     let app = Sketch::new(args.export_time());
@@ -64,8 +78,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    // Running headless is the user's explicit enable (like `jfgui-agent headless`).
-    dispatcher.set_enabled(headless || args.agent_enable);
+    // Running headless is the user's explicit enable (like `jfgui-agent headless`); so is the
+    // launch file the daemon started this process from.
+    let enabled = headless || args.agent_enable || launch.started_by_agent();
+    dispatcher.set_enabled(enabled);
     let identity = Identity { display_name: args.name.clone(), pid: std::process::id() };
     // The "last agent action" line comes from the daemon's `activity` notices.
     let channel = match HostChannel::new(dispatcher, identity).and_then(HostChannel::with_activity)
@@ -97,7 +113,11 @@ fn main() -> ExitCode {
     eprintln!(
         "jfgui-sketch: {} (agent access {}), daemon socket {}",
         args.name,
-        if args.agent_enable { "on" } else { "off until turned on in the window" },
+        match (launch.started_by_agent(), enabled) {
+            (true, _) => "on: started by an agent",
+            (false, true) => "on",
+            (false, false) => "off until turned on in the window",
+        },
         connector.address().display()
     );
     let options = eframe::NativeOptions {
@@ -111,7 +131,7 @@ fn main() -> ExitCode {
         options,
         Box::new(move |cc| {
             let link = AgentLink::new(connector, &cc.egui_ctx)?;
-            Ok(Box::new(Window::new(app, link)))
+            Ok(Box::new(Window::new(app, link, launch)))
         }),
     );
     match result {

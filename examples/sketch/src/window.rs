@@ -19,6 +19,7 @@ use jfgui_host_sdk::{Answer, Map, Value};
 
 use crate::app::{Layout, PixelRect, PromptLayout, Sketch};
 use crate::codec;
+use crate::launch::LaunchSetting;
 use crate::link::{AgentLink, LinkState};
 use crate::paint::{self, View};
 use crate::shape::{Color, Kind, MAX_POINTS_PER_SHAPE, Point, Shape};
@@ -62,11 +63,13 @@ pub struct Window {
     gesture: Option<Gesture>,
     /// The last refused user edit, shown in the agent bar.
     notice: Option<String>,
+    /// "Let agents start Sketch".
+    launch: LaunchSetting,
 }
 
 impl Window {
     /// A window over `app`, talking to the daemon through `link`.
-    pub fn new(app: Sketch, link: AgentLink) -> Window {
+    pub fn new(app: Sketch, link: AgentLink, launch: LaunchSetting) -> Window {
         Window {
             app,
             link,
@@ -78,6 +81,7 @@ impl Window {
             selected: None,
             gesture: None,
             notice: None,
+            launch,
         }
     }
 
@@ -207,6 +211,15 @@ impl Window {
             let toggle = ui.checkbox(&mut enabled, "Agent access");
             if toggle.changed() {
                 self.link.set_enabled(&mut self.app, &ctx, enabled);
+            }
+            let mut allowed = self.launch.allowed();
+            if ui.checkbox(&mut allowed, "Let agents start Sketch").changed()
+                && let Err(e) = self.launch.set(allowed)
+            {
+                self.notice = Some(e);
+            }
+            if self.launch.started_by_agent() {
+                ui.label("started by an agent: access on");
             }
             ui.separator();
             let channel = match (self.link.enabled(), self.link.state()) {

@@ -466,6 +466,47 @@ JfguiStatus jfgui_host_last_error(const struct JfguiHost *h,
 // `h` is NULL or a live handle that no other thread is using.
 JfguiStatus jfgui_host_close(struct JfguiHost *h);
 
+// Lets agents start this app: writes its launch file, so the daemon starts `exec` (a JSON
+// array of strings: an absolute program path, then its arguments, passed literally) when an
+// agent calls `display_name` while it is not running. Replaces an earlier file of that name.
+// `JFGUI_STATUS_INVALID_ARGUMENT` when `exec` is not such an array or its program is not a
+// private file of the user or root; `JFGUI_STATUS_IO` when the file cannot be written (or
+// its directory is not the user's alone).
+//
+// # Safety
+//
+// `display_name` and `exec_json` point to `*_len` readable bytes (UTF-8).
+JfguiStatus jfgui_let_agents_start(const uint8_t *display_name,
+                                   size_t display_name_len,
+                                   const uint8_t *exec_json,
+                                   size_t exec_json_len);
+
+// Stops letting agents start this app: removes its launch file; `*removed` says whether there
+// was one.
+//
+// # Safety
+//
+// `display_name` points to `display_name_len` readable bytes; `removed` is valid for a write.
+JfguiStatus jfgui_stop_letting_agents_start(const uint8_t *display_name,
+                                            size_t display_name_len,
+                                            bool *removed);
+
+// Whether agents may start this app now (a trusted launch file of `display_name` exists):
+// the state of the app's "Let agents start" setting.
+//
+// # Safety
+//
+// `display_name` points to `display_name_len` readable bytes; `out` is valid for a write.
+JfguiStatus jfgui_agents_may_start(const uint8_t *display_name, size_t display_name_len, bool *out);
+
+// Whether the daemon started this process for an agent (`JFGUI_ACTIVATED=1`): the user's
+// launch file is their yes, so the app turns agent access on and shows that it did.
+//
+// # Safety
+//
+// `out` is valid for a write.
+JfguiStatus jfgui_started_by_agent(bool *out);
+
 // Writes the JSON result of an `execute` (the action's output), `inspect` (the state) or
 // `list_resources` (an array of `{"uri", "name", "mimeType", "size"?}`) callback.
 //

@@ -15,6 +15,8 @@ mod host;
 #[allow(unsafe_code)] // the exported functions
 mod host_api;
 #[allow(unsafe_code)] // the exported functions
+mod launch_api;
+#[allow(unsafe_code)] // the exported functions
 mod reply;
 #[allow(unsafe_code)] // the task table lent to a running callback
 mod shared;
@@ -44,6 +46,10 @@ pub use host_api::{
     jfgui_host_connect, jfgui_host_declare_actions, jfgui_host_fd, jfgui_host_info,
     jfgui_host_last_error, jfgui_host_new, jfgui_host_pump, jfgui_host_serve_stdio,
     jfgui_host_set_enabled,
+};
+pub use launch_api::{
+    jfgui_agents_may_start, jfgui_let_agents_start, jfgui_started_by_agent,
+    jfgui_stop_letting_agents_start,
 };
 pub use reply::{
     JfguiReply, jfgui_reply_deferred, jfgui_reply_error, jfgui_reply_json, jfgui_reply_resource,

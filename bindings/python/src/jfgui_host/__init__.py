@@ -23,6 +23,13 @@ from .host import (
     Wait,
     headless_requested,
 )
+from .launch import (
+    agents_may_start,
+    let_agents_start,
+    started_by_agent,
+    stop_letting_agents_start,
+    this_program,
+)
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -42,5 +49,10 @@ __all__ = [
     "Unavailable",
     "Wait",
     "action",
+    "agents_may_start",
     "headless_requested",
+    "let_agents_start",
+    "started_by_agent",
+    "stop_letting_agents_start",
+    "this_program",
 ]

@@ -62,7 +62,7 @@ impl Wire {
         let mut params = Map::new();
         params.insert("_meta", meta);
         let result = self.runtime.block_on(async {
-            let mut mcp = endpoint::client(&self.daemon, &self.slug, self.timeout).await?;
+            let mut mcp = endpoint::client(&self.daemon, &self.slug, self.timeout, false).await?;
             mcp.request("resources/list", params).await
         });
         let rows = match result {

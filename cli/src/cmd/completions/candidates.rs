@@ -47,7 +47,8 @@ fn action_candidates() -> Vec<CompletionCandidate> {
         return Vec::new();
     };
     ask(async move {
-        let mut client = endpoint::client(&daemon().ok()?, &endpoint, PATIENCE).await.ok()?;
+        let mut client =
+            endpoint::client(&daemon().ok()?, &endpoint, PATIENCE, false).await.ok()?;
         let list = client.all_actions(None).await.ok()?;
         Some(
             list.iter()

@@ -6,6 +6,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use jfgui_proto::launch::base_slug;
+
 use super::App;
 use crate::backlog::{self, RecvError};
 use crate::{AppSummary, EndpointEvent};
@@ -172,28 +174,12 @@ impl EndpointEvents {
     }
 }
 
-/// The slug of `display_name`: lower-cased, every run of characters other than ASCII
-/// letters and digits turned into one `-`, trimmed of `-`, `app` if empty, cut to `max` and
-/// trimmed again; on a clash (`taken`) `-2`, `-3`, … with the base cut further so the whole
-/// slug stays within `max`.
+/// The slug of `display_name` (proto's [`base_slug`], the rule launch files are named by) cut
+/// to `max`; on a clash (`taken`) `-2`, `-3`, … with the base cut further so the whole slug
+/// stays within `max`.
 pub fn allocate_slug(display_name: &str, max: usize, taken: impl Fn(&str) -> bool) -> String {
-    let mut base = String::new();
-    let mut pending_dash = false;
-    for c in display_name.chars() {
-        if c.is_ascii_alphanumeric() {
-            if pending_dash && !base.is_empty() {
-                base.push('-');
-            }
-            pending_dash = false;
-            base.push(c.to_ascii_lowercase());
-        } else {
-            pending_dash = true;
-        }
-    }
-    if base.is_empty() {
-        base.push_str("app");
-    }
-    let base = cut(&base, max);
+    let base = base_slug(display_name, max);
+    let base = base.as_str();
     if !taken(base) {
         return base.to_string();
     }

@@ -2,13 +2,14 @@
 //! bounds as the endpoints; `daemon/status`, `apps/list` (paged) and the grants methods
 //! (`control/grants.rs`), plus the methods of
 //! the OS layer's [`ControlMethods`] (the browser bridge's `bridge/open` and `bridge/close`),
-//! and `audit/follow`, which turns the connection into a stream of audit records
-//! (`control/follow.rs`).
+//! `apps/activate`, which starts an installed app (`control/activate.rs`), and `audit/follow`,
+//! which turns the connection into a stream of audit records (`control/follow.rs`).
 //!
 //! Requests are answered one at a time in order, yielding to other connections between two:
-//! every method is local and immediate (`apps/list` is paged), so nothing runs concurrently
-//! but a follow stream.
+//! every method but those two is local and immediate (`apps/list` is paged); an activation
+//! waits for its app beside the other lines, and a follow stream runs until the end.
 
+mod activate;
 mod follow;
 mod grants;
 
@@ -58,7 +59,7 @@ pub async fn serve<S>(
 ) where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
-    let handler = ControlConnection { engine: engine.clone(), extra, following: false };
+    let handler = ControlConnection { engine: engine.clone(), extra, following: false, peer };
     let mut shutdown = engine.0.shutdown.subscribe();
     let connection = Connection {
         config: engine.config(),
@@ -81,6 +82,8 @@ struct ControlConnection {
     engine: Engine,
     extra: Option<Box<dyn ControlMethods>>,
     following: bool,
+    /// Who connected: an activation takes the display from its environment.
+    peer: PeerInfo,
 }
 
 impl Handler for ControlConnection {
@@ -91,6 +94,9 @@ impl Handler for ControlConnection {
             return None;
         }
         let engine = &self.engine;
+        if let Some(call) = activate::check(engine, line, self.peer, output) {
+            return call;
+        }
         let response = match follow::check(engine, line) {
             follow::Follow::No => answer(engine, self.extra.as_deref_mut(), line),
             follow::Follow::Refused(response) => Some(response),
@@ -150,7 +156,8 @@ fn answer(
                 None => {
                     let mut data = json1::reason_data("unknown_method");
                     data.insert("method", other);
-                    let mut all = vec!["daemon/status", "apps/list", follow::METHOD];
+                    let mut all =
+                        vec!["daemon/status", "apps/list", activate::METHOD, follow::METHOD];
                     all.extend_from_slice(&grants::METHODS);
                     all.extend_from_slice(names);
                     let last = all.pop().unwrap_or_default();
@@ -179,7 +186,7 @@ fn answer(
     Some(result_line(&id, result, &limits))
 }
 
-fn result_line(id: &Value, result: Map, limits: &jfgui_proto::Limits) -> Vec<u8> {
+pub(super) fn result_line(id: &Value, result: Map, limits: &jfgui_proto::Limits) -> Vec<u8> {
     let mut response = Map::with_capacity(3);
     response.insert("jsonrpc", "2.0");
     response.insert("id", id.clone());
@@ -231,7 +238,8 @@ const DEFAULT_APPS_LIMIT: u64 = 50;
 
 /// `apps/list {cursor?, limit?}`: a page of the registered apps in registration order, with
 /// `nextCursor` when more follow, so a listing stays within the response bound whatever the
-/// apps registered.
+/// apps registered; the last page ends with the installed apps that are not running
+/// (`running: false`).
 fn apps_list(engine: &Engine, mut params: Map) -> Result<Map, ControlError> {
     let invalid = |reason: &str, param: &str, message: String| {
         let mut data = json1::reason_data(reason);
@@ -273,6 +281,21 @@ fn apps_list(engine: &Engine, mut params: Map) -> Result<Map, ControlError> {
     }
     let config = engine.config();
     let (page, next) = engine.apps_page(from, limit as usize);
+    let installed = match next {
+        Some(_) => Vec::new(),
+        None => crate::activation::not_running(engine),
+    };
+    let installed = installed.into_iter().map(|i| {
+        let mut m = Map::with_capacity(7);
+        m.insert("slug", i.slug);
+        m.insert("displayName", i.display_name);
+        m.insert("pid", Value::Null);
+        m.insert("enabled", false);
+        m.insert("running", false);
+        m.insert("actionCount", Value::Null);
+        m.insert("endpoint", Value::Null);
+        Value::Object(m)
+    });
     let apps: Vec<Value> = page
         .into_iter()
         .map(|a| {
@@ -292,6 +315,7 @@ fn apps_list(engine: &Engine, mut params: Map) -> Result<Map, ControlError> {
             m.insert("endpoint", endpoint);
             Value::Object(m)
         })
+        .chain(installed)
         .collect();
     let mut m = Map::with_capacity(2);
     m.insert("apps", Value::Array(apps));

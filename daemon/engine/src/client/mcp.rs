@@ -43,7 +43,7 @@ mod tools;
 use jfgui_proto::{Limits, Value};
 
 pub use all_apps::OfflineMcp;
-pub(crate) use all_apps::serve as serve_all_apps;
+pub(crate) use all_apps::{not_found, serve as serve_all_apps};
 pub(crate) use modern::{META_PROTOCOL_VERSION, has_envelope, no_way_in};
 pub(crate) use rpc::{Incoming, METHOD_NOT_FOUND, Reply, RpcError, invalid_id, object};
 pub use rpc::{drop_non_mcp_error_id, is_mcp_request_id, mcp_error_line};

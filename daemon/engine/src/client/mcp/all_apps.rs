@@ -24,6 +24,7 @@
 //! call is `daemon_unavailable`: `not_executed` for a call that never left the gateway,
 //! `outcome_unknown` for one that was in flight when the connection dropped.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use jfgui_proto::channel::ResourceInfo;
@@ -35,6 +36,7 @@ use super::backend::Backend;
 use super::rpc::{Incoming, object};
 use super::state::{McpState, Pending, Route};
 use super::{mcp_error_line, response_line, tools};
+use crate::activation::{self, Installed};
 use crate::audit::{Protocol, Transport};
 use crate::client::Target;
 use crate::client::backpressure::CallPermit;
@@ -52,7 +54,7 @@ use crate::{AppSummary, Engine, PeerInfo, until};
 const SERVER_NAME: &str = "All apps";
 
 /// What the all-apps server tells the model first.
-const INSTRUCTIONS: &str = "You are connected to jfgui-agentd, which lets you drive the user's desktop applications with semantic actions, never screen coordinates. Call jfgui_apps_list first: it lists the user's applications, and every other tool takes one of their `app` values (the slug; also the exact display name or a unique slug prefix) as its `app` argument, which may be omitted only while exactly one application is enabled. An application listed with enabled: false has agent access off: tell the user to turn on Agent access in it. Then, per application: find actions with jfgui_actions_search (describe: true returns their input schemas too, so jfgui_actions_describe is rarely needed), read the state and its revision with jfgui_state_inspect, and run actions with jfgui_actions_execute, or several with jfgui_actions_batch (atomic: all or nothing). Writes need expectedRevision; after a stale_revision error, re-read the state and retry with data.currentRevision. Long-running actions return a task: follow it with jfgui_tasks_get, stop it with jfgui_tasks_cancel. See a view with jfgui_view_render (the result is the image) and read resources with jfgui_resources_read. Applications come and go: after not_found/app, call jfgui_apps_list again; a restarted application is reached by the same `app` value once it is back.";
+const INSTRUCTIONS: &str = "You are connected to jfgui-agentd, which lets you drive the user's desktop applications with semantic actions, never screen coordinates. Call jfgui_apps_list first: it lists the user's applications (running: false: installed and not running; a call naming one starts it), and every other tool takes one of their `app` values (the slug; also the exact display name or a unique slug prefix) as its `app` argument, which may be omitted only while exactly one application is enabled. An application listed with enabled: false has agent access off: tell the user to turn on Agent access in it. Then, per application: find actions with jfgui_actions_search (describe: true returns their input schemas too, so jfgui_actions_describe is rarely needed), read the state and its revision with jfgui_state_inspect, and run actions with jfgui_actions_execute, or several with jfgui_actions_batch (atomic: all or nothing). Writes need expectedRevision; after a stale_revision error, re-read the state and retry with data.currentRevision. Long-running actions return a task: follow it with jfgui_tasks_get, stop it with jfgui_tasks_cancel. See a view with jfgui_view_render (the result is the image) and read resources with jfgui_resources_read. Applications come and go: after not_found/app, call jfgui_apps_list again; a restarted application is reached by the same `app` value once it is back.";
 
 /// Where the all-apps server finds apps.
 pub(crate) trait AppSource: Send + Sync {
@@ -61,6 +63,15 @@ pub(crate) trait AppSource: Send + Sync {
     fn apps(&self) -> Result<Vec<AppSummary>, ActionError>;
     /// The enabled app of endpoint `slug`, if it is (still) there.
     fn open(&self, slug: &str) -> Option<Target>;
+    /// The installed apps that are not running (agents may start them).
+    fn installed(&self) -> Vec<Installed>;
+    /// Starts the installed app `query` names (the resolution rule over
+    /// [`installed`](AppSource::installed)) and answers the slug it registered with; `None`
+    /// when `query` names no installed app.
+    fn activate(
+        &self,
+        query: &str,
+    ) -> impl Future<Output = Option<Result<String, ActionError>>> + Send;
 }
 
 /// The daemon's own apps.
@@ -91,6 +102,16 @@ impl AppSource for EngineApps {
         let app = self.engine.enabled_app(slug)?;
         Some(self.engine.target(app, self.peer, self.fate.clone(), self.asker.clone()))
     }
+
+    fn installed(&self) -> Vec<Installed> {
+        activation::not_running(&self.engine)
+    }
+
+    async fn activate(&self, query: &str) -> Option<Result<String, ActionError>> {
+        let installed = self.installed();
+        let Resolved::One(app) = resolve::resolve(query, &installed) else { return None };
+        Some(activation::activate_and_find(&self.engine, app, self.peer.pid).await)
+    }
 }
 
 /// No daemon: nothing can be known or reached. `message` says where the gateway looked;
@@ -109,6 +130,14 @@ impl AppSource for NoDaemon {
     }
 
     fn open(&self, _slug: &str) -> Option<Target> {
+        None
+    }
+
+    fn installed(&self) -> Vec<Installed> {
+        Vec::new()
+    }
+
+    async fn activate(&self, _query: &str) -> Option<Result<String, ActionError>> {
         None
     }
 }
@@ -142,8 +171,9 @@ impl<S: AppSource> AllApps<S> {
         Speaking { server: self, protocol }
     }
 
-    /// The app a call's `app` argument (taken out of `params`) names.
-    fn target(&self, params: &mut Map) -> Result<Target, MethodError> {
+    /// The app a call's `app` argument (taken out of `params`) names; an installed app that
+    /// is not running is started first.
+    async fn target(&self, params: &mut Map) -> Result<Target, MethodError> {
         let query = match params.remove("app") {
             None => None,
             Some(Value::String(query)) => Some(query),
@@ -160,7 +190,7 @@ impl<S: AppSource> AllApps<S> {
         let slug = match query.as_deref() {
             None => match apps.as_slice() {
                 [one] => one.slug.clone(),
-                [] => return Err(not_found("", &apps)),
+                [] => return Err(MethodError::Action(not_found("", &apps))),
                 several => {
                     return Err(invalid_app(
                         "app_required",
@@ -184,16 +214,21 @@ impl<S: AppSource> AllApps<S> {
                     ));
                 }
                 Resolved::Disabled(app) => return Err(disabled(app)),
-                Resolved::None => return Err(not_found(query, &apps)),
+                Resolved::None => match self.source.activate(query).await {
+                    Some(started) => started.map_err(MethodError::Action)?,
+                    None => return Err(MethodError::Action(not_found(query, &apps))),
+                },
             },
         };
         // It may have left since the listing.
-        self.source.open(&slug).ok_or_else(|| not_found(query.as_deref().unwrap_or(""), &apps))
+        self.source
+            .open(&slug)
+            .ok_or_else(|| MethodError::Action(not_found(query.as_deref().unwrap_or(""), &apps)))
     }
 }
 
 /// `not_found/app`, listing the apps that are there.
-fn not_found(query: &str, apps: &[AppSummary]) -> MethodError {
+pub(crate) fn not_found(query: &str, apps: &[AppSummary]) -> ActionError {
     let message = if apps.is_empty() {
         "No application is enabled right now.".to_owned()
     } else {
@@ -206,7 +241,7 @@ fn not_found(query: &str, apps: &[AppSummary]) -> MethodError {
         .map(|a| AppRef { slug: a.slug.clone(), display_name: a.display_name.clone() })
         .collect();
     let reason = Reason::App { app: query.to_owned(), apps, suggestions };
-    MethodError::Action(ActionError::new(reason, message))
+    ActionError::new(reason, message)
 }
 
 /// `not_executed/app_disabled`: the app is there but its user has not let agents in.
@@ -254,7 +289,7 @@ impl<S: AppSource> Backend for Speaking<'_, S> {
     }
 
     async fn call(&self, method: Method, mut params: Map) -> Result<Payload, MethodError> {
-        let app = self.server.target(&mut params)?.speaking(self.protocol);
+        let app = self.server.target(&mut params).await?.speaking(self.protocol);
         methods::call(&app, method, params.into()).await
     }
 
@@ -282,8 +317,7 @@ impl<S: AppSource> Backend for Speaking<'_, S> {
                     ("displayName", a.display_name.as_str().into()),
                     ("pid", u64::from(a.pid).into()),
                     ("enabled", a.enabled.into()),
-                    // Every registered app is running; installed ones that are not come
-                    // with activation.
+                    // Every registered app is running; installed ones that are not follow.
                     ("running", true.into()),
                 ]);
                 if a.enabled {
@@ -294,7 +328,15 @@ impl<S: AppSource> Backend for Speaking<'_, S> {
                 }
                 Value::Object(row)
             });
-            object([("apps", Value::Array(rows.collect()))])
+            // Installed apps that are not running: a call naming one starts it.
+            let installed = self.server.source.installed().into_iter().map(|i| {
+                Value::Object(object([
+                    ("app", i.slug.into()),
+                    ("displayName", i.display_name.into()),
+                    ("running", false.into()),
+                ]))
+            });
+            object([("apps", Value::Array(rows.chain(installed).collect()))])
         });
         Some(listed)
     }

@@ -112,7 +112,8 @@ pub(crate) fn apps_list_input() -> JsonSchema {
     JsonSchema::object().closed()
 }
 
-/// Result of `jfgui_apps_list`: the registered apps, agent access on or off.
+/// Result of `jfgui_apps_list`: the registered apps, agent access on or off, then the installed
+/// apps that are not running (`running: false`, no `pid`, `enabled` or `actionCount`).
 pub(crate) fn apps_list_output() -> Properties {
     let entry = JsonSchema::object()
         .properties([
@@ -124,7 +125,7 @@ pub(crate) fn apps_list_output() -> Properties {
             ("actionCount", JsonSchema::integer(0, None)),
             ("hint", JsonSchema::of(&STRING)),
         ])
-        .required(&["app", "displayName", "pid", "enabled", "running"]);
+        .required(&["app", "displayName", "running"]);
     vec![("apps", JsonSchema::array(entry))]
 }
 

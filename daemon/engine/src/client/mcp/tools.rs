@@ -163,7 +163,7 @@ pub(crate) fn all_apps_tool_list() -> &'static [Value] {
         let apps = tool_value(
             APPS_LIST,
             "List applications",
-            "List the user's applications: call this first. Every other jfgui_* tool takes an entry's `app` (or its exact displayName, or a unique prefix) as its `app` argument, optional while only one application is enabled. `enabled: false`: agent access is off; tell the user what `hint` says. A restarted application keeps its `app`; one that is gone answers not_found/app (data.apps lists those there are).".to_owned(),
+            "List the user's applications: call this first. Every other jfgui_* tool takes an entry's `app` (or its exact displayName, or a unique prefix) as its `app` argument, optional while only one application is enabled. `enabled: false`: agent access is off; tell the user what `hint` says. `running: false`: installed, not running; a call naming it starts it (a few seconds). A restarted application keeps its `app`; one that is gone answers not_found/app (data.apps lists those there are).".to_owned(),
             schemas::apps_list_input(),
             schemas::output(schemas::apps_list_output(), &["apps"]),
             (true, true),
@@ -173,7 +173,7 @@ pub(crate) fn all_apps_tool_list() -> &'static [Value] {
 }
 
 /// What the tools that run actions add about actions that ask the user first.
-const MAY_WAIT: &str = "A call of an action with confirm: true may answer with a task awaiting \"confirmation\" while the user decides in the app: poll it with jfgui_tasks_get; do not retry the call.";
+const MAY_WAIT: &str = "An action with confirm: true may answer with a task awaiting \"confirmation\" while the user decides: poll it with jfgui_tasks_get; do not retry.";
 
 impl ToolDef {
     /// The tool for a one-app endpoint, or with the `app` argument for the all-apps server.
