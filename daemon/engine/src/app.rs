@@ -29,9 +29,9 @@ use jfgui_proto::{ActionError, Reason};
 use tokio::sync::watch;
 
 pub(crate) use connection::serve;
-pub use registration::Registration;
-pub use registry::EndpointEvents;
+pub use registration::{Query, Registration};
 pub(crate) use registry::Registry;
+pub use registry::{BudgetUse, EndpointEvents};
 
 use link::Link;
 

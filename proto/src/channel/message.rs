@@ -221,6 +221,8 @@ impl Refused {
     pub const INVALID_REGISTRATION: &'static str = "invalid_registration";
     /// The daemon already serves its maximum number of apps.
     pub const TOO_MANY_APPS: &'static str = "too_many_apps";
+    /// The registration would take the daemon past its budget for all registrations.
+    pub const REGISTRATION_TOO_LARGE: &'static str = "registration_too_large";
     /// The daemon is shutting down.
     pub const SHUTDOWN: &'static str = "shutdown";
 }

@@ -16,7 +16,7 @@ use jfgui_proto::{ActionError, MAX_REVISION, Map, Payload, RawJson, Reason, Valu
 use super::Target;
 use super::method::{Args, Method, MethodError};
 use super::observer::Observer;
-use crate::app::App;
+use crate::app::{App, Query};
 use crate::tasks::Refused;
 
 pub use jfgui_proto::channel::MAX_BATCH_CALLS;
@@ -306,7 +306,7 @@ async fn actions_list(app: &App, mut p: Params) -> Result<Payload, MethodError> 
     let cursor = p.string("cursor")?;
     let limit = p.integer("limit", 1, MAX_LIST_LIMIT)?.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
     p.finish()?;
-    let needle = query.as_deref().map(str::to_lowercase);
+    let mut query_text = query.as_deref().map(Query::new);
     let actions = app.registration().actions();
     let fingerprint = cursor_fingerprint(app.registration().id(), query.as_deref());
     let start = match cursor {
@@ -321,15 +321,14 @@ async fn actions_list(app: &App, mut p: Params) -> Result<Payload, MethodError> 
                 )
             })?,
     };
-    let search = app.registration().search_text();
     let mut page = Vec::with_capacity(limit.min(actions.len()));
     let mut next = None;
     let mut scanned = 0;
     for (i, action) in actions.iter().enumerate().skip(start) {
-        let hit = match &needle {
+        let hit = match &mut query_text {
             None => true,
             Some(q) => {
-                let (hit, cost) = search.matches(i, q);
+                let (hit, cost) = q.matches(action);
                 scanned += cost;
                 hit
             }
