@@ -121,7 +121,8 @@ impl CatalogAction {
 
     fn text(&self, start: usize, end: usize) -> &str {
         // The encoder writes UTF-8 and the range lies between a quote and the next one.
-        std::str::from_utf8(&self.described.as_bytes()[start..end]).unwrap_or_default()
+        let text = self.described.as_bytes().get(start..end).unwrap_or_default();
+        std::str::from_utf8(text).unwrap_or_default()
     }
 }
 
