@@ -1,7 +1,8 @@
 //! Registrations that would fill the daemon: 24 apps each declaring 4 096 actions with 800-byte
 //! descriptions (about 4 MiB each) cost the daemon at most 1.5× what they declared, and with a
 //! registration budget the app that would pass it is refused `registration_too_large` (naming
-//! the budget and its size) while every registered app and a newcomer keep being served.
+//! the budget and its size) while every registered app and a newcomer keep being served, and
+//! the daemon's peak RSS stays within its baseline, the budget and 16 MiB.
 
 use std::path::Path;
 use std::time::Duration;
@@ -98,6 +99,7 @@ fn the_app_that_would_pass_the_budget_is_refused_and_the_others_keep_working() {
     const BUDGET: u64 = 32 << 20;
     let d = Daemon::start(&tmp.rt(), &["--max-registration-bytes", &BUDGET.to_string()]);
     let dir = tmp.path();
+    let baseline = rss_kib(&d);
     let mut admitted = Vec::new();
     let mut refused = None;
     for i in 1..=12 {
@@ -135,7 +137,17 @@ fn the_app_that_would_pass_the_budget_is_refused_and_the_others_keep_working() {
     let per_app = held / admitted.len() as u64;
     assert!(held + per_app > BUDGET, "{} apps hold {held} bytes: {status}", admitted.len());
     assert_eq!(d.apps().len(), admitted.len());
-    println!("{} heavy apps admitted within {BUDGET} bytes ({held} held)", admitted.len());
+    // At its peak the daemon held the budget and what one registration costs while it is read.
+    let peak = status_kib(d.proc.pid(), "VmHWM").expect("the daemon's VmHWM");
+    println!(
+        "{} heavy apps admitted within {BUDGET} bytes ({held} held); RSS baseline {baseline} KiB, \
+         peak {peak} KiB",
+        admitted.len()
+    );
+    assert!(
+        peak <= baseline + BUDGET / KIB + 16 * KIB,
+        "peak RSS {peak} KiB > baseline {baseline} KiB + budget + 16 MiB"
+    );
 
     // Every registered app keeps working, and a small app still registers and answers.
     for (_, endpoint) in &admitted {
