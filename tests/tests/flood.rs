@@ -6,12 +6,12 @@
 //! the first (what the allocator keeps after a burst), and it does not grow round over round.
 
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use jfgui_tests::serde_json::json;
 use jfgui_tests::{
-    Daemon, PATIENCE, TempDir, Watchdog, fd_count, json1, notepad, status_kib, wait_until,
+    Daemon, PATIENCE, Proc, TempDir, Watchdog, fd_count, json1, notepad, status_kib, wait_until,
 };
 
 /// Descriptors the daemon has besides connections (listeners, epoll, lock, dir, ...), with
@@ -39,15 +39,21 @@ fn flood(d: &Daemon, socket: &Path, held: usize, cap: usize, baseline: usize) {
     );
 }
 
+/// The daemon under the flood, with Notepad enabled: the daemon, Notepad and its endpoint.
+fn daemon_with_notepad(tmp: &TempDir) -> (Daemon, Proc, PathBuf) {
+    let rt = tmp.rt();
+    // Silent host connections must stay for the whole flood: a long handshake deadline.
+    let d = Daemon::start(&rt, &["--handshake-deadline", "120s"]);
+    let app = notepad(&rt, &["--agent-enable"]);
+    let endpoint = d.wait_endpoint("notepad");
+    (d, app, endpoint)
+}
+
 #[test]
 fn thousand_connections_and_ten_thousand_cycles() {
     let _wd = Watchdog::arm(Duration::from_secs(300));
     let tmp = TempDir::new();
-    let rt = tmp.rt();
-    // Silent host connections must stay for the whole flood: a long handshake deadline.
-    let d = Daemon::start(&rt, &["--handshake-deadline", "120s"]);
-    let _app = notepad(&rt, &["--agent-enable"]);
-    let endpoint = d.wait_endpoint("notepad");
+    let (d, _app, endpoint) = daemon_with_notepad(&tmp);
     let pid = d.proc.pid();
     d.assert_alive();
     assert!(wait_until(PATIENCE, || fd_count(pid) > 0));
@@ -80,10 +86,7 @@ const ROUND_NOISE_KIB: u64 = 512;
 fn five_rounds_of_the_flood_leave_memory_flat() {
     let _wd = Watchdog::arm(Duration::from_secs(600));
     let tmp = TempDir::new();
-    let rt = tmp.rt();
-    let d = Daemon::start(&rt, &["--handshake-deadline", "120s"]);
-    let _app = notepad(&rt, &["--agent-enable"]);
-    let endpoint = d.wait_endpoint("notepad");
+    let (d, _app, endpoint) = daemon_with_notepad(&tmp);
     let pid = d.proc.pid();
     json1(&endpoint, "agent/info", json!({}));
     let fds = fd_count(pid);
