@@ -142,6 +142,12 @@ pub struct Config {
     #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_partial_bytes: u64,
 
+    /// Bytes the daemon holds for all apps' registrations together (their actions as
+    /// `actions/describe` shows them); an app whose registration would exceed it is refused
+    /// `registration_too_large`, and the registered apps keep working.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_registration_bytes: u64,
+
     /// A client line or response larger than this many bytes is refused.
     #[arg(long, value_name = "BYTES", default_value_t = 1024 * 1024, value_parser = clap::value_parser!(u64).range(64..))]
     pub max_message_bytes: u64,

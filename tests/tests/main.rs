@@ -35,6 +35,7 @@ mod host_faults;
 mod imports;
 mod json1_bounds;
 mod lifecycle;
+mod registrations;
 mod run_user;
 mod runtime_dir;
 mod single_instance;

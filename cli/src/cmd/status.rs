@@ -15,7 +15,8 @@ pub struct StatusArgs {
     pub out: JsonFlag,
 }
 
-/// Prints `{version, pid, uptimeMs, runtimeDir, apps, clients}`.
+/// Prints `{version, pid, uptimeMs, runtimeDir, apps, clients}`, the registration budget's use
+/// and the audit log.
 pub async fn run(ctx: Context, format: Format) -> Result<(), Failure> {
     let daemon = daemon()?;
     let mut control = Client::connect(daemon.control(), Peer::Control, ctx.timeout).await?;
@@ -38,18 +39,29 @@ fn render(status: &Map) -> String {
     let uptime =
         status.get("uptimeMs").and_then(Value::as_u64).map_or_else(|| String::from("?"), duration);
     format!(
-        "jfgui-agentd {} (pid {}), up {uptime}\nruntime dir: {}\napps: {}\nclients: {}{}",
+        "jfgui-agentd {} (pid {}), up {uptime}\nruntime dir: {}\napps: {}\nclients: {}{}{}",
         field("version"),
         field("pid"),
         field("runtimeDir"),
         field("apps"),
         field("clients"),
+        match (bytes(status, "registrationBytes"), bytes(status, "registrationBudget")) {
+            (Some(used), Some(budget)) => format!("\nregistrations: {used} of {budget}"),
+            _ => String::new(),
+        },
         match status.get("auditDir") {
             Some(_) =>
                 format!("\naudit log: {} ({} dropped)", field("auditDir"), field("auditDropped")),
             None => String::new(),
         },
     )
+}
+
+/// A byte count of `status`, in KiB or MiB with one decimal.
+fn bytes(status: &Map, key: &str) -> Option<String> {
+    let n = status.get(key)?.as_u64()?;
+    let kib = n as f64 / 1024.0;
+    Some(if kib < 1024.0 { format!("{kib:.1} KiB") } else { format!("{:.1} MiB", kib / 1024.0) })
 }
 
 fn duration(ms: u64) -> String {
@@ -87,5 +99,10 @@ mod tests {
         );
         m.insert("runtimeDir", Value::Null);
         assert!(render(&m).contains("runtime dir: none\n"), "{}", render(&m));
+        m.insert("registrationBytes", 4_404_019u64);
+        m.insert("registrationBudget", 64u64 << 20);
+        assert!(render(&m).ends_with("\nregistrations: 4.2 MiB of 64.0 MiB"), "{}", render(&m));
+        m.insert("registrationBytes", 2048u64);
+        assert!(render(&m).ends_with("\nregistrations: 2.0 KiB of 64.0 MiB"), "{}", render(&m));
     }
 }

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | one app connection from `hello` to its end | `app/connection.rs` |
 //! | the link: requests out, replies matched back (correlation only) | `app/link.rs`, `app/link/` |
-//! | who the app is and what it registered (identity, catalog, search text) | `app/registration.rs`, `app/registration/` |
+//! | who the app is and what it registered (identity, catalog, the `actions/list` query) | `app/registration.rs`, `app/registration/` |
 //! | which apps exist, whether each is enabled, the endpoint events | `app/registry.rs` |
 //! | what replies and task updates mean (tasks recorded, revisions bounded) | `app/replies.rs` |
 //! | `activity` notices held for the next write | `app/notices.rs` |
@@ -31,9 +31,9 @@ use jfgui_proto::{ActionError, Reason};
 use tokio::sync::watch;
 
 pub(crate) use connection::serve;
-pub use registration::Registration;
-pub use registry::EndpointEvents;
+pub use registration::{Query, Registration};
 pub(crate) use registry::Registry;
+pub use registry::{BudgetUse, EndpointEvents};
 
 use link::Link;
 

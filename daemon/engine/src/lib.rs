@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 
-pub use app::EndpointEvents;
+pub use app::{BudgetUse, EndpointEvents};
 // The browser bridge answers malformed `/rpc` envelopes exactly as an endpoint would.
 pub use client::json1;
 pub use client::{
@@ -70,6 +70,9 @@ pub struct EngineConfig {
     /// for the whole daemon (64 MiB); a connection whose partial message would exceed it is
     /// dropped.
     pub max_partial_bytes: usize,
+    /// Bytes held for all apps' registrations together (64 MiB): an app whose registration
+    /// would exceed it is refused `registration_too_large`.
+    pub max_registration_bytes: usize,
     /// On shutdown, how long outstanding calls may still be answered (5 s).
     pub shutdown_drain: Duration,
     /// Longest endpoint slug (48; the OS layer may lower it to fit `sun_path`).
@@ -148,6 +151,7 @@ impl Default for EngineConfig {
             max_tasks_per_app: 256,
             max_task_bytes: tasks::MAX_TASK_BYTES,
             max_partial_bytes: 64 << 20,
+            max_registration_bytes: 64 << 20,
             shutdown_drain: Duration::from_secs(5),
             max_slug_len: 48,
             runtime_dir: None,
@@ -293,7 +297,11 @@ impl Engine {
     pub fn new(config: EngineConfig) -> Engine {
         let config = Arc::new(config);
         Engine(Arc::new(Shared {
-            registry: Arc::new(Registry::new(config.max_apps, config.max_slug_len)),
+            registry: Arc::new(Registry::new(
+                config.max_apps,
+                config.max_slug_len,
+                config.max_registration_bytes,
+            )),
             tasks: Arc::new(Mutex::new(TaskRecords::with_budget(
                 config.max_tasks,
                 config.max_tasks_per_app,
@@ -423,6 +431,12 @@ impl Engine {
     /// page if there is one. Positions stay valid while apps come and go.
     pub fn apps_page(&self, from: u64, limit: usize) -> (Vec<AppSummary>, Option<u64>) {
         self.0.registry.page(from, limit)
+    }
+
+    /// The bytes held for all apps' registrations, and their budget
+    /// ([`EngineConfig::max_registration_bytes`]).
+    pub fn registration_bytes(&self) -> BudgetUse {
+        self.0.registry.budget_use()
     }
 
     /// Whether endpoint `slug` has a registered app with agent access enabled.

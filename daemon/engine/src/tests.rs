@@ -8,8 +8,8 @@ mod mcp_wire;
 use std::time::Duration;
 
 use jfgui_proto::channel::{
-    AppMessage, BatchEntry, BatchOutcome, Call, CallResult, DaemonMessage, Outcome, ResourceChunk,
-    TaskSnapshot, TaskState,
+    ActionInfo, AppMessage, BatchEntry, BatchOutcome, Call, CallResult, DaemonMessage, Outcome,
+    ResourceChunk, TaskSnapshot, TaskState,
 };
 use jfgui_proto::{ActionError, ActionKind, Reason, Value};
 use tokio::io::AsyncWriteExt;
@@ -1159,6 +1159,78 @@ async fn instances_get_distinct_slugs_and_keep_their_names() {
     assert!(Client::connect(&engine, "notepad-2").closed().await);
     assert!(Client::connect(&engine, "nope").closed().await);
     drop((a, b, c));
+}
+
+/// Hello, the actions in pages of 256, ready; the app and the daemon's answer.
+async fn try_register(
+    engine: &Engine,
+    name: &str,
+    actions: Vec<ActionInfo>,
+) -> (FakeApp, DaemonMessage) {
+    let mut app = FakeApp::connect(engine, 1 << 20);
+    app.send(&AppMessage::Hello(jfgui_proto::channel::Hello {
+        channel_version: 1,
+        display_name: name.into(),
+        pid: 1,
+        enabled: true,
+        activity: false,
+    }))
+    .await;
+    let count = actions.len() as u32;
+    for page in actions.chunks(256) {
+        let page = jfgui_proto::channel::ActionsPage { actions: page.to_vec() };
+        app.send(&AppMessage::Actions(page)).await;
+    }
+    app.send(&AppMessage::Ready(jfgui_proto::channel::Ready { action_count: count })).await;
+    let answer = app.recv().await.expect("an answer");
+    (app, answer)
+}
+
+#[tokio::test]
+async fn the_registration_budget_refuses_the_app_that_would_pass_it_and_gets_back_what_apps_held() {
+    let mut cfg = config();
+    cfg.max_registration_bytes = 64 * 1024;
+    let engine = Engine::new(cfg);
+    let description = "d".repeat(1000);
+    let heavy = || -> Vec<ActionInfo> {
+        (0..40).map(|i| action(&format!("a{i}"), ActionKind::Read, &description)).collect()
+    };
+    let a = FakeApp::register(&engine, "A", true, heavy()).await;
+    let held = engine.registration_bytes();
+    assert_eq!(held.budget, 64 * 1024);
+    // Each description once: 40 of them and a little for the rest of each action.
+    assert!(held.used > 40 * 1000 && held.used < 40 * 1300, "{held:?}");
+    match try_register(&engine, "B", heavy()).await.1 {
+        DaemonMessage::Refused(r) => {
+            assert_eq!(r.reason, "registration_too_large");
+            assert!(r.message.contains("65536"), "the budget is named: {}", r.message);
+            assert!(r.message.contains(&held.used.to_string()), "{}", r.message);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(engine.apps().len(), 1);
+    assert_eq!(engine.registration_bytes(), held, "a refused app holds nothing");
+    // A small app still fits, and the heavy one is served all along.
+    let small = FakeApp::register(&engine, "Small", true, notepad_actions()).await;
+    let mut c = Client::connect(&engine, "a");
+    let r = c.call("actions/describe", r#"{"action":"a39"}"#).await;
+    assert_eq!(s(&r, "result.action.description"), description);
+    // Once A leaves, what it held is free again: B registers.
+    drop(c);
+    drop(a);
+    let gone = tokio::time::timeout(WAIT, async {
+        while engine.apps().len() > 1 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    gone.await.expect("A leaves");
+    let with_small = engine.registration_bytes().used;
+    assert!(with_small < held.used, "{with_small}");
+    let (b, answer) = try_register(&engine, "B", heavy()).await;
+    assert!(matches!(answer, DaemonMessage::Welcome(_)), "{answer:?}");
+    // B declared what A did, under a name as long.
+    assert_eq!(engine.registration_bytes().used, with_small + held.used);
+    drop((b, small));
 }
 
 // ---------------------------------------------------------------- control socket

@@ -488,7 +488,9 @@ pub async fn attach(state: &Arc<BridgeState>, body: &[u8]) -> Result<Map, Reply>
         Some(DaemonMessage::Welcome(w)) => w.slug,
         Some(DaemonMessage::Refused(r)) => {
             let status = match r.reason.as_str() {
-                "too_many_apps" | "shutdown" => StatusCode::SERVICE_UNAVAILABLE,
+                "too_many_apps" | "registration_too_large" | "shutdown" => {
+                    StatusCode::SERVICE_UNAVAILABLE
+                }
                 _ => StatusCode::BAD_REQUEST,
             };
             return Err(error(status, &r.reason, &r.message));

@@ -58,6 +58,7 @@ impl Service {
             max_tasks_per_app: to_usize(config.max_tasks_per_app),
             max_task_bytes: to_usize(config.max_task_bytes),
             max_partial_bytes: to_usize(config.max_partial_bytes),
+            max_registration_bytes: to_usize(config.max_registration_bytes),
             shutdown_drain: config.shutdown_drain,
             max_slug_len: MAX_SLUG.min(max_slug_len),
             runtime_dir: runtime_dir.map(Path::to_path_buf),

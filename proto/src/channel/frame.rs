@@ -9,6 +9,9 @@ use crate::{DecodeError, JsonError, Limits};
 /// Size of the length header: a `u32`, big-endian.
 pub const HEADER_LEN: usize = 4;
 
+/// Buffer capacity a [`FrameDecoder`] keeps once every frame in it was taken; more is freed.
+const RETAINED_CAPACITY: usize = 64 * 1024;
+
 /// Why a frame could not be read or written.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +101,16 @@ impl FrameDecoder {
     pub fn next_body(&mut self) -> Result<Option<&[u8]>, FrameError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
+        }
+        if self.start == self.buf.len() && self.start > 0 {
+            // Everything taken: the room of a large frame is given back rather than kept by an
+            // idle connection (an app's registration pages would otherwise stay with it).
+            self.start = 0;
+            if self.buf.capacity() > RETAINED_CAPACITY {
+                self.buf = Vec::new();
+            } else {
+                self.buf.clear();
+            }
         }
         let pending = &self.buf[self.start..];
         let Some(header) = pending.first_chunk::<HEADER_LEN>() else {
@@ -278,6 +291,21 @@ mod tests {
         }
         assert_eq!(out.len(), 1000);
         assert!(out.iter().enumerate().all(|(i, b)| b[..] == (i as u32).to_be_bytes()));
+    }
+
+    #[test]
+    fn the_room_of_a_large_frame_is_given_back_once_it_is_taken() {
+        let mut d = FrameDecoder::new(1 << 20);
+        let big = vec![b'x'; 256 * 1024];
+        d.feed(&frame(&big));
+        assert_eq!(d.next_frame(), Ok(Some(big)));
+        assert_eq!(d.next_frame(), Ok(None));
+        assert_eq!(d.buf.capacity(), 0);
+        // A small frame's room stays for the next one.
+        d.feed(&frame(b"{}"));
+        assert_eq!(d.next_frame(), Ok(Some(b"{}".to_vec())));
+        assert_eq!(d.next_frame(), Ok(None));
+        assert!(d.buf.capacity() > 0 && d.buf.is_empty());
     }
 
     proptest! {

@@ -104,7 +104,8 @@ pub struct ActionsPage {
 }
 
 /// An action as the daemon caches it, with schemas already rendered to JSON Schema. This is
-/// also the `action` object of `actions/describe`.
+/// also the `action` object of `actions/describe`; its members come in this order, so the
+/// daemon's `actions/list` row (`name` to `confirm`) is a prefix of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ActionInfo {
@@ -114,6 +115,13 @@ pub struct ActionInfo {
     pub description: String,
     /// Read or write.
     pub kind: ActionKind,
+    /// Short human name for prompts, notices and the audit table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Whether every external call needs the user's yes or a standing grant. Serialized only
+    /// when true, so an action without it has the original shape.
+    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
+    pub confirm: bool,
     /// JSON Schema of the input.
     pub input_schema: Value,
     /// JSON Schema of the output.
@@ -128,13 +136,6 @@ pub struct ActionInfo {
     /// GUI command id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command_id: Option<u32>,
-    /// Short human name for prompts, notices and the audit table.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Whether every external call needs the user's yes or a standing grant. Serialized only
-    /// when true, so an action without it has the original shape.
-    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
-    pub confirm: bool,
 }
 
 impl ActionSpec {
@@ -221,6 +222,8 @@ impl Refused {
     pub const INVALID_REGISTRATION: &'static str = "invalid_registration";
     /// The daemon already serves its maximum number of apps.
     pub const TOO_MANY_APPS: &'static str = "too_many_apps";
+    /// The registration would take the daemon past its budget for all registrations.
+    pub const REGISTRATION_TOO_LARGE: &'static str = "registration_too_large";
     /// The daemon is shutting down.
     pub const SHUTDOWN: &'static str = "shutdown";
 }

@@ -10,8 +10,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::App;
 use super::link::{self, Incoming};
-use super::registration::Registration;
-use super::registry::RegistryFull;
+use super::registration::{Declared, Registration};
+use super::registry::NotAdmitted;
 use crate::{Engine, PeerInfo};
 
 /// Runs one app connection to its end.
@@ -27,19 +27,32 @@ where
     else {
         return;
     };
+    // Built before the registry's lock is taken; the action trees are dropped here, only
+    // their encoding is kept.
+    let declared = Declared::new(announced);
     let registry = &shared.registry;
-    let inserted = registry.insert(&announced.display_name, |id, slug| {
+    let inserted = registry.insert(declared, |id, slug, declared| {
         let link = handshaken.link(slug.clone());
-        let registration = Registration::new(id, slug, &announced);
-        App::new(registration, link, announced.enabled, Arc::clone(&shared.tasks))
+        let enabled = declared.enabled();
+        let registration = Registration::new(id, slug, declared);
+        App::new(registration, link, enabled, Arc::clone(&shared.tasks))
     });
     let app = match inserted {
         Ok(app) => app,
-        Err(RegistryFull) => {
+        Err(NotAdmitted::Full) => {
             let max = shared.config.max_apps;
             tracing::warn!(?peer, max, "app refused: too many apps");
             let message = format!("the daemon already serves its maximum of {max} apps");
             handshaken.refuse(Refused::TOO_MANY_APPS, &message).await;
+            return;
+        }
+        Err(NotAdmitted::OverBudget { size, used, budget }) => {
+            tracing::warn!(?peer, size, used, budget, "app refused: registration too large");
+            let message = format!(
+                "this registration takes {size} bytes; with the {used} bytes the registered apps \
+                 hold it would pass the daemon's registration budget of {budget} bytes"
+            );
+            handshaken.refuse(Refused::REGISTRATION_TOO_LARGE, &message).await;
             return;
         }
     };

@@ -1,5 +1,5 @@
-//! The registry: the one owner of which apps exist (ids, endpoint slugs, the app cap),
-//! whether each is enabled, and the endpoint events the OS layer binds and unbinds sockets
+//! The registry: the one owner of which apps exist (ids, endpoint slugs, the app cap, the
+//! registration budget), whether each is enabled, and the endpoint events the OS layer binds and unbinds sockets
 //! from. Registration, enable/disable and removal all change state and send their event under
 //! one lock, so the events for a slug come in the order the states did.
 
@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use jfgui_proto::launch::base_slug;
 
 use super::App;
+use super::registration::Declared;
 use crate::backlog::{self, RecvError};
 use crate::{AppSummary, EndpointEvent};
 
@@ -18,13 +19,30 @@ const EVENT_BACKLOG: usize = 1024;
 
 /// Why an app could not be added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RegistryFull;
+pub enum NotAdmitted {
+    /// The registry holds its maximum of apps.
+    Full,
+    /// The app's registration (`size` bytes) would take the bytes held for all registrations
+    /// (`used` now) past the `budget`.
+    OverBudget { size: usize, used: usize, budget: usize },
+}
+
+/// The bytes held for all registrations, and their budget (`daemon/status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BudgetUse {
+    /// Held now.
+    pub used: usize,
+    /// The most that may be held.
+    pub budget: usize,
+}
 
 /// See the module docs.
 #[derive(Debug)]
 pub struct Registry {
     max_apps: usize,
     max_slug: usize,
+    /// Most bytes held for all registrations together ([`Declared::held_bytes`]).
+    budget: usize,
     state: Mutex<State>,
     events: backlog::Sender<EndpointEvent>,
 }
@@ -35,16 +53,20 @@ struct State {
     apps: BTreeMap<u64, App>,
     /// The id of the next registration (ids are never reused).
     next_id: u64,
+    /// The sum of the registered apps' [`Declared::held_bytes`].
+    held_bytes: usize,
 }
 
 impl Registry {
-    /// An empty registry of at most `max_apps` apps with slugs of at most `max_slug` bytes.
-    pub fn new(max_apps: usize, max_slug: usize) -> Self {
+    /// An empty registry of at most `max_apps` apps with slugs of at most `max_slug` bytes,
+    /// holding at most `budget` bytes of registrations.
+    pub fn new(max_apps: usize, max_slug: usize, budget: usize) -> Self {
         let events = backlog::Sender::new(EVENT_BACKLOG);
         Registry {
             max_apps,
             max_slug: max_slug.max(3),
-            state: Mutex::new(State { apps: BTreeMap::new(), next_id: 1 }),
+            budget,
+            state: Mutex::new(State { apps: BTreeMap::new(), next_id: 1, held_bytes: 0 }),
             events,
         }
     }
@@ -62,24 +84,31 @@ impl Registry {
         EndpointEvents { registry: Arc::clone(self), receiver, first }
     }
 
-    /// Adds an app, giving it an id and a slug inside the lock so two registrations cannot get
-    /// the same one; `make` builds the app from them. Announces its endpoint if enabled.
+    /// Adds the app that `declared` itself, when the app cap and the registration budget
+    /// allow, giving it an id and a slug inside the lock so two registrations cannot get the
+    /// same one; `make` builds the app from them. Announces its endpoint if enabled.
     pub fn insert(
         &self,
-        display_name: &str,
-        make: impl FnOnce(u64, String) -> App,
-    ) -> Result<App, RegistryFull> {
+        declared: Declared,
+        make: impl FnOnce(u64, String, Declared) -> App,
+    ) -> Result<App, NotAdmitted> {
         let mut state = self.lock();
         if state.apps.len() >= self.max_apps {
-            return Err(RegistryFull);
+            return Err(NotAdmitted::Full);
+        }
+        let size = declared.held_bytes();
+        let used = state.held_bytes;
+        if used.saturating_add(size) > self.budget {
+            return Err(NotAdmitted::OverBudget { size, used, budget: self.budget });
         }
         let apps = &state.apps;
-        let slug = allocate_slug(display_name, self.max_slug, |s| {
+        let slug = allocate_slug(declared.display_name(), self.max_slug, |s| {
             apps.values().any(|a| a.registration().slug() == s)
         });
         let id = state.next_id;
         state.next_id += 1;
-        let app = make(id, slug);
+        state.held_bytes += size;
+        let app = make(id, slug, declared);
         state.apps.insert(app.registration().id(), app.clone());
         if app.is_enabled() {
             self.events.send(EndpointEvent::Up { slug: app.registration().slug().to_string() });
@@ -90,7 +119,11 @@ impl Registry {
     /// Removes an app (it disconnected) and announces its endpoint gone if it had one.
     pub fn remove(&self, app: &App) {
         let mut state = self.lock();
-        if state.apps.remove(&app.registration().id()).is_some() && app.is_enabled() {
+        if state.apps.remove(&app.registration().id()).is_none() {
+            return;
+        }
+        state.held_bytes -= app.registration().held_bytes();
+        if app.is_enabled() {
             self.events.send(EndpointEvent::Down { slug: app.registration().slug().to_string() });
         }
     }
@@ -111,6 +144,11 @@ impl Registry {
                 if enabled { EndpointEvent::Up { slug } } else { EndpointEvent::Down { slug } };
             self.events.send(event);
         }
+    }
+
+    /// The bytes held for all registrations, and their budget.
+    pub fn budget_use(&self) -> BudgetUse {
+        BudgetUse { used: self.lock().held_bytes, budget: self.budget }
     }
 
     /// The app whose slug is `slug`.

@@ -203,7 +203,7 @@ pub(super) fn result_line(id: &Value, result: Map, limits: &jfgui_proto::Limits)
 
 fn status(engine: &Engine) -> Map {
     let config = engine.config();
-    let mut m = Map::with_capacity(7);
+    let mut m = Map::with_capacity(12);
     m.insert("version", env!("CARGO_PKG_VERSION"));
     m.insert("pid", std::process::id());
     m.insert("uptimeMs", u64::try_from(engine.uptime().as_millis()).unwrap_or(u64::MAX));
@@ -216,6 +216,10 @@ fn status(engine: &Engine) -> Map {
     );
     m.insert("apps", engine.apps().len() as u64);
     m.insert("clients", engine.client_count() as u64);
+    // What the registered apps' actions take, against the budget a registration must fit in.
+    let registrations = engine.registration_bytes();
+    m.insert("registrationBytes", registrations.used as u64);
+    m.insert("registrationBudget", registrations.budget as u64);
     // Records the audit log lost (full queue, write errors); null when there is no log.
     let audit = config.audit.as_ref();
     m.insert("auditDropped", audit.map_or(Value::Null, |a| Value::from(a.dropped())));

@@ -19,7 +19,7 @@ use jfgui_proto::{ActionError, MAX_REVISION, Map, Payload, RawJson, Reason, Valu
 use super::Target;
 use super::method::{Args, Method, MethodError};
 use super::observer::Observer;
-use crate::app::App;
+use crate::app::{App, Query};
 use crate::audit::record::ConsentNote;
 use crate::consent::Asking;
 use crate::tasks::Refused;
@@ -241,7 +241,7 @@ async fn dispatch(
             let name = p.required_string("action")?;
             p.finish()?;
             let Some(info) = app.registration().action(&name) else {
-                let names = app.registration().actions().iter().map(|a| a.name.as_str());
+                let names = app.registration().actions().iter().map(|a| a.name());
                 let suggestions = jfgui_proto::resolve::nearest(&name, names);
                 let suggestions = suggestions.into_iter().map(str::to_owned).collect();
                 return Err(ActionError::new(
@@ -386,7 +386,7 @@ async fn actions_list(app: &App, mut p: Params) -> Result<Payload, MethodError> 
     let limit = p.integer("limit", 1, MAX_LIST_LIMIT)?.unwrap_or(DEFAULT_LIST_LIMIT) as usize;
     let describe = p.boolean("describe")?.unwrap_or(false);
     p.finish()?;
-    let needle = query.as_deref().map(str::to_lowercase);
+    let mut query_text = query.as_deref().map(Query::new);
     let actions = app.registration().actions();
     let fingerprint = cursor_fingerprint(app.registration().id(), query.as_deref());
     let start = match cursor {
@@ -401,15 +401,14 @@ async fn actions_list(app: &App, mut p: Params) -> Result<Payload, MethodError> 
                 )
             })?,
     };
-    let search = app.registration().search_text();
     let mut page = Vec::with_capacity(limit.min(actions.len()));
     let mut next = None;
     let mut scanned = 0;
     for (i, action) in actions.iter().enumerate().skip(start) {
-        let hit = match &needle {
+        let hit = match &mut query_text {
             None => true,
             Some(q) => {
-                let (hit, cost) = search.matches(i, q);
+                let (hit, cost) = q.matches(action);
                 scanned += cost;
                 hit
             }

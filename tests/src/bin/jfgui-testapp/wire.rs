@@ -85,7 +85,9 @@ pub fn serve(
             }
             Status::Registered => {}
             Status::Closed { .. } => return Ok(()),
-            Status::Refused(r) => return Err(io::Error::other(format!("refused: {}", r.message))),
+            Status::Refused(r) => {
+                return Err(io::Error::other(format!("refused: {} ({})", r.message, r.reason)));
+            }
             Status::Failed => return Err(io::Error::other("host-channel protocol error")),
         }
         let timeout = if channel.queued_requests() > 0 { Some(Duration::ZERO) } else { next_tick };

@@ -18,9 +18,10 @@ use crate::EngineConfig;
 /// registration cache of a hostile app bounded.
 pub const MAX_ACTIONS: usize = 16 * MAX_ACTIONS_PER_PAGE;
 
-/// Most bytes of `actions` frames one app may send: with [`MAX_ACTIONS`], this keeps the
-/// registration cache of 256 apps within about 1 GiB even if every one is hostile, and real
-/// apps (a few KiB of schemas per action at most) far below it.
+/// Most bytes of `actions` frames one app may send: with [`MAX_ACTIONS`], this bounds what one
+/// app's handshake may make the daemon read and decode (real apps, a few KiB of schemas per
+/// action at most, stay far below it); what all registered apps hold together is bounded by
+/// the registration budget (`EngineConfig::max_registration_bytes`).
 pub const MAX_REGISTRATION_BYTES: usize = 4 << 20;
 
 /// Longest display name kept, in bytes; a longer one is cut at a character boundary and

@@ -1,43 +1,58 @@
-//! The lower-cased search text of an app's actions, built once when it registers, so an
-//! `actions/list` query (a case-insensitive substring of name or description) costs one substring
-//! scan per action instead of lower-casing every description on every request (4096 long
-//! descriptions made each query milliseconds of allocation).
+//! The `actions/list` query: a case-insensitive substring of an action's name or description.
+//! Nothing is kept per action for it (a lower-cased copy of every description doubled what a
+//! registration costs); each text is folded into one buffer the query reuses, so a query
+//! against 4096 long descriptions costs one pass over them and no allocation per action.
 
-use jfgui_proto::channel::ActionInfo;
+use super::catalog::CatalogAction;
 
-/// See the module docs. Entry `i` belongs to the app's action `i`.
-#[derive(Debug, Default)]
-pub struct SearchText {
-    /// Lower-cased name and description of each action (kept apart, so a query never matches
-    /// across the two).
-    entries: Vec<(Box<str>, Box<str>)>,
+/// One query, folded once, with its buffer.
+#[derive(Debug)]
+pub struct Query {
+    needle: String,
+    folded: String,
 }
 
-impl SearchText {
-    /// The search text of `actions`, in registration order.
-    pub fn new(actions: &[ActionInfo]) -> SearchText {
-        let entries = actions
-            .iter()
-            .map(|a| (a.name.to_lowercase().into(), a.description.to_lowercase().into()))
-            .collect();
-        SearchText { entries }
+impl Query {
+    /// The query for `text` (any case).
+    pub fn new(text: &str) -> Query {
+        let mut needle = String::new();
+        fold_into(text, &mut needle);
+        Query { needle, folded: String::new() }
     }
 
-    /// Whether action `i` matches `needle` (already lower-cased), and the bytes looked at.
-    pub fn matches(&self, i: usize, needle: &str) -> (bool, usize) {
-        match self.entries.get(i) {
-            Some((name, description)) => (
-                name.contains(needle) || description.contains(needle),
-                name.len() + description.len(),
-            ),
-            None => (false, 0),
-        }
+    /// Whether `action`'s name or description (each on its own, never across the two) holds
+    /// the query, and the bytes looked at.
+    pub fn matches(&mut self, action: &CatalogAction) -> (bool, usize) {
+        let name = action.name();
+        let description = action.description();
+        let cost = name.len() + description.len();
+        (self.holds(name) || self.holds(&description), cost)
+    }
+
+    fn holds(&mut self, text: &str) -> bool {
+        self.folded.clear();
+        fold_into(text, &mut self.folded);
+        self.folded.contains(self.needle.as_str())
+    }
+}
+
+/// Appends `text` lower-cased, character by character, the same way for the query and the
+/// texts it is looked for in.
+fn fold_into(text: &str, out: &mut String) {
+    if text.is_ascii() {
+        let start = out.len();
+        out.push_str(text);
+        out[start..].make_ascii_lowercase();
+    } else {
+        out.extend(text.chars().flat_map(char::to_lowercase));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::registration::catalog::Catalog;
+    use jfgui_proto::channel::ActionInfo;
     use jfgui_proto::{ActionKind, Value};
 
     fn info(name: &str, description: &str) -> ActionInfo {
@@ -58,14 +73,19 @@ mod tests {
 
     #[test]
     fn case_insensitive_per_field() {
-        let text = SearchText::new(&[info("Document.Get", "Read the WHOLE Ünïcode text")]);
-        assert!(text.matches(0, "document.get").0);
-        assert!(text.matches(0, "whole ünïcode").0);
-        assert!(!text.matches(0, "get read").0, "never across name and description");
+        let catalog = Catalog::new(vec![info("Document.Get", "Read the WHOLE Ünïcode \"text\"")]);
+        let action = &catalog.actions()[0];
+        let hit = |q: &str| Query::new(q).matches(action).0;
+        assert!(hit("document.get"));
+        assert!(hit("DOCUMENT.get"));
+        assert!(hit("whole ünïcode"));
+        assert!(hit("WHOLE ÜNÏCODE"));
+        assert!(hit("\"text\""), "escaped characters match as themselves");
+        assert!(!hit("get read"), "never across name and description");
+        assert!(!hit("\\\"text"), "the escape itself is not text");
         assert_eq!(
-            text.matches(0, "x").1,
-            "document.get".len() + "read the whole ünïcode text".len()
+            Query::new("x").matches(action).1,
+            "Document.Get".len() + "Read the WHOLE Ünïcode \"text\"".len()
         );
-        assert_eq!(text.matches(1, "x"), (false, 0));
     }
 }
