@@ -233,3 +233,18 @@ pub(crate) fn obj(members: &[(&str, Value)]) -> Value {
     }
     Value::Object(m)
 }
+
+/// `{}`.
+pub(crate) fn empty() -> Value {
+    Value::Object(Map::new())
+}
+
+/// An `execute` of `action` without consent, as the daemon sends it.
+pub(crate) fn call(action: &str, input: Value, expected: Option<u64>) -> ExecuteCall {
+    ExecuteCall {
+        action: action.into(),
+        input: input.into(),
+        expected_revision: expected,
+        consent: None,
+    }
+}

@@ -11,7 +11,7 @@ use jfgui_proto::{
     ActionError, ActionSpec, ErrorClass, Map, Property, Reason, Schema, Value, schema,
 };
 
-use crate::test_support::Registers;
+use crate::test_support::{Registers, call, empty};
 use crate::{
     Availability, Context, Dispatcher, Execution, Host, RegistrationError, ResourceBytes,
     TaskTable, host_error,
@@ -209,19 +209,6 @@ fn add(by: i64) -> Value {
     let mut m = Map::new();
     m.insert("by", by);
     Value::Object(m)
-}
-
-fn empty() -> Value {
-    Value::Object(Map::new())
-}
-
-fn call(action: &str, input: Value, expected: Option<u64>) -> ExecuteCall {
-    ExecuteCall {
-        action: action.into(),
-        input: input.into(),
-        expected_revision: expected,
-        consent: None,
-    }
 }
 
 fn enabled() -> (Dispatcher, Counter) {

@@ -14,6 +14,7 @@ use jfgui_proto::channel::{
 };
 use jfgui_proto::{ActionError, ActionSpec, Map, Property, Reason, Schema, Value, schema};
 
+use crate::test_support::{call, empty};
 use crate::{
     Answer, Availability, Confirmation, Context, Dispatcher, Execution, Host,
     MAX_PENDING_CONFIRMATIONS, StrayAnswer,
@@ -158,19 +159,6 @@ fn by(n: i64) -> Value {
     let mut m = Map::new();
     m.insert("by", n);
     Value::Object(m)
-}
-
-fn empty() -> Value {
-    Value::Object(Map::new())
-}
-
-fn call(action: &str, input: Value, expected: Option<u64>) -> ExecuteCall {
-    ExecuteCall {
-        action: action.into(),
-        input: input.into(),
-        expected_revision: expected,
-        consent: None,
-    }
 }
 
 fn clear(expected: u64) -> ExecuteCall {
