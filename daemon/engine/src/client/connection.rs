@@ -113,7 +113,10 @@ impl Connection<'_> {
             };
             match line {
                 Ok(Some(Line::Complete(bytes))) => {
-                    if let Some(call) = calls.beside(handler.line(&bytes, permit, &output)).await {
+                    // Boxed: a line's handling (every method's state) is allocated while it
+                    // runs, so an idle connection's task holds only this loop's state.
+                    let handled = Box::pin(handler.line(&bytes, permit, &output));
+                    if let Some(call) = calls.beside(handled).await {
                         calls.push(call);
                     }
                     // Lines already buffered are not worked through in one go: every other
