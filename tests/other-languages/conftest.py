@@ -101,6 +101,16 @@ class World:
         )
         return Result(done.returncode, done.stdout.decode(), done.stderr.decode())
 
+    def agent_waiting(self, *args: str) -> subprocess.Popen[bytes]:
+        """Starts `jfgui-agent ARGS` without waiting for it: a call of an action that asks the
+        user stays connected until the user answered. `finished` collects it."""
+        return subprocess.Popen([str(binary("jfgui-agent")), *args], env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    @staticmethod
+    def finished(proc: subprocess.Popen[bytes]) -> Result:
+        out, err = proc.communicate(timeout=PATIENCE_S)
+        return Result(proc.returncode, out.decode(), err.decode())
+
     def start_daemon(self) -> None:
         daemon = self.start([str(binary("jfgui-agentd"))], "jfgui-agentd")
         wait_for(
@@ -138,8 +148,17 @@ class World:
 @pytest.fixture
 def world() -> Iterator[World]:
     scratch = Path(tempfile.mkdtemp(prefix="jfo-"))  # short: socket paths are bounded
-    env = dict(os.environ, JFGUI_RUNTIME_DIR=str(scratch / "rt"), JFGUI_LOG="info")
+    # The user's own state (audit log, grants) and launch files stay out of the test: a grant
+    # left there would answer a prompt the test expects.
+    env = dict(
+        os.environ,
+        JFGUI_RUNTIME_DIR=str(scratch / "rt"),
+        JFGUI_LOG="info",
+        XDG_STATE_HOME=str(scratch / "state"),
+        XDG_DATA_HOME=str(scratch / "data"),
+    )
     env.pop("XDG_RUNTIME_DIR", None)
+    env.pop("JFGUI_AUDIT_DIR", None)
     w = World(scratch, env)
     try:
         yield w

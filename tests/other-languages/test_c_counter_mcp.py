@@ -81,15 +81,10 @@ def test_the_official_mcp_client_drives_the_c_counter(world: World, mode: str) -
     assert world.stop(counter) == 0, world.log("c-counter")
 
 
-def reset(world: World) -> str:
-    """Calls counter.reset; the id of the task that waits for the user."""
+def reset(world: World) -> subprocess.Popen[bytes]:
+    """Calls counter.reset, which waits, connected, for the user's answer."""
     revision = world.agent("inspect", "c-counter").json()["revision"]
-    asked = world.agent("call", "c-counter", "counter.reset", "--expected-revision", str(revision))
-    assert asked.code == 0, asked
-    task = asked.json()["task"]
-    assert task["state"] == "running", task
-    id: str = task["id"]
-    return id
+    return world.agent_waiting("call", "c-counter", "counter.reset", "--expected-revision", str(revision))
 
 
 def ended(world: World, id: str) -> dict[str, Any]:
@@ -111,7 +106,9 @@ def test_reset_without_a_terminal_never_runs(world: World) -> None:
     world.start([str(binary("c-counter")), "--agent-enable"], "c-counter")
     world.wait_enabled("c-counter")
     add(world, 7)
-    task = ended(world, reset(world))
+    asked = world.finished(reset(world))
+    assert asked.code == 1, asked
+    task = asked.json()["task"]
     assert (task["error"]["reason"], task["consent"]) == ("no_confirmation_ui", {"answer": "no_ui"}), task
     assert world.agent("inspect", "c-counter").json()["state"]["value"] == 7
 
@@ -143,19 +140,22 @@ def test_reset_asks_on_the_terminal_and_the_typed_answer_decides(world: World) -
     terminal = Terminal(world)
     world.wait_enabled("c-counter")
     add(world, 7)
-    id = reset(world)
-    terminal.wait_for("An unknown agent wants to: Reset the counter")
+    asked = reset(world)
+    id = "confirm-1"  # the app's first waiting call
+    terminal.wait_for("wants to: Reset the counter")  # the agent the OS names: this test's python
     waiting = world.agent("tasks", "c-counter", "get", id, "--json").json()["task"]
     assert waiting.get("awaiting") == "confirmation", waiting
     assert world.agent("inspect", "c-counter").json()["state"]["value"] == 7, "nothing before the answer"
     terminal.type("n")
+    assert world.finished(asked).code == 1
     task = ended(world, id)
     assert (task["error"]["reason"], task["consent"]) == ("denied_by_user", {"answer": "deny"}), task
     assert world.agent("inspect", "c-counter").json()["state"]["value"] == 7
 
-    id = reset(world)
-    terminal.wait_for("allow? [y]es once, [n]o > ")
+    asked, id = reset(world), "confirm-2"
+    terminal.wait_for("allow? [y]es once, [a]lways, [n]o > ")
     terminal.type("y")
+    assert world.finished(asked).code == 0
     task = ended(world, id)
     assert (task["state"], task["consent"]) == ("completed", {"answer": "allow"}), task
     assert task["result"]["output"] == {"value": 0}, task

@@ -117,11 +117,11 @@ def ask_to_clear(world: World, display: str) -> None:
     def task(id: str) -> Any:
         return world.agent("tasks", "tk-notes", "get", id, "--json").json()["task"]
 
-    for answer, keys in (("deny", ["space"]), ("allow", ["shift+Tab", "space"])):
+    for n, (answer, keys) in enumerate((("deny", ["space"]), ("allow", ["shift+Tab", "shift+Tab", "space"])), 1):
         before = screenshot(display, world.scratch / f"before-{answer}.png")
-        asked = call(world, "notes.clear", {}, revision)
-        assert asked.code == 0, asked
-        id = asked.json()["task"]["id"]
+        # The call waits, connected, for the user's answer; its task is the app's n-th waiting call.
+        asked = world.agent_waiting("call", "tk-notes", "notes.clear", "--input-json", "{}", "--expected-revision", str(revision))
+        id = f"confirm-{n}"
         dialog = wait_for(dialogs, "the confirmation dialog")[0]
         waiting = task(id)
         assert (waiting["state"], waiting.get("awaiting")) == ("running", "confirmation"), waiting
@@ -132,6 +132,7 @@ def ask_to_clear(world: World, display: str) -> None:
         x(display, xdotool, "windowfocus", "--sync", dialog)
         for key in keys:
             x(display, xdotool, "key", key)
+        assert world.finished(asked).code == (1 if answer == "deny" else 0)
         ended = wait_for(lambda: (lambda t: t if t["state"] in ("completed", "failed") else None)(task(id)), "the answer")
         assert ended["consent"] == {"answer": answer}, ended
         wait_for(lambda: not dialogs(), "the dialog to close")
