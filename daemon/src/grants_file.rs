@@ -8,14 +8,14 @@
 //! (`grants.json.untrusted-<ms>`) and no grant applies, with a log line; a dir that fails keeps
 //! the book in memory only (nothing is written there).
 
-use std::fs::{DirBuilder, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::fs::{DirBuilder, OpenOptions};
+use std::io::{self, Read};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use jfgui_engine::audit::time;
 use jfgui_engine::consent::{GrantStore, Grants, parse};
-use jfgui_proto::locations::{DirVerdict, judge_dir};
+use jfgui_proto::locations::{DirVerdict, judge_dir, judge_file, replace_private};
 
 /// The file's name in the state dir.
 pub const FILE_NAME: &str = "grants.json";
@@ -47,8 +47,7 @@ pub fn open(dir: Option<&Path>) -> Grants {
             Vec::new()
         }
     };
-    let store_dir = dir.to_path_buf();
-    Grants::new(grants, Some(GrantStore::new(move |bytes| write_atomically(&store_dir, bytes))))
+    Grants::new(grants, Some(GrantStore::new(move |bytes| replace_private(&path, bytes))))
 }
 
 /// Creates the dir 0700 if missing, then applies the rule to it.
@@ -91,44 +90,21 @@ fn read_trusted(path: &Path) -> Result<Vec<jfgui_engine::consent::Grant>, Untrus
         Err(e) => return Err(Untrusted::Refused(format!("cannot open it: {e}"))),
     };
     let meta = file.metadata().map_err(|e| Untrusted::Refused(e.to_string()))?;
-    let me = jfgui_proto::locations::uid();
     if !meta.is_file() {
         return Err(Untrusted::Refused("not a regular file".into()));
     }
-    if meta.uid() != me {
-        return Err(Untrusted::Refused(format!("owned by uid {}, not {me}", meta.uid())));
-    }
-    if meta.mode() & 0o022 != 0 {
-        return Err(Untrusted::Refused(format!(
-            "writable by group or others (mode {:o})",
-            meta.mode() & 0o7777
-        )));
-    }
+    judge_file(meta.uid(), meta.mode(), jfgui_proto::locations::uid())
+        .map_err(Untrusted::Refused)?;
     let limit = jfgui_engine::consent::MAX_FILE_BYTES as u64;
     let mut bytes = Vec::new();
     file.take(limit + 1).read_to_end(&mut bytes).map_err(|e| Untrusted::Refused(e.to_string()))?;
     parse(&bytes).map_err(|e| Untrusted::Refused(e.0))
 }
 
-/// Writes `bytes` as the dir's `grants.json`: a fresh 0600 temporary file, flushed to disk,
-/// renamed over the old one.
-fn write_atomically(dir: &Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp: PathBuf = dir.join(format!("{FILE_NAME}.tmp-{}", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    let mut file: File = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&tmp)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, dir.join(FILE_NAME))
-}
-
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
+    use std::path::PathBuf;
 
     use super::*;
 

@@ -131,11 +131,8 @@ pub fn write(dir: &Path, display_name: &str, exec: &[String]) -> Result<PathBuf,
     let mut bytes = crate::encode(&Value::Object(object), &Limits::DEFAULT)
         .map_err(|e| fail(format!("cannot encode: {e}")))?;
     bytes.push(b'\n');
-    let temp = dir.join(format!(".{slug}.{}.tmp", std::process::id()));
-    write_private(&temp, &bytes).and_then(|()| fs::rename(&temp, &path)).map_err(|e| {
-        let _ = fs::remove_file(&temp);
-        fail(format!("cannot write: {e}"))
-    })?;
+    crate::locations::replace_private(&path, &bytes)
+        .map_err(|e| fail(format!("cannot write: {e}")))?;
     Ok(path)
 }
 
@@ -264,18 +261,14 @@ fn check_dir(dir: &Path) -> Result<(), String> {
     owned_privately(&meta, false)
 }
 
-/// Owned by us (or by root, when `root_ok`) and not writable by group or others.
+/// The file rule ([`judge_file`](crate::locations::judge_file)), with root accepted as the
+/// owner when `root_ok` (the programs of the system are root's).
 #[cfg(unix)]
 fn owned_privately(meta: &fs::Metadata, root_ok: bool) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
     let me = crate::locations::uid();
-    if meta.uid() != me && !(root_ok && meta.uid() == 0) {
-        return Err(format!("owned by uid {}, not by uid {me}", meta.uid()));
-    }
-    if meta.mode() & 0o022 != 0 {
-        return Err(format!("writable by group or others (mode {:o})", meta.mode() & 0o7777));
-    }
-    Ok(())
+    let owner = if root_ok && meta.uid() == 0 { me } else { meta.uid() };
+    crate::locations::judge_file(owner, meta.mode(), me)
 }
 
 /// Without Unix ownership and modes nothing can be judged, so nothing is trusted.
@@ -306,20 +299,6 @@ fn create_private_dir(dir: &Path) -> io::Result<()> {
 #[cfg(not(unix))]
 fn create_private_dir(dir: &Path) -> io::Result<()> {
     fs::create_dir_all(dir)
-}
-
-#[cfg(unix)]
-fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()
-}
-
-#[cfg(not(unix))]
-fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    fs::write(path, bytes)
 }
 
 #[cfg(all(test, unix))]

@@ -30,7 +30,7 @@ use std::format;
 use std::path::{Path, PathBuf};
 use std::string::String;
 
-pub use trust::{DirProblem, DirVerdict, Refusal, judge_dir};
+pub use trust::{DirProblem, DirVerdict, Refusal, judge_dir, judge_file};
 #[cfg(unix)]
 pub use trust::{check_dir, check_peer, check_socket_dirs, peer_uid};
 #[cfg(windows)]
@@ -264,6 +264,30 @@ pub fn uid() -> u32 {
     unsafe {
         libc::getuid()
     }
+}
+
+/// Replaces `path` with `bytes`, readable and writable by this user only (`0600` on Unix): a
+/// fresh temporary file beside it, written and flushed to disk, renamed over it, so a crash
+/// leaves the old file or the new one, never half of one (the grants book, launch files).
+pub fn replace_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let temp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&temp); // left by a crash of an earlier process of this pid
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    }
+    let written = options.open(&temp).and_then(|mut file| {
+        file.write_all(bytes)?;
+        file.sync_all()
+    });
+    written.and_then(|()| std::fs::rename(&temp, path)).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temp);
+    })
 }
 
 #[cfg(test)]

@@ -59,8 +59,7 @@ pub struct ConsentConfig {
     pub timeout: Duration,
     /// The user's grants (default: an empty book kept in memory).
     pub grants: Grants,
-    /// How agents are named; `None`: by the peer pid's executable alone, where the OS layer
-    /// gave nothing better (tests).
+    /// How the OS layer names agents; `None`: it names none (every agent is `unknown agent`).
     pub identify: Option<Identify>,
 }
 
@@ -107,11 +106,7 @@ impl Asker {
     pub fn new(peer: &PeerInfo, identify: Option<&Identify>) -> Asker {
         let named = match (peer.transport, peer.pid) {
             (Transport::Bridge, _) => None,
-            (_, Some(pid)) => match identify {
-                Some(identify) => identify.agent_of(pid),
-                None => jfgui_proto::process::executable(pid)
-                    .map(|exe| (pid, exe.to_string_lossy().into_owned())),
-            },
+            (_, Some(pid)) => identify.and_then(|identify| identify.agent_of(pid)),
             (_, None) => None,
         };
         let (exe, pid, may_grant) = match named {

@@ -24,6 +24,7 @@
 //! [`Refusal::find`] gets it back out.
 
 use std::fmt;
+use std::format;
 use std::io;
 use std::path::PathBuf;
 use std::string::String;
@@ -73,6 +74,27 @@ pub fn judge_dir(owner: u32, mode: u32, me: u32) -> DirVerdict {
         DirVerdict::Tighten
     } else {
         DirVerdict::Accept
+    }
+}
+
+/// The same rule for a file (a grants book, a launch file): owned by `me` and not writable by
+/// group or others; read bits do not matter. The error names the owner or the mode.
+///
+/// ```
+/// use jfgui_proto::locations::judge_file;
+/// assert_eq!(judge_file(1000, 0o644, 1000), Ok(()));
+/// assert!(judge_file(1000, 0o620, 1000).unwrap_err().contains("writable by group or others"));
+/// assert!(judge_file(0, 0o600, 1000).unwrap_err().contains("owned by uid 0"));
+/// ```
+pub fn judge_file(owner: u32, mode: u32, me: u32) -> Result<(), String> {
+    match judge_dir(owner, mode, me) {
+        DirVerdict::Accept | DirVerdict::Tighten => Ok(()),
+        DirVerdict::Refuse(DirProblem::ForeignOwner) => {
+            Err(format!("owned by uid {owner}, not by uid {me}"))
+        }
+        DirVerdict::Refuse(_) => {
+            Err(format!("writable by group or others (mode {:o})", mode & 0o7777))
+        }
     }
 }
 
