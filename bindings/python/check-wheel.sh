@@ -38,7 +38,7 @@ cargo build -q --locked -p jfgui-daemon -p jfgui-agent
 bin="$target/debug"
 
 step "pip wheel bindings/python"
-python3 -m venv "$scratch/build-venv"
+bash tests/new-venv.sh "$scratch/build-venv"
 "$scratch/build-venv/bin/pip" wheel -q --disable-pip-version-check --no-deps -w "$scratch/dist" ./bindings/python
 wheels=("$scratch"/dist/*.whl)
 [[ ${#wheels[@]} -eq 1 ]] || fail "expected one wheel, got: ${wheels[*]}"
@@ -54,7 +54,7 @@ printf '%s: %d bytes\n' "$(basename "$wheel")" "$(stat -c %s "$wheel")"
 step "a fresh venv installs the wheel, with no index and no Rust"
 mkdir "$scratch/home" "$scratch/work"
 # The Python of that venv and the system's directories, none of which holds Cargo.
-python3 -m venv "$scratch/app-venv"
+bash tests/new-venv.sh "$scratch/app-venv"
 app_path="$scratch/app-venv/bin:/usr/local/bin:/usr/bin:/bin"
 for tool in cargo rustc rustup; do
     if PATH=$app_path command -v "$tool" >/dev/null; then fail "$tool is on the app's PATH ($app_path)"; fi

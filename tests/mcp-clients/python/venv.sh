@@ -10,8 +10,7 @@ venv=$target/mcp-venv
 stamp=$venv/.requirements.sha256
 want=$(sha256sum "$here/requirements.txt" | cut -d' ' -f1)
 if [[ ! -x $venv/bin/python || ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
-    rm -rf "$venv"
-    python3 -m venv "$venv"
+    bash "$root/tests/new-venv.sh" "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/requirements.txt" >&2
     echo "$want" >"$stamp"
 fi
