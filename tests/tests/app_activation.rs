@@ -2,7 +2,9 @@
 //! silent program) from a launch file written by the app itself, when a CLI command, an
 //! all-apps MCP tool or `apps/activate` names it while it is not running. Concurrent calls
 //! share one start, untrusted files are ignored, arguments pass literally, failures carry the
-//! exit status and the stderr tail and back off, and the app outlives a killed daemon.
+//! exit status and the stderr tail and back off, and the app outlives a daemon killed after
+//! or during its start. One that registers with agent access off keeps running and the calls
+//! are told it is disabled.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -12,15 +14,16 @@ use std::thread;
 
 use jfgui_tests::cli::run_agent;
 use jfgui_tests::{
-    Daemon, LineClient, PATIENCE, TempDir, Watchdog, daemon_command, data_dir, notepad, rpc,
+    Daemon, LineClient, PATIENCE, TempDir, Watchdog, bin, daemon_command, data_dir, notepad, rpc,
     wait_until,
 };
 use serde_json::{Value, json};
 
 const MODERN: &str = "2026-07-28";
 
-/// The processes the daemon of `rt` started for agents (`JFGUI_ACTIVATED=1` and this runtime
-/// dir in their environment), killed on drop: they are not the test's children.
+/// The processes the daemon of `rt` started for agents (`JFGUI_ACTIVATED` and this runtime dir
+/// in their environment; a test's program may change the former's value), killed on drop:
+/// they are not the test's children.
 struct Activated(PathBuf);
 
 impl Activated {
@@ -32,7 +35,8 @@ impl Activated {
             .filter(|pid| {
                 let Ok(environ) = fs::read(format!("/proc/{pid}/environ")) else { return false };
                 let vars: Vec<&[u8]> = environ.split(|b| *b == 0).collect();
-                vars.contains(&rt.as_bytes()) && vars.contains(&&b"JFGUI_ACTIVATED=1"[..])
+                vars.contains(&rt.as_bytes())
+                    && vars.iter().any(|v| v.starts_with(b"JFGUI_ACTIVATED="))
             })
             .collect()
     }
@@ -295,4 +299,71 @@ fn the_activated_app_outlives_a_killed_daemon_and_registers_again() {
     let state = jfgui_tests::json1(&endpoint, "state/inspect", json!({}));
     assert_eq!(state["state"]["text"], "kept", "{state}");
     assert_eq!(activated.pids(), pids);
+}
+
+#[test]
+fn an_app_registering_with_access_off_keeps_running_and_the_call_says_disabled() {
+    let _w = Watchdog::arm(PATIENCE * 3);
+    let dir = TempDir::new();
+    let rt = dir.rt();
+    let activated = Activated(rt.clone());
+    // Without the activation mark Notepad registers with agent access off, as one whose user
+    // turned access off before it registered.
+    let notepad = bin("jfgui-notepad");
+    let off = script(
+        dir.path(),
+        "off.sh",
+        &format!("JFGUI_ACTIVATED=off exec {} --text kept", notepad.display()),
+    );
+    install(&rt, "notepad", "Notepad", &[&off]);
+    // A start that waited for access on would hang here until the watchdog fires.
+    let d = Daemon::start(&rt, &["--activation-deadline", "60m"]);
+    let answer = activate(&d, "Notepad");
+    assert_eq!(answer["error"]["code"], 1000, "not executed: {answer}");
+    assert_eq!(answer["error"]["data"]["reason"], "app_disabled", "{answer}");
+    assert_eq!(answer["error"]["data"]["app"], "notepad");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("turn it on"), "{answer}");
+    let pids = activated.pids();
+    assert_eq!(pids.len(), 1, "the user's app keeps running");
+    let list = rpc(&d.control(), "apps/list", json!({})).unwrap();
+    let apps = list["result"]["apps"].as_array().unwrap();
+    assert_eq!(apps.len(), 1, "{list}");
+    assert_eq!(apps[0]["enabled"], false, "{list}");
+    assert_eq!(apps[0]["pid"], pids[0]);
+    assert!(!d.proc.stderr().contains("starting an installed app failed"), "{}", d.proc.stderr());
+}
+
+#[test]
+fn an_app_starting_when_the_daemon_is_killed_registers_with_the_next_one() {
+    let _w = Watchdog::arm(PATIENCE * 3);
+    let dir = TempDir::new();
+    let rt = dir.rt();
+    let activated = Activated(rt.clone());
+    // The app holds off registering until the test says go (a line through a FIFO, so it
+    // runs no other process meanwhile): the kill falls inside its start.
+    let go = dir.path().join("go");
+    assert!(Command::new("mkfifo").arg(&go).status().unwrap().success());
+    let slow = script(
+        dir.path(),
+        "slow.sh",
+        &format!("read go < {}\nexec {} --text kept", go.display(), bin("jfgui-notepad").display()),
+    );
+    install(&rt, "notepad", "Notepad", &[&slow]);
+    let mut d = Daemon::start(&rt, &[]);
+    let control = d.control();
+    let call = thread::spawn(move || rpc(&control, "apps/activate", json!({"app": "Notepad"})));
+    assert!(wait_until(PATIENCE, || activated.pids().len() == 1), "the start began");
+    let pids = activated.pids();
+    d.proc.signal("KILL");
+    let _ = d.proc.wait_exit(PATIENCE);
+    assert!(call.join().unwrap().is_err(), "the waiting call ends with its connection");
+    assert_eq!(activated.pids(), pids, "the starting app is not the daemon's to take along");
+    let d = Daemon::start_command(&rt, daemon_command(&rt, &[]));
+    fs::write(&go, "go\n").unwrap();
+    let endpoint = d.wait_endpoint("notepad");
+    let state = jfgui_tests::json1(&endpoint, "state/inspect", json!({}));
+    assert_eq!(state["state"]["text"], "kept", "{state}");
+    assert_eq!(activate(&d, "notepad")["result"]["started"], false, "no second start");
+    assert_eq!(activated.pids(), pids);
+    assert!(activated.zombies().is_empty());
 }

@@ -26,7 +26,7 @@ use jfgui_proto::resolve::Candidate;
 use jfgui_proto::{ActionError, Reason};
 use tokio::sync::watch;
 
-use crate::{EndpointEvent, Engine};
+use crate::Engine;
 
 /// The longest wait between two starts of an app whose starts keep failing.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(300);
@@ -89,7 +89,7 @@ pub trait Launcher: Send + Sync {
 #[derive(Clone)]
 pub struct Activation {
     launcher: Arc<dyn Launcher>,
-    /// How long a started app has to register with access on (15 s).
+    /// How long a started app has to register (15 s).
     pub deadline: Duration,
     /// The wait before the start after a failed one (10 s), doubling with each failure in
     /// a row up to [`MAX_BACKOFF`].
@@ -117,7 +117,7 @@ impl fmt::Debug for Activation {
     }
 }
 
-/// What a start came to: `Ok` once the app registered with access on.
+/// What a start came to: `Ok` once the app registered.
 type Outcome = Result<(), ActionError>;
 
 /// The engine's starts, by slug.
@@ -149,9 +149,9 @@ pub(crate) fn not_running(engine: &Engine) -> Vec<Installed> {
         .collect()
 }
 
-/// Starts installed app `app` for `requester` and waits until it registered with access on,
-/// sharing a start under way. `Ok` means an app of its display name was enabled then.
-pub(crate) async fn activate(
+/// Starts installed app `app` for `requester` and waits until it registered, sharing a start
+/// under way. `Ok` means an app of its display name was registered then.
+async fn activate(
     engine: &Engine,
     app: &Installed,
     requester: Option<u32>,
@@ -196,8 +196,8 @@ pub(crate) async fn activate(
 }
 
 /// [`activate`], then the slug of the enabled app of that display name: a call goes there.
-/// One registered but with access off (the user turned it off at once) is
-/// `not_executed/disabled`.
+/// One registered with access off (the user turned it off at once) is
+/// `not_executed/app_disabled`.
 pub(crate) async fn activate_and_find(
     engine: &Engine,
     app: &Installed,
@@ -205,18 +205,23 @@ pub(crate) async fn activate_and_find(
 ) -> Result<String, ActionError> {
     activate(engine, app, requester).await?;
     let apps = engine.apps();
-    let mut named = apps.iter().filter(|a| a.display_name == app.display_name);
-    match named.clone().find(|a| a.enabled) {
-        Some(running) => Ok(running.slug.clone()),
-        None if named.next().is_some() => Err(ActionError::new(
-            Reason::Disabled,
-            format!("{} started, but its user turned agent access off.", app.display_name),
-        )),
-        None => Err(ActionError::new(
+    let named: Vec<_> = apps.iter().filter(|a| a.display_name == app.display_name).collect();
+    if let Some(running) = named.iter().find(|a| a.enabled) {
+        return Ok(running.slug.clone());
+    }
+    Err(match named.first() {
+        Some(off) => ActionError::new(
+            Reason::AppDisabled { app: off.slug.clone() },
+            format!(
+                "{} started, but its user turned agent access off: ask the user to turn it on in the application and try again.",
+                app.display_name
+            ),
+        ),
+        None => ActionError::new(
             Reason::AppDisconnected,
             format!("{} started and registered, then left.", app.display_name),
-        )),
-    }
+        ),
+    })
 }
 
 /// One start of `app`; records its outcome in the engine's starts before returning it.
@@ -228,28 +233,22 @@ async fn start(
     failures: u32,
 ) -> Outcome {
     // Subscribed before the spawn, so a quick registration is not missed.
-    let mut events = engine.subscribe();
+    let mut changes = engine.0.registry.changes();
     let result = match activation.launcher.start(&app.slug, requester) {
         Err(exit) => Err((exit, "it could not be started")),
         Ok(mut started) => {
             tracing::info!(app = %app.slug, "starting an installed app for an agent");
+            // Any app of its display name, with access on or off: one the user turned off at
+            // once is theirs to keep, and the calls learn it is disabled.
             let registered = async {
-                while let Some(event) = events.next().await {
-                    let slugs = match event {
-                        EndpointEvent::Resync { slugs } => slugs,
-                        EndpointEvent::Up { slug } => vec![slug],
-                        EndpointEvent::Down { .. } => continue,
-                    };
-                    let named = |slug: &String| {
-                        engine
-                            .enabled_app(slug)
-                            .is_some_and(|a| a.registration().display_name() == app.display_name)
-                    };
-                    if slugs.iter().any(named) {
+                loop {
+                    if engine.apps().iter().any(|a| a.display_name == app.display_name) {
                         return true;
                     }
+                    if changes.changed().await.is_err() {
+                        return false;
+                    }
                 }
-                false
             };
             tokio::select! {
                 true = registered => {
@@ -260,7 +259,7 @@ async fn start(
                 () = tokio::time::sleep(activation.deadline) => {
                     let mut exit = started.stop().await;
                     exit.status = None;
-                    Err((exit, "it did not register with agent access on in time; it was stopped"))
+                    Err((exit, "it did not register in time; it was stopped"))
                 }
             }
         }

@@ -1,12 +1,16 @@
 //! The registry: the one owner of which apps exist (ids, endpoint slugs, the app cap, the
 //! registration budget), whether each is enabled, and the endpoint events the OS layer binds and unbinds sockets
 //! from. Registration, enable/disable and removal all change state and send their event under
-//! one lock, so the events for a slug come in the order the states did.
+//! one lock, so the events for a slug come in the order the states did. Every such change also
+//! moves a watch, for those who wait for an app whether or not it has an endpoint (activation:
+//! an app may register with agent access off).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use jfgui_proto::launch::base_slug;
+
+use tokio::sync::watch;
 
 use super::App;
 use super::registration::Declared;
@@ -45,6 +49,8 @@ pub struct Registry {
     budget: usize,
     state: Mutex<State>,
     events: backlog::Sender<EndpointEvent>,
+    /// Moved on every registration, removal and enable/disable.
+    changed: watch::Sender<()>,
 }
 
 #[derive(Debug)]
@@ -68,6 +74,7 @@ impl Registry {
             budget,
             state: Mutex::new(State { apps: BTreeMap::new(), next_id: 1, held_bytes: 0 }),
             events,
+            changed: watch::Sender::new(()),
         }
     }
 
@@ -82,6 +89,11 @@ impl Registry {
         let receiver = self.events.subscribe();
         let first = Some(EndpointEvent::Resync { slugs: enabled_slugs(&state) });
         EndpointEvents { registry: Arc::clone(self), receiver, first }
+    }
+
+    /// A watch that moves on every change of the registered apps (see the module docs).
+    pub fn changes(&self) -> watch::Receiver<()> {
+        self.changed.subscribe()
     }
 
     /// Adds the app that `declared` itself, when the app cap and the registration budget
@@ -113,6 +125,7 @@ impl Registry {
         if app.is_enabled() {
             self.events.send(EndpointEvent::Up { slug: app.registration().slug().to_string() });
         }
+        self.changed.send_replace(());
         Ok(app)
     }
 
@@ -126,6 +139,7 @@ impl Registry {
         if app.is_enabled() {
             self.events.send(EndpointEvent::Down { slug: app.registration().slug().to_string() });
         }
+        self.changed.send_replace(());
     }
 
     /// The app enabled or disabled its dispatcher: its call gate follows (disabling fails the
@@ -143,6 +157,7 @@ impl Registry {
             let event =
                 if enabled { EndpointEvent::Up { slug } } else { EndpointEvent::Down { slug } };
             self.events.send(event);
+            self.changed.send_replace(());
         }
     }
 
