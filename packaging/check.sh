@@ -198,7 +198,8 @@ pids+=("$sandboxed")
 export JFGUI_RUNTIME_DIR="$sandbox/rt"
 for _ in $(seq 100); do [ -S "$sandbox/rt/agentd.sock" ] && break; sleep 0.1; done
 "$dist/jfgui-notepad" --agent-enable --export-ms 200 > "$work/notepad.log" 2>&1 &
-pids+=("$!")
+notepad=$!
+pids+=("$notepad")
 for _ in $(seq 100); do [ -S "$sandbox/rt/apps/notepad.sock" ] && break; sleep 0.1; done
 "$agent" list | tee "$work/list.txt"
 grep -q '^notepad ' "$work/list.txt" || { cat "$work/sandboxed.log"; fail "sandboxed daemon: no notepad"; }
@@ -228,8 +229,47 @@ kill -TERM "$activated"
 status=0
 wait "$activated" || status=$?
 [ "$status" = 0 ] || { cat "$work/activated.log"; fail "activated sandboxed daemon exited $status"; }
-unset JFGUI_RUNTIME_DIR
 echo "socket-activated under the same sandbox: the first connection was served"
+
+# An app the daemon started for an agent is the user's: the socket-activated, sandboxed daemon
+# starts Notepad from its launch file for a CLI call, stops (as at its unit's stop or restart:
+# idle exit cannot come while an app is connected), and Notepad keeps running and registers
+# with the next daemon the sockets start.
+socket_activated() {
+    systemd-socket-activate -l "$sandbox/rt/host.sock" -l "$sandbox/rt/agentd.sock" \
+        --fdname=host:control -E XDG_DATA_HOME -- \
+        bash packaging/sandbox.sh packaging/systemd/jfgui-agentd.service "$sandbox/rt" "$sandbox/state" -- \
+        "$sandbox/bin/jfgui-agentd" --runtime-dir "$sandbox/rt" >> "$work/activating.log" 2>&1 &
+    activated=$!
+    pids+=("$activated")
+    for _ in $(seq 100); do [ -S "$sandbox/rt/agentd.sock" ] && break; sleep 0.1; done
+}
+# The Notepad above would register with these sockets' daemon first.
+kill "$notepad"
+wait "$notepad" || true
+export XDG_DATA_HOME="$sandbox/data"
+install -m 0755 "$dist/jfgui-notepad" "$sandbox/bin/jfgui-notepad"
+"$sandbox/bin/jfgui-notepad" --let-agents-start on --text "started for an agent"
+rm -rf "$sandbox/rt"
+mkdir -m 0700 "$sandbox/rt"
+socket_activated
+test "$("$agent" call notepad document.get | python3 -c 'import json, sys; print(json.load(sys.stdin)["output"]["text"])')" \
+    = "started for an agent" || { cat "$work/activating.log"; fail "activation under the sandbox: the call"; }
+notepad_pid=$("$agent" list --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["apps"][0]["pid"])')
+kill -TERM "$activated"
+status=0
+wait "$activated" || status=$?
+[ "$status" = 0 ] || { cat "$work/activating.log"; fail "activating sandboxed daemon exited $status"; }
+kill -0 "$notepad_pid" 2>/dev/null || { cat "$work/activating.log"; fail "the activated Notepad stopped with the daemon"; }
+rm -f "$sandbox/rt/host.sock" "$sandbox/rt/agentd.sock"
+socket_activated
+for _ in $(seq 100); do [ -S "$sandbox/rt/apps/notepad.sock" ] && break; sleep 0.1; done
+[ "$("$agent" list --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["apps"][0]["pid"])')" = "$notepad_pid" ] \
+    || { cat "$work/activating.log"; fail "the activated Notepad did not register with the next daemon"; }
+kill -TERM "$activated" "$notepad_pid"
+wait "$activated" || true
+unset JFGUI_RUNTIME_DIR XDG_DATA_HOME
+echo "an app started for an agent under the sandbox outlived the daemon and registered with the next one"
 
 step "install.sh into a scratch home, then jfgui-agentd --demo from there"
 fake_home="$work/home"
