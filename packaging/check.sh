@@ -191,6 +191,13 @@ for what, attempt in (("AF_INET6", lambda: socket.socket(socket.AF_INET6)),
     raise SystemExit(what + " was allowed")
 open("/usr/.sandbox-probe", "w")' 2> "$work/probe.err" && fail "the sandbox lets /usr be written"
 grep -q "Read-only file system" "$work/probe.err" || { cat "$work/probe.err"; fail "the sandbox probe"; }
+# stop_cleanly PID LOG WHAT: SIGTERM the daemon PID, which must exit 0 (LOG shown if not).
+stop_cleanly() {
+    local status=0
+    kill -TERM "$1"
+    wait "$1" || status=$?
+    [ "$status" = 0 ] || { cat "$2"; fail "$3 exited $status"; }
+}
 bash packaging/sandbox.sh packaging/systemd/jfgui-agentd-plain.service "$sandbox/rt" "$sandbox/state" -- \
     "$sandbox/bin/jfgui-agentd" --runtime-dir "$sandbox/rt" > "$work/sandboxed.log" 2>&1 &
 sandboxed=$!
@@ -207,64 +214,49 @@ grep -q '^notepad ' "$work/list.txt" || { cat "$work/sandboxed.log"; fail "sandb
 "$agent" call notepad document.export --expected-revision auto --wait >/dev/null
 test "$("$agent" read notepad export://document.txt)" = sandboxed || fail "sandboxed daemon: export"
 "$agent" render notepad -o "$work/view.png" >/dev/null
-kill -TERM "$sandboxed"
-status=0
-wait "$sandboxed" || status=$?
-[ "$status" = 0 ] || { cat "$work/sandboxed.log"; fail "sandboxed daemon exited $status"; }
+stop_cleanly "$sandboxed" "$work/sandboxed.log" "sandboxed daemon"
 echo "the daemon served list, call, a task, read and render under the sandbox, and stopped cleanly"
+
 # Socket activation as the socket units set it up: systemd binds, the first connection starts
 # the sandboxed daemon (systemd-socket-activate execs it in its own process) and is served.
-rm -rf "$sandbox/rt"
-mkdir -m 0700 "$sandbox/rt"
-systemd-socket-activate -l "$sandbox/rt/host.sock" -l "$sandbox/rt/agentd.sock" \
-    --fdname=host:control -- \
-    bash packaging/sandbox.sh packaging/systemd/jfgui-agentd.service "$sandbox/rt" "$sandbox/state" -- \
-    "$sandbox/bin/jfgui-agentd" --runtime-dir "$sandbox/rt" > "$work/activated.log" 2>&1 &
-activated=$!
-pids+=("$activated")
-for _ in $(seq 100); do [ -S "$sandbox/rt/agentd.sock" ] && break; sleep 0.1; done
+# socket_activated LOG: the sockets in a fresh runtime dir, their daemon's pid in $activated.
+socket_activated() {
+    rm -rf "$sandbox/rt"
+    mkdir -m 0700 "$sandbox/rt"
+    systemd-socket-activate -l "$sandbox/rt/host.sock" -l "$sandbox/rt/agentd.sock" \
+        --fdname=host:control -E XDG_DATA_HOME -- \
+        bash packaging/sandbox.sh packaging/systemd/jfgui-agentd.service "$sandbox/rt" "$sandbox/state" -- \
+        "$sandbox/bin/jfgui-agentd" --runtime-dir "$sandbox/rt" >> "$1" 2>&1 &
+    activated=$!
+    pids+=("$activated")
+    for _ in $(seq 100); do [ -S "$sandbox/rt/agentd.sock" ] && break; sleep 0.1; done
+}
+socket_activated "$work/activated.log"
 "$agent" status | grep -qx "apps: 0" || { cat "$work/activated.log"; fail "activated sandboxed daemon: status"; }
 grep -q "activated=true" "$work/activated.log" || { cat "$work/activated.log"; fail "not socket-activated"; }
-kill -TERM "$activated"
-status=0
-wait "$activated" || status=$?
-[ "$status" = 0 ] || { cat "$work/activated.log"; fail "activated sandboxed daemon exited $status"; }
+stop_cleanly "$activated" "$work/activated.log" "activated sandboxed daemon"
 echo "socket-activated under the same sandbox: the first connection was served"
 
 # An app the daemon started for an agent is the user's: the socket-activated, sandboxed daemon
 # starts Notepad from its launch file for a CLI call, stops (as at its unit's stop or restart:
 # idle exit cannot come while an app is connected), and Notepad keeps running and registers
 # with the next daemon the sockets start.
-socket_activated() {
-    systemd-socket-activate -l "$sandbox/rt/host.sock" -l "$sandbox/rt/agentd.sock" \
-        --fdname=host:control -E XDG_DATA_HOME -- \
-        bash packaging/sandbox.sh packaging/systemd/jfgui-agentd.service "$sandbox/rt" "$sandbox/state" -- \
-        "$sandbox/bin/jfgui-agentd" --runtime-dir "$sandbox/rt" >> "$work/activating.log" 2>&1 &
-    activated=$!
-    pids+=("$activated")
-    for _ in $(seq 100); do [ -S "$sandbox/rt/agentd.sock" ] && break; sleep 0.1; done
-}
+first_app_pid() { "$agent" list --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["apps"][0]["pid"])'; }
 # The Notepad above would register with these sockets' daemon first.
 kill "$notepad"
 wait "$notepad" || true
 export XDG_DATA_HOME="$sandbox/data"
 install -m 0755 "$dist/jfgui-notepad" "$sandbox/bin/jfgui-notepad"
 "$sandbox/bin/jfgui-notepad" --let-agents-start on --text "started for an agent"
-rm -rf "$sandbox/rt"
-mkdir -m 0700 "$sandbox/rt"
-socket_activated
+socket_activated "$work/activating.log"
 test "$("$agent" call notepad document.get | python3 -c 'import json, sys; print(json.load(sys.stdin)["output"]["text"])')" \
     = "started for an agent" || { cat "$work/activating.log"; fail "activation under the sandbox: the call"; }
-notepad_pid=$("$agent" list --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["apps"][0]["pid"])')
-kill -TERM "$activated"
-status=0
-wait "$activated" || status=$?
-[ "$status" = 0 ] || { cat "$work/activating.log"; fail "activating sandboxed daemon exited $status"; }
+notepad_pid=$(first_app_pid)
+stop_cleanly "$activated" "$work/activating.log" "activating sandboxed daemon"
 kill -0 "$notepad_pid" 2>/dev/null || { cat "$work/activating.log"; fail "the activated Notepad stopped with the daemon"; }
-rm -f "$sandbox/rt/host.sock" "$sandbox/rt/agentd.sock"
-socket_activated
+socket_activated "$work/activating.log"
 for _ in $(seq 100); do [ -S "$sandbox/rt/apps/notepad.sock" ] && break; sleep 0.1; done
-[ "$("$agent" list --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["apps"][0]["pid"])')" = "$notepad_pid" ] \
+[ "$(first_app_pid)" = "$notepad_pid" ] \
     || { cat "$work/activating.log"; fail "the activated Notepad did not register with the next daemon"; }
 kill -TERM "$activated" "$notepad_pid"
 wait "$activated" || true
