@@ -274,11 +274,19 @@ impl Proc {
     }
 
     pub(crate) fn start(mut cmd: Command, stdin: Stdio, stderr: Stdio) -> Proc {
-        let child = cmd
-            .stdin(stdin)
-            .stderr(stderr)
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+        cmd.stdin(stdin).stderr(stderr);
+        // A binary a test just copied can be briefly busy: another test thread's fork may still
+        // hold the copy's write descriptor until that child execs. The exec is retried then.
+        let mut tries = 0;
+        let child = loop {
+            match cmd.spawn() {
+                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 50 => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                spawned => break spawned.unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}")),
+            }
+        };
         track(child.id());
         Proc { child, stderr: None, exited: None }
     }
