@@ -93,6 +93,13 @@ impl RawJson {
         &self.0.bytes
     }
 
+    /// The heap memory this fragment holds: its bytes and the shared record around them (the
+    /// escaped form made by [`RawJson::text_of`] is not counted until made).
+    pub fn heap_bytes(&self) -> usize {
+        // The reference counts before the record, as `Arc` lays them out.
+        2 * core::mem::size_of::<usize>() + core::mem::size_of::<Inner>() + self.0.bytes.capacity()
+    }
+
     /// What the bounds need to know of the fragment.
     pub(crate) fn shape(&self) -> &Shape {
         &self.0.shape

@@ -139,7 +139,7 @@ impl CatalogAction {
 
     /// The bytes the daemon holds for this action.
     pub fn held_bytes(&self) -> usize {
-        self.described.as_bytes().len() + std::mem::size_of::<CatalogAction>()
+        self.described.heap_bytes() + std::mem::size_of::<CatalogAction>()
     }
 
     fn text(&self, start: usize, end: usize) -> &str {
@@ -153,7 +153,7 @@ impl CatalogAction {
 /// up: an app may register thousands); see the module docs.
 #[derive(Debug)]
 pub struct Catalog {
-    actions: Vec<CatalogAction>,
+    actions: Box<[CatalogAction]>,
     /// Indices into `actions`, ordered by name (then index), for a binary search.
     by_name: Box<[u32]>,
 }
@@ -161,7 +161,11 @@ pub struct Catalog {
 impl Catalog {
     /// The catalog of `actions`, in registration order.
     pub fn new(actions: Vec<ActionInfo>) -> Catalog {
-        let actions: Vec<CatalogAction> = actions.into_iter().map(CatalogAction::new).collect();
+        // Collected into a fresh allocation of their own size: collecting in place would keep
+        // the allocation of the registration's `ActionInfo`s, almost six times larger.
+        let mut catalog = Vec::with_capacity(actions.len());
+        catalog.extend(actions.into_iter().map(CatalogAction::new));
+        let actions = catalog.into_boxed_slice();
         let mut by_name: Vec<u32> = (0..actions.len())
             .map(|i| u32::try_from(i).expect("an app registers at most a few thousand actions"))
             .collect();
