@@ -49,12 +49,23 @@ printf '%s\n' "${published[@]}"
 [[ ${#published[@]} -gt 0 ]] || fail "no publishable crate"
 
 step "cargo package: pack in dependency order, then build each packed crate on its own"
-cargo package --workspace --locked "${excluded[@]}"
+# Cargo takes a registry crate of a given name and version as fixed: it reuses the copy it
+# unpacked under CARGO_HOME/registry/src/-HASH/ (HASH of the temporary registry's path, the same
+# for every run from this checkout) and the build it made of it. An earlier run's copy, with
+# older code, would be built in place of this run's; so both go first: the packing gets a target
+# dir of its own, emptied, and the unpacked copies of our crates are removed (only local
+# registries' dirs start with "-": crates.io's copies are never touched).
+target_dir=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])' <<<"$metadata")
+pack_dir=$target_dir/crates
+rm -rf "$pack_dir"
+for crate in "${published[@]}"; do
+    rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/"$crate"
+done
+cargo package --workspace --locked --target-dir "$pack_dir" "${excluded[@]}"
 
 step "contents of each .crate"
-target_dir=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])' <<<"$metadata")
 for crate in "${published[@]}"; do
-    file="$target_dir/package/$crate.crate"
+    file="$pack_dir/package/$crate.crate"
     [[ -f $file ]] || fail "$file was not written"
     listed=$(tar -tzf "$file")
     need=(README.md LICENSE-MIT LICENSE-APACHE)
