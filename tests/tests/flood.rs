@@ -49,9 +49,9 @@ fn flood(d: &Daemon, socket: &Path, held: usize, cap: usize, baseline: usize) {
 /// first round).
 fn daemon_with_notepad(tmp: &TempDir) -> (Daemon, Proc, PathBuf) {
     let rt = tmp.rt();
+    // Silent host connections must stay for the whole flood: a long handshake deadline.
     let mut daemon = daemon_command(&rt, &["--handshake-deadline", "120s"]);
     daemon.env_remove("JFGUI_LOG");
-    // Silent host connections must stay for the whole flood: a long handshake deadline.
     let d = Daemon::start_command(&rt, daemon);
     let app = notepad(&rt, &["--agent-enable"]);
     let endpoint = d.wait_endpoint("notepad");
