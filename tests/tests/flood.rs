@@ -7,7 +7,7 @@
 
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use jfgui_tests::serde_json::json;
 use jfgui_tests::{
@@ -91,6 +91,27 @@ const RETAINED_KIB: u64 = 4 * 1024;
 /// connections would add (1 000 leaked buffers of even 1 KiB each is a MiB).
 const ROUND_NOISE_KIB: u64 = 512;
 
+/// How long apart two readings of a settled daemon's RSS are taken: longer than the second its
+/// connections must stay closed before it gives free pages back (`server/trim.rs`).
+const SETTLE: Duration = Duration::from_secs(2);
+
+/// The daemon's RSS once it has settled after a round: its memory goes back in steps as the
+/// connections close and then at once when it trims, so a reading in between says nothing. This
+/// reads it until two readings [`SETTLE`] apart agree within 64 KiB.
+fn settled_rss(pid: u32) -> u64 {
+    let rss = || status_kib(pid, "VmRSS").expect("the daemon's VmRSS");
+    let deadline = Instant::now() + PATIENCE;
+    let mut last = rss();
+    loop {
+        std::thread::sleep(SETTLE);
+        let now = rss();
+        if now.abs_diff(last) <= 64 || Instant::now() > deadline {
+            return now;
+        }
+        last = now;
+    }
+}
+
 #[test]
 fn five_rounds_of_the_flood_leave_memory_flat() {
     let _wd = Watchdog::arm(Duration::from_secs(600));
@@ -99,20 +120,19 @@ fn five_rounds_of_the_flood_leave_memory_flat() {
     let pid = d.proc.pid();
     json1(&endpoint, "agent/info", json!({}));
     let fds = fd_count(pid);
-    let rss = || status_kib(pid, "VmRSS").expect("the daemon's VmRSS");
-    let baseline = rss();
+    let baseline = settled_rss(pid);
     let mut after = Vec::new();
     for round in 1..=5 {
         // The attacker: 1 000 connections held on the app's endpoint, then closed.
         flood(&d, &endpoint, 1000, 1024, fds);
         // `flood` waited for the descriptors to be back to the baseline after each socket.
         json1(&endpoint, "agent/info", json!({}));
-        // The daemon gives free pages back once its connections have stayed closed a moment
-        // (`server/trim.rs`); the bounded wait is for that, the rule is the condition.
-        let settled = wait_until(PATIENCE, || rss() <= baseline + RETAINED_KIB);
-        after.push(rss());
+        after.push(settled_rss(pid));
         eprintln!("round {round}: VmRSS {} KiB (baseline {baseline} KiB)", after[round - 1]);
-        assert!(settled, "round {round}: RSS > baseline {baseline} KiB + 4 MiB: {after:?}");
+        assert!(
+            after[round - 1] <= baseline + RETAINED_KIB,
+            "round {round}: RSS > baseline {baseline} KiB + 4 MiB: {after:?}"
+        );
     }
     let (first, last) = (after[0], after[after.len() - 1]);
     assert!(last <= first + ROUND_NOISE_KIB, "RSS grows round over round: {after:?} KiB");
