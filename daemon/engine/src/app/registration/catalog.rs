@@ -102,7 +102,7 @@ impl CatalogAction {
     /// Its name's bytes. Lookups compare these: byte order is `str`'s order, and checking the
     /// name is UTF-8 on every probe was a twentieth of a call's instructions.
     fn name_bytes(&self) -> &[u8] {
-        self.described.as_bytes().get(NAME_AT.len()..self.name_end as usize).unwrap_or_default()
+        self.bytes(NAME_AT.len(), self.name_end as usize)
     }
 
     /// Its description, unescaped: borrowed from the encoding unless it holds an escape.
@@ -150,8 +150,11 @@ impl CatalogAction {
 
     fn text(&self, start: usize, end: usize) -> &str {
         // The encoder writes UTF-8 and the range lies between a quote and the next one.
-        let text = self.described.as_bytes().get(start..end).unwrap_or_default();
-        std::str::from_utf8(text).unwrap_or_default()
+        std::str::from_utf8(self.bytes(start, end)).unwrap_or_default()
+    }
+
+    fn bytes(&self, start: usize, end: usize) -> &[u8] {
+        self.described.as_bytes().get(start..end).unwrap_or_default()
     }
 }
 
